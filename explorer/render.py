@@ -1,0 +1,133 @@
+"""Readable forms of states and traces: a JSON-ready dict per state, and a text trace that shows, per step,
+the action and only what changed."""
+from __future__ import annotations
+
+from model import Model, State
+from model.state import (
+    BUDGET_FIELDS, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES, LEADER_AND_ISR, MESSAGE_NAMES, NO_LEADER,
+    PARTITION_STATE_NAMES, REPLICA_STATE_NAMES, STOP_REPLICA, bits,
+)
+
+
+def _leader(b: int):
+    return None if b == NO_LEADER else b
+
+
+def message_text(msg) -> str:
+    """A request in one line, e.g. LeaderAndIsr(p0: leader=1 epoch=2 isr=[1,2] isNew=false)."""
+    if msg.kind == LEADER_AND_ISR:
+        parts = [f"p{e.partition}: leader={_show(_leader(e.leader))} epoch={e.leader_epoch} isr={_ids(e.isr)} "
+                 f"isNew={str(e.is_new).lower()}" for e in msg.body]
+    elif msg.kind == STOP_REPLICA:
+        parts = [f"p{p}: delete=false" for p in msg.body]
+    else:
+        parts = [f"p{e.partition}: leader={_show(_leader(e.leader))} isr={_ids(e.isr)} offline={_ids(e.offline)}"
+                 for e in msg.body]
+    return f"{MESSAGE_NAMES[msg.kind]}(" + "; ".join(parts) + ")"
+
+
+def _ids(mask: int) -> str:
+    return "[" + ",".join(str(b) for b in bits(mask)) + "]"
+
+
+def state_dict(model: Model, state: State) -> dict:
+    brokers = []
+    for b, br in enumerate(state.brokers):
+        partitions = []
+        for p in range(model.cfg.partitions):
+            meta = br.meta[p]
+            partitions.append({
+                "partition": p,
+                "log_on_dirs": bits(br.copies[p]),
+                "hosted": HOSTED_NAMES[br.hosted[p]],
+                "leader_epoch": br.epoch[p],
+                "metadata": None if meta is None else {
+                    "leader": _leader(meta.leader), "isr": bits(meta.isr), "offline_replicas": bits(meta.offline)},
+            })
+        brokers.append({
+            "broker": b,
+            "up": br.up,
+            "dirs": [DIR_NAMES[s] for s in br.dirs],
+            "partitions": partitions,
+            "inbox": [message_text(m) for m in br.inbox],
+            "responses": ["LeaderAndIsrResponse(" + "; ".join(f"p{p}: {ERROR_NAMES[e]}" for p, e in r) + ")"
+                          for r in br.replies],
+        })
+    c = state.controller
+    controller = {
+        "epoch": c.epoch,
+        "live_brokers": bits(c.live),
+        "offline_replicas_by_broker": {str(b): bits(mask) for b, mask in enumerate(c.offline)},
+        "partitions": [
+            {"partition": p, "state": PARTITION_STATE_NAMES[part.state], "leader": _leader(part.leader),
+             "leader_epoch": part.leader_epoch, "isr": bits(part.isr),
+             "replicas": {str(model.assignments[p][i]): REPLICA_STATE_NAMES[r] for i, r in enumerate(c.replicas[p])}}
+            for p, part in enumerate(c.partitions)
+        ],
+    }
+    return {
+        "brokers": brokers,
+        "controller": controller,
+        "log_dir_event_notifications": bits(state.notifications),
+        "events_used": {name.removeprefix("max_"): n for name, n in zip(BUDGET_FIELDS, state.budget)},
+    }
+
+
+def _flatten(value, prefix: str, out: dict) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and prefix.split(".")[-1] in (
+            "brokers", "partitions"):
+        for i, v in enumerate(value):
+            _flatten(v, f"{prefix}[{i}]", out)
+    else:
+        out[prefix] = value
+
+
+def flat(model: Model, state: State) -> dict:
+    out: dict = {}
+    _flatten(state_dict(model, state), "", out)
+    return out
+
+
+def _show(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        if value and isinstance(value[0], dict):
+            return "[" + "; ".join(_compact(v) for v in value) + "]"
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return _compact(value)
+    return str(value)
+
+
+def _compact(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + "; ".join(_compact(v) for v in value) + "]"
+    return _show(value)
+
+
+def trace_text(model: Model, trace: list) -> str:
+    """The initial state in full, then one block per step: the action and the variables it changed."""
+    lines = []
+    previous = None
+    for i, (action, state) in enumerate(trace):
+        current = flat(model, state)
+        if previous is None:
+            lines.append("Step 0: initial state")
+            lines.extend(f"    {k} = {_show(v)}" for k, v in current.items())
+        else:
+            lines.append(f"Step {i}: {model.label(action)}")
+            changed = [k for k in current if current[k] != previous.get(k)]
+            for k in changed:
+                lines.append(f"    {k}: {_show(previous.get(k))} -> {_show(current[k])}")
+            if not changed:
+                lines.append("    (nothing changed)")
+        previous = current
+    return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""The JSON report of ../shared/CONTRACT.md and its text summary."""
+from __future__ import annotations
+
+from model import Model
+
+from . import __version__
+from .render import state_dict, trace_text
+from .search import SearchResult
+
+
+def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
+    return {
+        "schema": 1,
+        "tool": "jbodcheck",
+        "version": __version__,
+        "model": {"preset": preset, **model.cfg.as_dict()},
+        "engine": result.engine,
+        "symmetry": False,
+        "result": result.result,
+        "distinct_states": result.distinct_states,
+        "states_generated": result.states_generated,
+        "depth": result.depth,
+        "elapsed_s": result.elapsed_s,
+        "coverage": result.coverage,
+        "violations": [
+            {
+                "invariant": v.invariant.id,
+                "kind": v.invariant.kind,
+                "message": v.message,
+                "trace": [
+                    {"step": i, "action": None if a is None else model.label(a), "state": state_dict(model, s)}
+                    for i, (a, s) in enumerate(v.trace)
+                ],
+            }
+            for v in result.violations
+        ],
+    }
+
+
+def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
+    cfg = model.cfg
+    lines = [
+        f"jbodcheck {result.engine}: {preset or 'custom'} model, variant {cfg.variant}, "
+        f"{cfg.brokers} brokers x {cfg.dirs} dirs, {cfg.partitions} partition(s), RF {cfg.rf}",
+    ]
+    for v in result.violations:
+        lines.append("")
+        lines.append(f"VIOLATION of {v.invariant.id} ({v.invariant.kind} invariant): {v.message}")
+        lines.append(f"  {v.invariant.statement}")
+        lines.append(f"  Reference: {v.invariant.reference}")
+        lines.append(f"Trace ({len(v.trace) - 1} steps):")
+        lines.append(trace_text(model, v.trace))
+    lines.append("")
+    rate = result.distinct_states / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    lines.append(
+        f"Result: {result.result}. {result.distinct_states:,} distinct states, {result.states_generated:,} generated, "
+        f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
+    )
+    if result.result == "bounded":
+        lines.append("The search stopped at a bound (--max-depth, --max-states or a random walk budget): "
+                     "it is not exhaustive.")
+    width = max(len(name) for name in result.coverage)
+    lines.append("Coverage (transitions per rule):")
+    for name, n in result.coverage.items():
+        lines.append(f"  {name:<{width}}  {n:>12,}")
+    never = [name for name, n in result.coverage.items() if n == 0]
+    if never:
+        lines.append("Rules that never fired: " + ", ".join(never))
+    else:
+        lines.append("Every rule fired.")
+    return "\n".join(lines)

@@ -1,0 +1,140 @@
+"""Scenario files: a model and a list of steps, replayed through the same rules and invariants.
+
+Format (../shared/CONTRACT.md): ``{"model": {...}, "steps": ["RuleName(arg=value, ...)", ...]}``; optionally
+``"description"`` and ``"expect"``, a set of facts that must hold at the end (see docs/cli.md).
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import attrs
+
+from invariants import Invariant
+from model import ActionDisabled, Model, State, is_quiescent
+from model.state import NO_LEADER, bits
+
+from .search import Checker, SearchResult, Violation
+
+_STEP = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
+_ARG = re.compile(r"^\s*([a-z_]\w*)\s*=\s*(-?\d+)\s*$")
+EXPECT_KEYS = ("quiescent", "brokers_up", "leaders", "offline_replicas", "isr")
+
+
+class ScenarioError(ValueError):
+    """A malformed scenario file or a step that cannot be taken (bad input: exit code 2)."""
+
+
+@attrs.frozen
+class Scenario:
+    model: dict
+    steps: tuple[str, ...]
+    expect: dict
+    description: str = ""
+
+
+def load_scenario(path: str) -> Scenario:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise ScenarioError(f"cannot read scenario {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ScenarioError(f"scenario {path} is not valid JSON: {e.msg} at line {e.lineno}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"scenario {path} must be a JSON object with 'model' and 'steps'")
+    unknown = sorted(set(data) - {"model", "steps", "expect", "description"})
+    if unknown:
+        raise ScenarioError(f"scenario {path} has unknown key(s): {', '.join(unknown)}")
+    model, steps, expect = data.get("model", {}), data.get("steps"), data.get("expect", {})
+    if not isinstance(model, dict):
+        raise ScenarioError(f"scenario {path}: 'model' must be an object of model options")
+    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
+        raise ScenarioError(f"scenario {path}: 'steps' must be a list of strings like \"DirFail(broker=0, dir=1)\"")
+    if not isinstance(expect, dict) or set(expect) - set(EXPECT_KEYS):
+        raise ScenarioError(f"scenario {path}: 'expect' may only have the keys {', '.join(EXPECT_KEYS)}")
+    return Scenario(model, tuple(steps), expect, str(data.get("description", "")))
+
+
+def parse_step(model: Model, text: str, number: int) -> tuple[str, tuple]:
+    match = _STEP.match(text)
+    if not match:
+        raise ScenarioError(f"step {number} {text!r} is not of the form RuleName(arg=value, ...)")
+    name, body = match.groups()
+    if name not in model.rule_index:
+        raise ScenarioError(f"step {number} {text!r}: no rule named {name}")
+    rule = model.rules[model.rule_index[name]]
+    given = {}
+    for part in filter(None, (p.strip() for p in body.split(","))):
+        arg = _ARG.match(part)
+        if not arg:
+            raise ScenarioError(f"step {number} {text!r}: argument {part!r} is not name=integer")
+        given[arg.group(1)] = int(arg.group(2))
+    if set(given) != set(rule.params):
+        want = ", ".join(f"{p}=..." for p in rule.params)
+        raise ScenarioError(f"step {number} {text!r}: {name} takes ({want})")
+    args = tuple(given[p] for p in rule.params)
+    if args not in rule.domain(model):
+        raise ScenarioError(f"step {number} {text!r}: arguments out of range for this model")
+    return name, args
+
+
+def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tuple[SearchResult, list, list[str]]:
+    """Apply every step, checking invariants after each; returns the result, the trace and the failed
+    expectations."""
+    start = time.monotonic()
+    checker = Checker(model, invariants)
+    state = model.init_states()[0]
+    trace: list = [(None, state)]
+    coverage = [0] * len(model.rules)
+    um = model.rule_index["BrokerUpdateMetadata"]
+    violations = [Violation(inv, msg, list(trace)) for inv, msg in checker.check_state(state)]
+    for number, text in enumerate(scenario.steps, start=1):
+        name, args = parse_step(model, text, number)
+        try:
+            action, after = model.step(state, name, args)
+        except ActionDisabled as e:
+            raise ScenarioError(f"step {number} {e}") from None
+        coverage[action.rule] += 1
+        coverage[um] += len(action.settled)
+        found = checker.check_transition(state, action, after) + checker.check_state(after)
+        trace.append((action, after))
+        for inv, msg in found:
+            checker.failed.add(inv.id)
+            violations.append(Violation(inv, msg, list(trace)))
+        state = after
+    failed = check_expectations(model, state, scenario.expect)
+    result = SearchResult(
+        "replay", "violation" if violations or failed else "ok", len(trace), len(trace) - 1, len(trace) - 1,
+        round(time.monotonic() - start, 3), {r.name: n for r, n in zip(model.rules, coverage)}, violations,
+    )
+    return result, trace, failed
+
+
+def check_expectations(model: Model, state: State, expect: dict) -> list[str]:
+    """KIP-112's "validate cluster state" as facts about the final state; returns what does not hold."""
+    failed = []
+    if "quiescent" in expect and is_quiescent(state) != expect["quiescent"]:
+        failed.append(f"expected the cluster {'quiescent' if expect['quiescent'] else 'busy'}, it is not")
+    if "brokers_up" in expect:
+        up = [b for b, br in enumerate(state.brokers) if br.up]
+        if sorted(expect["brokers_up"]) != up:
+            failed.append(f"expected brokers {sorted(expect['brokers_up'])} running, found {up}")
+    parts = state.controller.partitions
+    for p, leader in expect.get("leaders", {}).items():
+        actual = parts[int(p)].leader
+        actual = None if actual == NO_LEADER else actual
+        if actual != leader:
+            failed.append(f"expected partition {p}'s leader to be {leader}, found {actual}")
+    for p, isr in expect.get("isr", {}).items():
+        if sorted(isr) != bits(parts[int(p)].isr):
+            failed.append(f"expected partition {p}'s ISR to be {sorted(isr)}, found {bits(parts[int(p)].isr)}")
+    for p, offline in expect.get("offline_replicas", {}).items():
+        for b, br in enumerate(state.brokers):
+            meta = br.meta[int(p)] if br.up else None
+            if br.up and (meta is None or bits(meta.offline) != sorted(offline)):
+                shown = None if meta is None else bits(meta.offline)
+                failed.append(f"expected broker {b}'s metadata to show offline replicas {sorted(offline)} "
+                              f"for partition {p}, found {shown}")
+    return failed

@@ -1,0 +1,5 @@
+"""jbodcheck's invariants: named safety properties over the model's states and steps."""
+from . import safety as _safety  # noqa: F401  (registers the invariants)
+from .registry import INVARIANTS, KINDS, Invariant, invariant, select
+
+__all__ = ["INVARIANTS", "KINDS", "Invariant", "invariant", "select"]

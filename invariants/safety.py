@@ -1,0 +1,155 @@
+"""KIP-112's safety properties."""
+from __future__ import annotations
+
+from model.broker import has_offline_dir, live_copy_dir
+from model.state import DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, SERVING, bits
+
+from .registry import invariant
+
+
+def _brokers(mask: int) -> str:
+    return "{" + ", ".join(str(b) for b in bits(mask)) + "}"
+
+
+@invariant(
+    "no_recreate_with_bad_dir", kind="transition",
+    statement="A broker never creates a replica for a LeaderAndIsr with isNewReplica=false while it has an offline log dir.",
+    reference="KIP-112 scenario 3 (broker bootstraps with bad log directories); LogManager.getOrCreateLog",
+)
+def no_recreate_with_bad_dir(model, state, action, after):
+    if model.rules[action.rule].name != "BrokerLeaderAndIsr":
+        return None
+    b = action.args[0]
+    before = state.brokers[b]
+    if not has_offline_dir(before):
+        return None
+    for entry in before.inbox[0].body:
+        p = entry.partition
+        created = after.brokers[b].copies[p] & ~before.copies[p]
+        if created and not entry.is_new:
+            d = bits(created)[0]
+            bad = [i for i, s in enumerate(before.dirs) if s == OFFLINE]
+            return (f"broker {b} created partition {p} on dir {d} for a LeaderAndIsr with isNewReplica=false "
+                    f"while dir(s) {bad} are offline")
+    return None
+
+
+@invariant(
+    "create_only_on_good_dir", kind="transition",
+    statement="A new replica is created only on a good log dir (not saturated, offline or removed).",
+    reference="KIP-112 (new replicas will only be created on good log directory); KIP-928 (saturated dirs)",
+)
+def create_only_on_good_dir(model, state, action, after):
+    for b, (before_b, after_b) in enumerate(zip(state.brokers, after.brokers)):
+        if before_b.copies is after_b.copies:
+            continue
+        for p, (old, new) in enumerate(zip(before_b.copies, after_b.copies)):
+            for d in bits(new & ~old):
+                if before_b.dirs[d] != GOOD:
+                    return f"broker {b} created partition {p} on dir {d}, which was {DIR_NAMES[before_b.dirs[d]]}"
+    return None
+
+
+@invariant(
+    "no_serving_from_offline_dir", kind="state",
+    statement="A broker never leads or follows a replica whose log is not on one of its live log dirs.",
+    reference="KIP-112 (broker will stop serving replicas in any bad log directory)",
+)
+def no_serving_from_offline_dir(model, state):
+    for b, broker in enumerate(state.brokers):
+        for p, h in enumerate(broker.hosted):
+            if SERVING[h] and live_copy_dir(broker, p) < 0:
+                return f"broker {b} is {HOSTED_NAMES[h]} of partition {p} but holds no copy of it on a live dir"
+    return None
+
+
+@invariant(
+    "offline_broker_serves_nothing", kind="state",
+    statement="A broker that is down (crashed or halted) hosts no replica.",
+    reference="KIP-112 (broker will be offline if all log directories are bad)",
+)
+def offline_broker_serves_nothing(model, state):
+    for b, broker in enumerate(state.brokers):
+        if not broker.up:
+            for p, h in enumerate(broker.hosted):
+                if h != H_NONE:
+                    return f"broker {b} is down but still {HOSTED_NAMES[h]} for partition {p}"
+    return None
+
+
+@invariant(
+    "leader_is_live_isr_member", kind="quiescent",
+    statement="When no message is in flight, a partition's leader, if it has one, is in its ISR and holds its log "
+              "on a live dir of a running broker.",
+    reference="KIP-112 scenario 2 (controller elects leader only from online replicas)",
+)
+def leader_is_live_isr_member(model, state):
+    for p, part in enumerate(state.controller.partitions):
+        leader = part.leader
+        if leader == NO_LEADER:
+            continue
+        if not part.isr >> leader & 1:
+            return f"partition {p}'s leader {leader} is not in its ISR {_brokers(part.isr)}"
+        broker = state.brokers[leader]
+        if not broker.up:
+            return f"partition {p}'s leader {leader} is down"
+        if live_copy_dir(broker, p) < 0:
+            return f"partition {p}'s leader {leader} holds no copy of it on a live dir"
+    return None
+
+
+def truly_offline_replicas(model, state, p: int) -> int:
+    """The assigned replicas of p that cannot be served: on a dead broker, or with no copy on a live dir."""
+    mask = 0
+    for b in model.assignments[p]:
+        broker = state.brokers[b]
+        if not broker.up or live_copy_dir(broker, p) < 0:
+            mask |= 1 << b
+    return mask
+
+
+@invariant(
+    "metadata_shows_offline_replicas", kind="quiescent",
+    statement="When no message is in flight, every running broker's metadata lists as offline exactly the replicas "
+              "on offline dirs of running brokers plus the replicas on dead brokers (for every partition with a leader "
+              "record).",
+    reference="KIP-112 scenario 5 (user queries replicas state): offline_replicas in UpdateMetadata and Metadata",
+)
+def metadata_shows_offline_replicas(model, state):
+    for p, part in enumerate(state.controller.partitions):
+        if part.leader_epoch < 0:
+            continue
+        truth = truly_offline_replicas(model, state, p)
+        for b, broker in enumerate(state.brokers):
+            if not broker.up:
+                continue
+            meta = broker.meta[p]
+            if meta is None:
+                return f"broker {b}'s metadata has no entry for partition {p}"
+            if meta.offline != truth:
+                return (f"broker {b}'s metadata shows offline replicas {_brokers(meta.offline)} for partition {p}, "
+                        f"but {_brokers(truth)} are offline")
+    return None
+
+
+@invariant(
+    "offline_gauges_match", kind="state",
+    statement="On every running broker, OfflineReplicaCount (partitions it marked offline) equals the number of "
+              "partitions it hosts without a copy on a live dir, and OfflineLogDirectoryCount (configured dirs that "
+              "are offline) is less than its number of configured dirs.",
+    reference="KIP-112 Metrics: OfflineReplicaCount, OfflineLogDirectoryCount",
+)
+def offline_gauges_match(model, state):
+    for b, broker in enumerate(state.brokers):
+        if not broker.up:
+            continue
+        gauge = sum(1 for h in broker.hosted if h == H_OFFLINE)
+        truth = sum(1 for p, h in enumerate(broker.hosted) if h != H_NONE and live_copy_dir(broker, p) < 0)
+        if gauge != truth:
+            return f"broker {b}'s OfflineReplicaCount is {gauge} but {truth} hosted partitions have no live copy"
+        configured = sum(1 for s in broker.dirs if s != REMOVED)
+        offline_dirs = sum(1 for s in broker.dirs if s == OFFLINE)
+        if offline_dirs >= configured:
+            return f"broker {b} is running with OfflineLogDirectoryCount {offline_dirs} of {configured} dirs"
+    return None
+

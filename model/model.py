@@ -1,0 +1,99 @@
+"""The model as engines see it: initial states, enabled actions, next states (after Stateright's Model)."""
+from __future__ import annotations
+
+from typing import Iterator, NamedTuple
+
+from . import rules as _rules  # noqa: F401  (registers every rule)
+from .config import ModelConfig
+from .registry import RULES, Rule, rule_by_name
+from .state import (
+    GOOD, H_NONE, NO_LEADER, P_NONEXISTENT, R_NONEXISTENT, UPDATE_METADATA, BUDGET_FIELDS, Broker, Controller, Partition, State,
+    is_quiescent,
+)
+
+
+class Action(NamedTuple):
+    rule: int          # index into Model.rules
+    args: tuple
+    settled: tuple = ()  # brokers whose UpdateMetadata was applied eagerly after the step, in order
+
+    __repr__ = tuple.__repr__
+
+
+class ActionDisabled(ValueError):
+    """An action whose guard fails in the state it is applied to."""
+
+
+class Model:
+    def __init__(self, cfg: ModelConfig):
+        self.cfg = cfg
+        self.rules: tuple[Rule, ...] = tuple(RULES)
+        self.rule_index = {r.name: i for i, r in enumerate(self.rules)}
+        self._update_metadata = rule_by_name("BrokerUpdateMetadata")
+        self.assignments = tuple(cfg.assignment(p) for p in range(cfg.partitions))
+        self.replicas_on = tuple(
+            tuple((p, i) for p in range(cfg.partitions) for i, b in enumerate(self.assignments[p]) if b == broker)
+            for broker in range(cfg.brokers)
+        )
+        # (rule index, rule, argument tuple) for every action the configuration can ever take.
+        self.action_space = tuple(
+            (ri, r, args) for ri, r in enumerate(self.rules) for args in r.domain(self)
+        )
+
+    def init_states(self) -> list[State]:
+        c, p = self.cfg, self.cfg.partitions
+        broker = Broker(
+            up=True, dirs=(GOOD,) * c.dirs, copies=(0,) * p, hosted=(H_NONE,) * p, epoch=(-1,) * p,
+            meta=(None,) * p, inbox=(), replies=(),
+        )
+        controller = Controller(
+            epoch=1, live=(1 << c.brokers) - 1, offline=(0,) * c.brokers,
+            partitions=(Partition(P_NONEXISTENT, NO_LEADER, -1, 0),) * p,
+            replicas=((R_NONEXISTENT,) * c.rf,) * p,
+        )
+        return [State((broker,) * c.brokers, controller, 0, (0,) * len(BUDGET_FIELDS))]
+
+    def successors(self, state: State) -> Iterator[tuple[Action, State]]:
+        eager = self.cfg.eager_metadata
+        for ri, r, args in self.action_space:
+            if r.guard(self, state, *args) is None:
+                after = r.effect(self, state, *args)
+                if eager:
+                    after, settled = self.settle(after)
+                    yield Action(ri, args, settled), after
+                else:
+                    yield Action(ri, args), after
+
+    def settle(self, state: State) -> tuple[State, tuple]:
+        """Apply every UpdateMetadata that heads a broker's queue (eager metadata)."""
+        settled = ()
+        for b, broker in enumerate(state.brokers):
+            while broker.inbox and broker.inbox[0].kind == UPDATE_METADATA:
+                state = self._update_metadata.effect(self, state, b)
+                broker = state.brokers[b]
+                settled += (b,)
+        return state, settled
+
+    def step(self, state: State, rule_name: str, args: tuple) -> tuple[Action, State]:
+        """Take one action by name (replay, Hypothesis); raises ActionDisabled with the guard's reason."""
+        ri = self.rule_index[rule_name]
+        r = self.rules[ri]
+        reason = r.guard(self, state, *args)
+        if reason is not None:
+            raise ActionDisabled(f"{r.label(args)} is not enabled: {reason}")
+        after = r.effect(self, state, *args)
+        if self.cfg.eager_metadata:
+            after, settled = self.settle(after)
+            return Action(ri, args, settled), after
+        return Action(ri, args), after
+
+    def label(self, action: Action) -> str:
+        text = self.rules[action.rule].label(action.args)
+        if action.settled:
+            text += " + UpdateMetadata at " + ", ".join(f"broker {b}" for b in action.settled)
+        return text
+
+    def rule(self, name: str) -> Rule:
+        return rule_by_name(name)
+
+    is_quiescent = staticmethod(is_quiescent)

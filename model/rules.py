@@ -1,0 +1,384 @@
+"""Every rule of the model: environment events, controller events and broker request handling.
+
+Guards return None when the rule is enabled and otherwise a short reason; effects return the next state.
+References name the KIP-112 scenario (docs/model.md numbers them as the KIP does) or the Kafka code followed.
+"""
+from __future__ import annotations
+
+from . import broker as B
+from .controller import ControllerStep
+from .registry import rule
+from .state import (
+    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, GOOD,
+    LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE, R_OFFLINE, R_ONLINE, REMOVED,
+    SATURATED, STOP_REPLICA, UPDATE_METADATA, Partition, State, replace_at,
+)
+
+
+def _brokers(m):
+    return [(b,) for b in range(m.cfg.brokers)]
+
+
+def _broker_dirs(m):
+    return [(b, d) for b in range(m.cfg.brokers) for d in range(m.cfg.dirs)]
+
+
+def _partitions(m):
+    return [(p,) for p in range(m.cfg.partitions)]
+
+
+def _nothing(m):
+    return [()]
+
+
+_RECOVERIES = (B_RESTARTS, B_FIXES)
+
+
+def _budget_left(m, s: State, index: int) -> str | None:
+    field = BUDGET_FIELDS[index]
+    if s.budget[index] >= getattr(m.cfg, field):
+        return f"the bound --{field.replace('_', '-')} {getattr(m.cfg, field)} is used up"
+    if index not in _RECOVERIES and sum(s.budget) - s.budget[B_RESTARTS] - s.budget[B_FIXES] >= m.cfg.max_faults:
+        return f"the bound --max-faults {m.cfg.max_faults} is used up"
+    return None
+
+
+def _spend(s: State, index: int) -> tuple:
+    return replace_at(s.budget, index, s.budget[index] + 1)
+
+
+def _with_broker(s: State, b: int, broker) -> tuple:
+    return replace_at(s.brokers, b, broker)
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment: topic creation, disks, brokers, the controller's own failure.
+# ---------------------------------------------------------------------------------------------
+
+def _guard_create_topic(m, s, partition):
+    if s.controller.partitions[partition].state != P_NONEXISTENT:
+        return f"partition {partition} already exists"
+    return None
+
+
+@rule("CreateTopic", params=("partition",), domain=_partitions, guard=_guard_create_topic, kind="controller",
+      reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
+def create_topic(m, s, partition):
+    """The controller creates the partition: its replicas go NewReplica, the partition is New, then Online with
+    the first live replica in assignment order as leader and the live replicas as ISR (LeaderAndIsr with
+    isNewReplica=true to them); then the replicas go OnlineReplica, which sends nothing from NewReplica. With no
+    live replica the partition stays New."""
+    step = ControllerStep(m, s)
+    step.partitions_to_new([partition])
+    step.replicas_to_new([(partition, i) for i in range(m.cfg.rf)])
+    step.trigger_online_partition_state_change()
+    step.replicas_to_online([(partition, i) for i in range(m.cfg.rf)])
+    return step.finish()
+
+
+def _guard_dir_fail(m, s, broker, dir):
+    status = s.brokers[broker].dirs[dir]
+    if not LIVE_DIR[status]:
+        return f"dir {dir} of broker {broker} is {('good', 'saturated', 'offline', 'removed')[status]}"
+    return _budget_left(m, s, B_DIR_FAILURES)
+
+
+@rule("DirFail", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_dir_fail, kind="environment",
+      reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
+def dir_fail(m, s, broker, dir):
+    """A log dir fails (any I/O error). On a running broker: the partitions it hosts on that dir are marked
+    offline (their fetchers stop, they are no longer led), the dir leaves the live dirs, and the broker writes
+    a /log_dir_event_notification znode; with no live dir left it halts instead. On a broker that is down the
+    dir is simply offline when it starts again."""
+    new, running = B.fail_dir(s.brokers[broker], dir)
+    notifications = s.notifications | (1 << broker) if running else s.notifications
+    return State(_with_broker(s, broker, new), s.controller, notifications, _spend(s, B_DIR_FAILURES))
+
+
+def _guard_dir_saturate(m, s, broker, dir):
+    if s.brokers[broker].dirs[dir] != GOOD:
+        return f"dir {dir} of broker {broker} is not good"
+    return _budget_left(m, s, B_SATURATIONS)
+
+
+@rule("DirSaturate", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_dir_saturate, kind="environment",
+      reference="KIP-928 (log dirs becoming full): the saturated dir state")
+def dir_saturate(m, s, broker, dir):
+    """A good log dir fills up and becomes saturated. In this model a saturated dir takes no new replica; its
+    other KIP-928 consequences are not modelled yet."""
+    b = s.brokers[broker]
+    new = b._replace(dirs=replace_at(b.dirs, dir, SATURATED))
+    return State(_with_broker(s, broker, new), s.controller, s.notifications, _spend(s, B_SATURATIONS))
+
+
+def _guard_dir_free_up(m, s, broker, dir):
+    if s.brokers[broker].dirs[dir] != SATURATED:
+        return f"dir {dir} of broker {broker} is not saturated"
+    return None
+
+
+@rule("DirFreeUp", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_dir_free_up, kind="environment",
+      reference="KIP-928 (log dirs becoming full): space freed, the dir is good again")
+def dir_free_up(m, s, broker, dir):
+    """Space is freed on a saturated dir, which becomes good again."""
+    b = s.brokers[broker]
+    new = b._replace(dirs=replace_at(b.dirs, dir, GOOD))
+    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
+
+
+def _guard_broker_crash(m, s, broker):
+    if not s.brokers[broker].up:
+        return f"broker {broker} is down"
+    return _budget_left(m, s, B_CRASHES)
+
+
+@rule("BrokerCrash", params=("broker",), domain=_brokers, guard=_guard_broker_crash, kind="environment",
+      reference="KIP-112 scenario 3 (kill the leader); broker failure")
+def broker_crash(m, s, broker):
+    """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
+    unsent responses are lost; its disks keep what they hold."""
+    new = B.crashed(s.brokers[broker])
+    return State(_with_broker(s, broker, new), s.controller, s.notifications, _spend(s, B_CRASHES))
+
+
+def _guard_broker_restart(m, s, broker):
+    b = s.brokers[broker]
+    if b.up:
+        return f"broker {broker} is running"
+    if s.controller.live >> broker & 1:
+        return f"the controller has not yet processed broker {broker}'s failure"
+    if not B.has_live_dir(b):
+        return f"broker {broker} has no good log dir and would exit at start-up"
+    return _budget_left(m, s, B_RESTARTS)
+
+
+@rule("BrokerRestart", params=("broker",), domain=_brokers, guard=_guard_broker_restart, kind="environment",
+      reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
+def broker_restart(m, s, broker):
+    """A stopped broker starts: it loads the logs found on its live dirs (offline dirs stay offline) and
+    registers in ZooKeeper. It hosts no partition until the controller's LeaderAndIsr arrives."""
+    b = s.brokers[broker]
+    return State(_with_broker(s, broker, b._replace(up=True)), s.controller, s.notifications, _spend(s, B_RESTARTS))
+
+
+def _guard_fix_dir(m, s, broker, dir):
+    b = s.brokers[broker]
+    if b.up:
+        return f"broker {broker} is running (a disk is fixed while its broker is down)"
+    if b.dirs[dir] != OFFLINE:
+        return f"dir {dir} of broker {broker} is not offline"
+    return _budget_left(m, s, B_FIXES)
+
+
+def _fix_dir(s, broker, dir, status):
+    b = s.brokers[broker]
+    cleared = tuple(mask & ~(1 << dir) for mask in b.copies)
+    new = b._replace(dirs=replace_at(b.dirs, dir, status), copies=cleared)
+    return State(_with_broker(s, broker, new), s.controller, s.notifications, _spend(s, B_FIXES))
+
+
+@rule("ReplaceDisk", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_fix_dir, kind="environment",
+      reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
+def replace_disk(m, s, broker, dir):
+    """While the broker is down, an offline dir's disk is replaced by an empty good one: the logs it held are gone."""
+    return _fix_dir(s, broker, dir, GOOD)
+
+
+@rule("RemoveDirFromConfig", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_fix_dir, kind="environment",
+      reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
+def remove_dir_from_config(m, s, broker, dir):
+    """While the broker is down, an offline dir is removed from its config: it is no longer a log dir of the
+    broker, so it counts neither as live nor as offline, and its logs are no longer seen."""
+    return _fix_dir(s, broker, dir, REMOVED)
+
+
+def _guard_controller_failover(m, s):
+    return _budget_left(m, s, B_FAILOVERS)
+
+
+@rule("ControllerFailover", params=(), domain=_nothing, guard=_guard_controller_failover, kind="controller",
+      reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
+def controller_failover(m, s):
+    """The controller moves to another broker. The old one's queued requests and unprocessed responses are
+    lost. The new controller (epoch + 1) reads the live brokers and leader-and-ISR records from ZooKeeper,
+    starts with no knowledge of offline dirs, deletes pending log-dir notifications, sends UpdateMetadata to
+    every live broker, moves every live replica to OnlineReplica (LeaderAndIsr with isNewReplica=false) and
+    the others to OfflineReplica, marks partitions Online, Offline (leader not live) or New (no record), and
+    elects leaders for the New and Offline ones."""
+    brokers = tuple(b._replace(inbox=(), replies=()) for b in s.brokers)
+    live = 0
+    for i, b in enumerate(s.brokers):
+        if b.up:
+            live |= 1 << i
+    c = s.controller
+    cleared = c._replace(epoch=c.epoch + 1, live=live, offline=(0,) * m.cfg.brokers)
+    step = ControllerStep(m, State(brokers, cleared, 0, _spend(s, B_FAILOVERS)))
+    for p, part in enumerate(step.partitions):
+        if part.state == P_NONEXISTENT:
+            continue
+        for i, b in enumerate(m.assignments[p]):
+            step.replicas[p][i] = R_ONLINE if step.is_replica_online(b, p) else R_OFFLINE
+        if not step.has_leadership_record(p):
+            state = P_NEW
+        elif part.leader != -1 and step.is_replica_online(part.leader, p):
+            state = P_ONLINE
+        else:
+            state = P_OFFLINE
+        step.partitions[p] = Partition(state, part.leader, part.leader_epoch, part.isr)
+    step.add_update_metadata(range(m.cfg.partitions))
+    step.flush()
+    online = [(p, i) for p in range(m.cfg.partitions) for i in range(m.cfg.rf) if step.replicas[p][i] == R_ONLINE]
+    step.replicas_to_online(online)
+    step.trigger_online_partition_state_change()
+    return step.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# Controller events (ZooKeeper watches and responses), each processed atomically.
+# ---------------------------------------------------------------------------------------------
+
+def _guard_controller_broker_startup(m, s, broker):
+    if not s.brokers[broker].up:
+        return f"broker {broker} is not registered"
+    if s.controller.live >> broker & 1:
+        return f"the controller already counts broker {broker} as live"
+    return None
+
+
+@rule("ControllerBrokerStartup", params=("broker",), domain=_brokers, guard=_guard_controller_broker_startup,
+      kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
+def controller_broker_startup(m, s, broker):
+    """The controller sees a newly registered broker: it counts it live and forgets what it knew of its offline
+    dirs, sends UpdateMetadata for every partition to every live broker, moves the broker's replicas to
+    OnlineReplica (LeaderAndIsr with isNewReplica=false) and elects leaders for New and Offline partitions."""
+    step = ControllerStep(m, s)
+    step.live |= 1 << broker
+    step.offline[broker] = 0
+    step.add_update_metadata(range(m.cfg.partitions))
+    step.flush()
+    step.replicas_to_online(step.replicas_on(broker))
+    step.trigger_online_partition_state_change()
+    return step.finish()
+
+
+def _guard_controller_broker_failure(m, s, broker):
+    if s.brokers[broker].up:
+        return f"broker {broker} is registered"
+    if not s.controller.live >> broker & 1:
+        return f"the controller already counts broker {broker} as dead"
+    return None
+
+
+@rule("ControllerBrokerFailure", params=("broker",), domain=_brokers, guard=_guard_controller_broker_failure,
+      kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
+def controller_broker_failure(m, s, broker):
+    """The controller sees a broker's registration vanish: it counts it dead, forgets its offline dirs, moves
+    partitions whose leader is no longer live to Offline, elects new leaders, and moves the broker's replicas
+    to OfflineReplica (removed from the ISR, except the last member)."""
+    step = ControllerStep(m, s)
+    step.live &= ~(1 << broker)
+    step.offline[broker] = 0
+    step.on_replicas_become_offline(step.replicas_on(broker))
+    return step.finish()
+
+
+def _guard_controller_log_dir_event(m, s):
+    if not s.notifications:
+        return "no /log_dir_event_notification znode is pending"
+    return None
+
+
+@rule("ControllerLogDirEvent", params=(), domain=_nothing, guard=_guard_controller_log_dir_event,
+      kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")
+def controller_log_dir_event(m, s):
+    """The controller reads the pending /log_dir_event_notification znodes, moves every replica of the brokers
+    they name to OnlineReplica (a LeaderAndIsr with isNewReplica=false that probes the broker) and deletes
+    the znodes."""
+    step = ControllerStep(m, s)
+    named = [b for b in range(m.cfg.brokers) if s.notifications >> b & 1]
+    step.replicas_to_online([r for b in named for r in step.replicas_on(b)])
+    step.notifications = 0
+    return step.finish()
+
+
+def _guard_has_reply(m, s, broker):
+    if not s.brokers[broker].replies:
+        return f"no LeaderAndIsr response from broker {broker} is waiting"
+    return None
+
+
+@rule("ControllerLeaderAndIsrResponse", params=("broker",), domain=_brokers, guard=_guard_has_reply,
+      kind="controller", reference="KIP-112 scenarios 1-3 and 6; KafkaController's LeaderAndIsrResponseReceived")
+def controller_leader_and_isr_response(m, s, broker):
+    """The controller handles a broker's oldest LeaderAndIsr response: the broker's offline-replica set becomes
+    (previous set minus partitions answered without error) plus partitions answered KAFKA_STORAGE_ERROR; for
+    newly offline replicas it runs onReplicasBecomeOffline (leader election, OfflineReplica, UpdateMetadata)."""
+    b = s.brokers[broker]
+    response = b.replies[0]
+    s = State(_with_broker(s, broker, b._replace(replies=b.replies[1:])), s.controller, s.notifications, s.budget)
+    step = ControllerStep(m, s)
+    previous = step.offline[broker]
+    current = previous
+    for p, error in response:
+        if error == 0:
+            current &= ~(1 << p)
+        elif error == 1:
+            current |= 1 << p
+    step.offline[broker] = current
+    newly = current & ~previous
+    if newly:
+        step.on_replicas_become_offline(
+            [(p, i) for p, i in m.replicas_on[broker] if newly >> p & 1]
+        )
+    return step.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# Brokers handling the controller's requests, oldest first.
+# ---------------------------------------------------------------------------------------------
+
+def _head_guard(kind, name):
+    def guard(m, s, broker):
+        inbox = s.brokers[broker].inbox
+        if not inbox:
+            return f"broker {broker} has no request waiting"
+        if inbox[0].kind != kind:
+            return f"broker {broker}'s oldest request is not {name}"
+        return None
+    return guard
+
+
+@rule("BrokerLeaderAndIsr", params=("broker",), domain=_brokers, guard=_head_guard(LEADER_AND_ISR, "LeaderAndIsr"),
+      kind="broker", reference="KIP-112 scenarios 1, 3, 4; LogManager.getOrCreateLog, ReplicaManager.becomeLeaderOrFollower")
+def broker_leader_and_isr(m, s, broker):
+    """The broker handles its oldest request, a LeaderAndIsr. Per partition: already marked offline ->
+    KAFKA_STORAGE_ERROR; leader epoch not newer than the one it has -> ignored (STALE_CONTROLLER_EPOCH);
+    otherwise it uses the log found on a live dir, or, if there is none, creates one on the good dir with
+    the fewest logs, unless isNewReplica=false while it has an offline dir (kip112; legacy ignores the flag),
+    or it has no good dir: then it marks the partition offline and answers KAFKA_STORAGE_ERROR. Else it
+    becomes leader or follower, records the leader epoch, and answers NONE."""
+    b = s.brokers[broker]
+    new, response = B.handle_leader_and_isr(m.cfg.variant, broker, b, b.inbox[0].body)
+    new = new._replace(inbox=b.inbox[1:], replies=b.replies + (response,))
+    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
+
+
+@rule("BrokerUpdateMetadata", params=("broker",), domain=_brokers,
+      guard=_head_guard(UPDATE_METADATA, "UpdateMetadata"), kind="broker",
+      reference="KIP-112 scenario 5 (user queries replica state); MetadataCache.updateMetadata")
+def broker_update_metadata(m, s, broker):
+    """The broker handles its oldest request, an UpdateMetadata: its metadata cache (what a MetadataResponse
+    shows: leader, ISR, offline_replicas) takes the request's values for the partitions it names."""
+    b = s.brokers[broker]
+    new = B.handle_update_metadata(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
+    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
+
+
+@rule("BrokerStopReplica", params=("broker",), domain=_brokers, guard=_head_guard(STOP_REPLICA, "StopReplica"),
+      kind="broker", reference="KIP-112 scenario 2; ReplicaManager.stopReplicas (delete=false)")
+def broker_stop_replica(m, s, broker):
+    """The broker handles its oldest request, a StopReplica without delete: the named replicas stop leading or
+    following; a partition marked offline stays so. The controller ignores the response."""
+    b = s.brokers[broker]
+    new = B.handle_stop_replica(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
+    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)

@@ -1,0 +1,154 @@
+"""The model's state: immutable, hashable, canonical values.
+
+Every container is a tuple (NamedTuples for readability). Their ``repr`` is the plain tuple ``repr``,
+written by CPython's C code, so ``repr(state)`` is a canonical encoding; the fingerprint hashes it
+with xxh3-64, which is stable across processes and machines (Python's ``hash()`` is not used).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import xxhash
+
+# Log dir status (per broker, per configured dir).
+GOOD, SATURATED, OFFLINE, REMOVED = 0, 1, 2, 3
+DIR_NAMES = ("good", "saturated", "offline", "removed")
+LIVE_DIR = (True, True, False, False)  # the broker can read and write it (saturated: read and delete only)
+
+# The broker's hold on a partition (ReplicaManager's HostedPartition plus the replica's role).
+H_NONE, H_OFFLINE, H_STOPPED, H_FOLLOWER, H_LEADER = 0, 1, 2, 3, 4
+HOSTED_NAMES = ("none", "offline", "stopped", "follower", "leader")
+SERVING = (False, False, False, True, True)
+
+# Controller replica states (ReplicaStateMachine).
+R_NONEXISTENT, R_NEW, R_ONLINE, R_OFFLINE = 0, 1, 2, 3
+REPLICA_STATE_NAMES = ("NonExistentReplica", "NewReplica", "OnlineReplica", "OfflineReplica")
+
+# Controller partition states (PartitionStateMachine).
+P_NONEXISTENT, P_NEW, P_ONLINE, P_OFFLINE = 0, 1, 2, 3
+PARTITION_STATE_NAMES = ("NonExistentPartition", "NewPartition", "OnlinePartition", "OfflinePartition")
+
+NO_LEADER = -1
+
+# Messages from the controller to a broker.
+LEADER_AND_ISR, UPDATE_METADATA, STOP_REPLICA = 0, 1, 2
+MESSAGE_NAMES = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
+
+# Per-partition error codes in a LeaderAndIsr response.
+E_NONE, E_STORAGE, E_STALE = 0, 1, 2
+ERROR_NAMES = ("NONE", "KAFKA_STORAGE_ERROR", "STALE_CONTROLLER_EPOCH")
+
+# Indices into State.budget: how many of each bounded environment event have happened.
+BUDGET_FIELDS = ("max_dir_failures", "max_saturations", "max_crashes", "max_restarts", "max_fixes", "max_failovers")
+B_DIR_FAILURES, B_SATURATIONS, B_CRASHES, B_RESTARTS, B_FIXES, B_FAILOVERS = range(6)
+
+
+class PartitionMeta(NamedTuple):
+    """One partition in a broker's metadata cache: what a MetadataResponse shows."""
+    leader: int
+    isr: int        # bitmask of brokers
+    offline: int    # bitmask of brokers: the offline_replicas field
+
+    __repr__ = tuple.__repr__
+
+
+class LeaderAndIsrEntry(NamedTuple):
+    """LeaderAndIsrRequestPartitionState, as far as the model needs it."""
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: int        # bitmask of brokers
+    is_new: bool    # KIP-112's isNewReplica
+
+    __repr__ = tuple.__repr__
+
+
+class UpdateMetadataEntry(NamedTuple):
+    partition: int
+    leader: int
+    isr: int
+    offline: int
+
+    __repr__ = tuple.__repr__
+
+
+class Message(NamedTuple):
+    """A controller-to-broker request. body: LeaderAndIsrEntry tuple, UpdateMetadataEntry tuple, or a partition."""
+    kind: int
+    body: tuple
+
+    __repr__ = tuple.__repr__
+
+
+class Broker(NamedTuple):
+    up: bool                  # running and registered in ZooKeeper
+    dirs: tuple               # per configured dir: GOOD / SATURATED / OFFLINE / REMOVED
+    copies: tuple             # per partition: bitmask of dirs holding a copy of its log (on disk, survives restarts)
+    hosted: tuple             # per partition: H_* (in memory, cleared by a crash)
+    epoch: tuple              # per partition: the leader epoch the broker last accepted, -1 if none
+    meta: tuple               # per partition: PartitionMeta or None (the metadata cache)
+    inbox: tuple              # controller requests not yet handled, in order (the controller channel is FIFO)
+    replies: tuple            # LeaderAndIsr responses not yet handled by the controller: tuples of (partition, error)
+
+    __repr__ = tuple.__repr__
+
+
+class Partition(NamedTuple):
+    """The controller's view of a partition; leader, epoch and isr are the ZooKeeper leader-and-ISR record."""
+    state: int                # P_*
+    leader: int               # broker id or NO_LEADER
+    leader_epoch: int         # -1 while no leader-and-ISR record exists
+    isr: int                  # bitmask of brokers
+
+    __repr__ = tuple.__repr__
+
+
+class Controller(NamedTuple):
+    epoch: int                # controller epoch: 1 + failovers so far
+    live: int                 # bitmask: brokers the controller believes alive (as of the last broker-change event)
+    offline: tuple            # per broker: bitmask of partitions it knows to be on offline dirs (replicasOnOfflineDirs)
+    partitions: tuple         # per partition: Partition
+    replicas: tuple           # per partition: per assigned replica (assignment order): R_*
+
+    __repr__ = tuple.__repr__
+
+
+class State(NamedTuple):
+    brokers: tuple            # per broker: Broker
+    controller: Controller
+    notifications: int        # bitmask of brokers with a pending /log_dir_event_notification znode
+    budget: tuple             # per BUDGET_FIELDS entry: how many of those events happened
+
+    __repr__ = tuple.__repr__
+
+
+def fingerprint(state: State) -> int:
+    """A 64-bit fingerprint, stable across processes and machines."""
+    return xxhash.xxh3_64_intdigest(repr(state).encode())
+
+
+def replace_at(values: tuple, index: int, value) -> tuple:
+    return values[:index] + (value,) + values[index + 1:]
+
+
+def bits(mask: int) -> list[int]:
+    out, i = [], 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out
+
+
+def is_quiescent(state: State) -> bool:
+    """No message in flight, no pending notification, and the controller's view of live brokers is current."""
+    if state.notifications:
+        return False
+    live = 0
+    for b, broker in enumerate(state.brokers):
+        if broker.inbox or broker.replies:
+            return False
+        if broker.up:
+            live |= 1 << b
+    return live == state.controller.live
