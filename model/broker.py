@@ -72,10 +72,12 @@ def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries)
 
 
 def handle_update_metadata(broker: Broker, entries) -> Broker:
+    """The metadata cache takes the request's values for the partitions it names; the request is consumed."""
     meta = list(broker.meta)
     for e in entries:
         meta[e.partition] = PartitionMeta(e.leader, e.isr, e.offline)
-    return broker._replace(meta=tuple(meta))
+    up, dirs, copies, hosted, epoch, _, inbox, replies = broker
+    return Broker(up, dirs, copies, hosted, epoch, tuple(meta), inbox[1:], replies)
 
 
 def handle_stop_replica(broker: Broker, partitions) -> Broker:

@@ -30,6 +30,7 @@ class Model:
         self.rules: tuple[Rule, ...] = tuple(RULES)
         self.rule_index = {r.name: i for i, r in enumerate(self.rules)}
         self._update_metadata = rule_by_name("BrokerUpdateMetadata")
+        self.bounds = tuple(getattr(cfg, name) for name in BUDGET_FIELDS)
         self.assignments = tuple(cfg.assignment(p) for p in range(cfg.partitions))
         self.replicas_on = tuple(
             tuple((p, i) for p in range(cfg.partitions) for i, b in enumerate(self.assignments[p]) if b == broker)

@@ -35,10 +35,13 @@ _RECOVERIES = (B_RESTARTS, B_FIXES)
 
 
 def _budget_left(m, s: State, index: int) -> str | None:
-    field = BUDGET_FIELDS[index]
-    if s.budget[index] >= getattr(m.cfg, field):
-        return f"the bound --{field.replace('_', '-')} {getattr(m.cfg, field)} is used up"
-    if index not in _RECOVERIES and sum(s.budget) - s.budget[B_RESTARTS] - s.budget[B_FIXES] >= m.cfg.max_faults:
+    budget = s.budget
+    if budget[index] >= m.bounds[index]:
+        field = BUDGET_FIELDS[index]
+        return f"the bound --{field.replace('_', '-')} {m.bounds[index]} is used up"
+    if index not in _RECOVERIES and (
+            budget[B_DIR_FAILURES] + budget[B_SATURATIONS] + budget[B_CRASHES] + budget[B_FAILOVERS]
+            >= m.cfg.max_faults):
         return f"the bound --max-faults {m.cfg.max_faults} is used up"
     return None
 
@@ -370,7 +373,7 @@ def broker_update_metadata(m, s, broker):
     """The broker handles its oldest request, an UpdateMetadata: its metadata cache (what a MetadataResponse
     shows: leader, ISR, offline_replicas) takes the request's values for the partitions it names."""
     b = s.brokers[broker]
-    new = B.handle_update_metadata(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
+    new = B.handle_update_metadata(b, b.inbox[0].body)
     return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
 
 

@@ -122,9 +122,32 @@ class State(NamedTuple):
     __repr__ = tuple.__repr__
 
 
+_REPR_MEMO: dict = {}
+_MEMO_LIMIT = 1 << 18
+
+
+def _memo_repr(part) -> str:
+    # Children share most brokers (and often the controller) with their parent: remember their encodings.
+    text = _REPR_MEMO.get(part)
+    if text is None:
+        if len(_REPR_MEMO) >= _MEMO_LIMIT:
+            _REPR_MEMO.clear()
+        text = _REPR_MEMO[part] = repr(part)
+    return text
+
+
+def encode(state: State) -> bytes:
+    """The canonical encoding: the reprs of the brokers, the controller, notifications and budget."""
+    parts = [_memo_repr(b) for b in state.brokers]
+    parts.append(_memo_repr(state.controller))
+    parts.append(repr(state.notifications))
+    parts.append(repr(state.budget))
+    return "|".join(parts).encode()
+
+
 def fingerprint(state: State) -> int:
-    """A 64-bit fingerprint, stable across processes and machines."""
-    return xxhash.xxh3_64_intdigest(repr(state).encode())
+    """A 64-bit fingerprint, stable across processes and machines (xxh3-64 of the canonical encoding)."""
+    return xxhash.xxh3_64_intdigest(encode(state))
 
 
 def replace_at(values: tuple, index: int, value) -> tuple:
