@@ -65,7 +65,8 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         lines.append(f"  {name:<{width}}  {n:>12,}")
     never = [name for name, n in result.coverage.items() if n == 0]
     if never:
-        lines.append("Rules that never fired: " + ", ".join(never))
+        early = " (the search stopped early)" if result.result != "ok" else ""
+        lines.append(f"Rules that never fired{early}: " + ", ".join(never))
     else:
         lines.append("Every rule fired.")
     return "\n".join(lines)
