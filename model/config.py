@@ -28,13 +28,14 @@ class ModelConfig:
     dirs: int = 2
     partitions: int = 1
     rf: int = 3
+    # The defaults are the `small` preset's: one of each event, at most two faults.
     max_dir_failures: int = 1
-    max_saturations: int = 0
+    max_saturations: int = 1
     max_crashes: int = 1
     max_restarts: int = 1
-    max_fixes: int = 0
-    max_failovers: int = 0
-    max_faults: int = 99
+    max_fixes: int = 1
+    max_failovers: int = 1
+    max_faults: int = 2
     # Apply an UpdateMetadata as soon as it reaches the head of a broker's queue (see docs/model.md,
     # "Eager metadata"): sound for every invariant that reads metadata caches only in quiescent states.
     eager_metadata: bool = True

@@ -1,0 +1,67 @@
+"""Shared helpers for the test suite: drive the model by rule name and deliver every pending message."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from model import Model, ModelConfig
+from model.presets import preset_config
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIOS = REPO / "scenarios"
+
+# Rules that only move messages and events the environment already produced: no new fault, no new topic.
+DELIVERY_RULES = (
+    "BrokerLeaderAndIsr", "BrokerUpdateMetadata", "BrokerStopReplica", "ControllerLeaderAndIsrResponse",
+    "ControllerLogDirEvent", "ControllerBrokerFailure", "ControllerBrokerStartup",
+)
+
+
+def model_of(preset: str = "small", **overrides) -> Model:
+    return Model(preset_config(preset, **overrides))
+
+
+def custom_model(**params) -> Model:
+    return Model(ModelConfig(**params))
+
+
+def init(model: Model):
+    return model.init_states()[0]
+
+
+def step(model: Model, state, name: str, *args):
+    """Take one enabled action by rule name; returns the next state."""
+    _, after = model.step(state, name, tuple(args))
+    return after
+
+
+def enabled(model: Model, state, name: str, *args) -> bool:
+    return model.rule(name).guard(model, state, *args) is None
+
+
+def deliver_all(model: Model, state, trace: list | None = None, limit: int = 500):
+    """Deliver every message, response, notification and broker change until the state is quiescent.
+
+    Deterministic: the first enabled delivery action in DELIVERY_RULES order (then argument order) is taken.
+    When ``trace`` is given, each action taken is appended to it as (rule name, args).
+    """
+    for _ in range(limit):
+        for name in DELIVERY_RULES:
+            r = model.rule(name)
+            taken = False
+            for args in r.domain(model):
+                if r.guard(model, state, *args) is None:
+                    _, state = model.step(state, name, args)
+                    if trace is not None:
+                        trace.append((name, args))
+                    taken = True
+                    break
+            if taken:
+                break
+        else:
+            return state
+    raise AssertionError("deliver_all did not reach a state with nothing left to deliver")
+
+
+def created_topic(model: Model):
+    """Partition 0 created and every resulting message delivered: a healthy, quiescent cluster."""
+    return deliver_all(model, step(model, init(model), "CreateTopic", 0))

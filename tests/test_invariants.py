@@ -1,0 +1,349 @@
+"""Every invariant holds on real reachable states/steps and fails on a hand-made state/step that breaks it.
+
+Hand-made states start from real states (model.step from the initial state) and change only the fields that
+matter with NamedTuple._replace, so the tests keep working when the state grows new fields.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import invariants
+from explorer.search import Checker
+from model import Action
+from model.broker import crashed
+from model.state import (
+    GOOD, H_FOLLOWER, H_LEADER, H_OFFLINE, NO_LEADER, OFFLINE, REMOVED, SATURATED,
+    PartitionMeta, replace_at,
+)
+
+from helpers import created_topic, deliver_all, init, model_of, step
+
+EXPECTED_IDS = {
+    "no_recreate_with_bad_dir": "transition",
+    "create_only_on_good_dir": "transition",
+    "no_serving_from_offline_dir": "state",
+    "offline_broker_serves_nothing": "state",
+    "offline_gauges_match": "state",
+    "leader_is_live_isr_member": "quiescent",
+    "metadata_shows_offline_replicas": "quiescent",
+}
+
+
+def inv(id_: str):
+    (found,) = invariants.select([id_])
+    return found
+
+
+def with_broker(state, b, **fields):
+    return state._replace(brokers=replace_at(state.brokers, b, state.brokers[b]._replace(**fields)))
+
+
+def with_partition(state, p, **fields):
+    c = state.controller
+    return state._replace(controller=c._replace(partitions=replace_at(c.partitions, p, c.partitions[p]._replace(**fields))))
+
+
+def check(id_, model, *args):
+    return inv(id_).check(model, *args)
+
+
+# ---- real states used by several tests ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small():
+    return model_of("small")
+
+
+@pytest.fixture(scope="module")
+def healthy(small):
+    """Partition 0 on brokers 0, 1, 2 (leader 0), every message delivered."""
+    s = created_topic(small)
+    assert small.is_quiescent(s)
+    assert [b.hosted[0] for b in s.brokers] == [H_LEADER, H_FOLLOWER, H_FOLLOWER]
+    return s
+
+
+@pytest.fixture(scope="module")
+def leader_dir_failed(small, healthy):
+    """KIP-112 scenario 2 at its end: the leader's dir failed at runtime and everything was delivered."""
+    s = deliver_all(small, step(small, healthy, "DirFail", 0, 0))
+    assert small.is_quiescent(s)
+    return s
+
+
+@pytest.fixture(scope="module")
+def bootstrap_dir_failed(small, healthy):
+    """KIP-112 scenario 1 at its end: the leader's dir failed while it was down; it restarted."""
+    s = deliver_all(small, step(small, healthy, "BrokerCrash", 0))
+    s = step(small, step(small, s, "DirFail", 0, 0), "BrokerRestart", 0)
+    s = deliver_all(small, s)
+    assert small.is_quiescent(s)
+    return s
+
+
+# ---- the registry -----------------------------------------------------------------------------------
+
+def test_registry_has_at_least_the_seven_kip112_invariants():
+    registered = {i.id: i.kind for i in invariants.INVARIANTS}
+    missing = set(EXPECTED_IDS) - set(registered)
+    assert not missing, f"invariants missing from the registry: {missing}"
+    for id_, kind in EXPECTED_IDS.items():
+        assert registered[id_] == kind, id_
+
+
+def test_invariant_ids_are_unique_and_kinds_known():
+    ids = [i.id for i in invariants.INVARIANTS]
+    assert len(ids) == len(set(ids))
+    assert all(i.kind in invariants.KINDS for i in invariants.INVARIANTS)
+
+
+@pytest.mark.parametrize("invariant", invariants.INVARIANTS, ids=lambda i: i.id)
+def test_every_invariant_has_a_statement_and_a_kip_or_kafka_reference(invariant):
+    assert invariant.statement.strip(), invariant.id
+    assert len(invariant.statement.split()) >= 5, "a statement should be a sentence"
+    # "KIP-112 ...", or a Kafka class/method such as LogManager.getOrCreateLog.
+    assert re.search(r"\bKIP-\d+\b|\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:\.\w+)?", invariant.reference), invariant.reference
+    assert callable(invariant.check)
+
+
+def test_select_returns_all_by_default_and_rejects_unknown_ids():
+    assert [i.id for i in invariants.select()] == [i.id for i in invariants.INVARIANTS]
+    assert [i.id for i in invariants.select(["offline_gauges_match"])] == ["offline_gauges_match"]
+    with pytest.raises(KeyError):
+        invariants.select(["no_such_invariant"])
+
+
+# ---- holds on real states and steps -------------------------------------------------------------------
+
+def test_no_recreate_with_bad_dir_holds_when_kip112_refuses(small, healthy):
+    """Scenario 1's critical step: the restarted broker with an offline dir gets isNewReplica=false."""
+    s = deliver_all(small, step(small, healthy, "BrokerCrash", 0))
+    s = step(small, step(small, s, "DirFail", 0, 0), "BrokerRestart", 0)
+    s = step(small, s, "ControllerBrokerStartup", 0)
+    head = s.brokers[0].inbox[0]
+    assert head.body[0].is_new is False and OFFLINE in s.brokers[0].dirs  # the invariant's premise
+    action, after = small.step(s, "BrokerLeaderAndIsr", (0,))
+    assert after.brokers[0].copies == s.brokers[0].copies  # nothing created
+    assert check("no_recreate_with_bad_dir", small, s, action, after) is None
+
+
+def test_no_recreate_with_bad_dir_holds_for_a_new_replica_next_to_an_offline_dir(small):
+    s = step(small, init(small), "CreateTopic", 0)
+    s = step(small, s, "DirFail", 0, 0)  # before broker 0 handled the isNewReplica=true request
+    action, after = small.step(s, "BrokerLeaderAndIsr", (0,))
+    assert after.brokers[0].copies[0] == 0b10  # created on the good dir 1, as KIP-112 allows
+    assert check("no_recreate_with_bad_dir", small, s, action, after) is None
+    assert check("create_only_on_good_dir", small, s, action, after) is None
+
+
+def test_create_only_on_good_dir_holds_on_topic_creation(small):
+    s = step(small, init(small), "CreateTopic", 0)
+    for b in range(3):
+        action, after = small.step(s, "BrokerLeaderAndIsr", (b,))
+        assert after.brokers[b].copies[0] != s.brokers[b].copies[0]  # a replica was created
+        assert check("create_only_on_good_dir", small, s, action, after) is None
+        s = after
+
+
+def test_no_serving_from_offline_dir_holds(small, healthy, leader_dir_failed):
+    assert check("no_serving_from_offline_dir", small, healthy) is None
+    s = step(small, healthy, "DirFail", 0, 0)  # the broker stops serving at once
+    assert s.brokers[0].hosted[0] == H_OFFLINE
+    assert check("no_serving_from_offline_dir", small, s) is None
+    assert check("no_serving_from_offline_dir", small, leader_dir_failed) is None
+
+
+def test_offline_broker_serves_nothing_holds(small, healthy):
+    s = step(small, healthy, "BrokerCrash", 1)
+    assert not s.brokers[1].up
+    assert check("offline_broker_serves_nothing", small, s) is None
+
+
+def test_offline_gauges_match_holds(small, healthy, leader_dir_failed, bootstrap_dir_failed):
+    for s in (healthy, step(small, healthy, "DirFail", 0, 0), leader_dir_failed, bootstrap_dir_failed):
+        assert check("offline_gauges_match", small, s) is None
+    assert leader_dir_failed.brokers[0].hosted[0] == H_OFFLINE  # a non-zero gauge was checked
+
+
+def test_leader_is_live_isr_member_holds(small, healthy, leader_dir_failed, bootstrap_dir_failed):
+    for s in (healthy, leader_dir_failed, bootstrap_dir_failed):
+        assert small.is_quiescent(s)
+        assert s.controller.partitions[0].leader != NO_LEADER
+        assert check("leader_is_live_isr_member", small, s) is None
+
+
+def test_metadata_shows_offline_replicas_holds(small, healthy, leader_dir_failed, bootstrap_dir_failed):
+    for s in (healthy, leader_dir_failed, bootstrap_dir_failed):
+        assert check("metadata_shows_offline_replicas", small, s) is None
+    assert all(b.meta[0].offline == 0b001 for b in bootstrap_dir_failed.brokers)
+
+
+def test_quiescent_invariants_are_not_checked_while_messages_are_in_flight(small, healthy):
+    s = step(small, healthy, "DirFail", 0, 0)
+    assert not small.is_quiescent(s)
+    # The metadata is stale (the controller has not heard of the failure yet) ...
+    assert check("metadata_shows_offline_replicas", small, s) is not None
+    # ... but the checker looks at quiescent invariants only in quiescent states.
+    assert Checker(small, invariants.select()).check_state(s) == []
+
+
+# ---- breaks on hand-made states and steps ------------------------------------------------------------------
+
+def _break_no_recreate(small):
+    """Broker 0 has an offline dir and creates partition 0 for a request with isNewReplica=false."""
+    s = step(small, init(small), "CreateTopic", 0)
+    s = step(small, s, "DirFail", 0, 0)
+    action, after = small.step(s, "BrokerLeaderAndIsr", (0,))
+    head = s.brokers[0].inbox[0]
+    not_new = head._replace(body=tuple(e._replace(is_new=False) for e in head.body))
+    before = with_broker(s, 0, inbox=(not_new,) + s.brokers[0].inbox[1:])
+    return before, action, after
+
+
+def _break_create_on(status):
+    def make(small):
+        s = step(small, init(small), "CreateTopic", 0)
+        action, after = small.step(s, "BrokerLeaderAndIsr", (0,))
+        created_on = after.brokers[0].copies[0] & ~s.brokers[0].copies[0]
+        assert created_on == 0b01
+        before = with_broker(s, 0, dirs=replace_at(s.brokers[0].dirs, 0, status))
+        return before, action, after
+    return make
+
+
+def _serving_from_offline_dir(small):
+    s = created_topic(small)
+    return (with_broker(s, 0, dirs=replace_at(s.brokers[0].dirs, 0, OFFLINE)),)
+
+
+def _serving_with_no_copy(small):
+    s = created_topic(small)
+    return (with_broker(s, 1, copies=(0,)),)
+
+
+def _down_broker_hosting(small):
+    s = created_topic(small)
+    return (with_broker(s, 1, up=False),)
+
+
+def _gauge_counts_a_live_replica(small):
+    s = created_topic(small)
+    return (with_broker(s, 1, hosted=(H_OFFLINE,)),)  # its copy is on a good dir
+
+
+def _gauge_misses_an_unserved_replica(small):
+    s = created_topic(small)
+    return (with_broker(s, 1, hosted=(H_FOLLOWER,), dirs=(OFFLINE, GOOD)),)  # its copy is on dir 0
+
+
+def _running_with_every_dir_offline(small):
+    s = created_topic(small)
+    return (with_broker(s, 2, hosted=(H_OFFLINE,), dirs=(OFFLINE, OFFLINE)),)
+
+
+def _quiescent(make):
+    def made(small):
+        (s,) = make(small)
+        assert small.is_quiescent(s), "a hand-made state for a quiescent invariant must be quiescent"
+        return (s,)
+    return made
+
+
+@_quiescent
+def _leader_not_in_isr(small):
+    return (with_partition(created_topic(small), 0, isr=0b110),)
+
+
+@_quiescent
+def _leader_down(small):
+    s = created_topic(small)
+    s = s._replace(brokers=replace_at(s.brokers, 0, crashed(s.brokers[0])))
+    return (s._replace(controller=s.controller._replace(live=0b110)),)
+
+
+@_quiescent
+def _leader_without_live_copy(small):
+    s = created_topic(small)
+    return (with_broker(s, 0, dirs=(OFFLINE, GOOD), hosted=(H_OFFLINE,)),)
+
+
+@_quiescent
+def _metadata_wrong_offline(small):
+    s = created_topic(small)
+    return (with_broker(s, 2, meta=(PartitionMeta(0, 0b111, 0b010),)),)
+
+
+@_quiescent
+def _metadata_missing(small):
+    s = created_topic(small)
+    return (with_broker(s, 2, meta=(None,)),)
+
+
+@_quiescent
+def _metadata_misses_a_dead_dir(small):
+    s = created_topic(small)
+    return (with_broker(s, 1, dirs=(OFFLINE, GOOD), hosted=(H_OFFLINE,)),)  # nobody told the controller
+
+
+# id -> hand-made arguments for check(model, *args) that must make it return a message.
+BREAKS = {
+    "no_recreate_with_bad_dir": [_break_no_recreate],
+    "create_only_on_good_dir": [_break_create_on(SATURATED), _break_create_on(OFFLINE), _break_create_on(REMOVED)],
+    "no_serving_from_offline_dir": [_serving_from_offline_dir, _serving_with_no_copy],
+    "offline_broker_serves_nothing": [_down_broker_hosting],
+    "offline_gauges_match": [_gauge_counts_a_live_replica, _gauge_misses_an_unserved_replica,
+                             _running_with_every_dir_offline],
+    "leader_is_live_isr_member": [_leader_not_in_isr, _leader_down, _leader_without_live_copy],
+    "metadata_shows_offline_replicas": [_metadata_wrong_offline, _metadata_missing, _metadata_misses_a_dead_dir],
+}
+
+BREAK_CASES = [pytest.param(id_, make, id=f"{id_}-{make.__name__.strip('_')}")
+               for id_, makers in BREAKS.items() for make in makers]
+
+
+def test_breaks_table_covers_every_registered_invariant():
+    registered = {i.id for i in invariants.INVARIANTS}
+    assert registered <= set(BREAKS), f"no breaking case for: {sorted(registered - set(BREAKS))}"
+    assert set(EXPECTED_IDS) <= set(BREAKS)
+
+
+@pytest.mark.parametrize("id_, make", BREAK_CASES)
+def test_invariant_breaks_on_hand_made_input(small, id_, make):
+    args = make(small)
+    message = check(id_, small, *args)
+    assert isinstance(message, str) and message.strip(), f"{id_} did not notice the hand-made violation"
+
+
+@pytest.mark.parametrize("id_, make", BREAK_CASES)
+def test_checker_reports_the_hand_made_violation(small, id_, make):
+    """The engines' Checker dispatches on kind: the same input is reported under the invariant's id."""
+    args = make(small)
+    checker = Checker(small, invariants.select([id_]))
+    if inv(id_).kind == "transition":
+        found = checker.check_transition(*args)
+    else:
+        found = checker.check_state(*args)
+    assert [i.id for i, _ in found] == [id_]
+
+
+def test_no_recreate_message_names_broker_partition_and_dirs(small):
+    message = check("no_recreate_with_bad_dir", small, *_break_no_recreate(small))
+    assert "broker 0" in message and "partition 0" in message and "isNewReplica=false" in message
+
+
+def test_real_legacy_step_breaks_no_recreate_with_bad_dir():
+    """Not hand-made: the pre-KIP-112 broker re-creates the log of scenario 1 on its good dir."""
+    legacy = model_of("small", variant="legacy")
+    s = deliver_all(legacy, step(legacy, init(legacy), "CreateTopic", 0))
+    s = deliver_all(legacy, step(legacy, s, "BrokerCrash", 0))
+    s = step(legacy, step(legacy, s, "DirFail", 0, 0), "BrokerRestart", 0)
+    s = step(legacy, s, "ControllerBrokerStartup", 0)
+    action, after = legacy.step(s, "BrokerLeaderAndIsr", (0,))
+    assert after.brokers[0].copies[0] == 0b11  # a second, empty copy on dir 1
+    assert after.brokers[0].replies[-1] == ((0, 0),)  # answered NONE, so the controller never learns
+    assert isinstance(check("no_recreate_with_bad_dir", legacy, s, action, after), str)
+    # Creating on a good dir is allowed by create_only_on_good_dir: the two invariants are independent.
+    assert check("create_only_on_good_dir", legacy, s, action, after) is None
+
