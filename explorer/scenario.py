@@ -83,6 +83,7 @@ def parse_step(model: Model, text: str, number: int) -> tuple[str, tuple]:
 def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tuple[SearchResult, list, list[str]]:
     """Apply every step, checking invariants after each; returns the result, the trace and the failed
     expectations."""
+    validate_expectations(model, scenario.expect)
     start = time.monotonic()
     checker = Checker(model, invariants)
     state = model.init_states()[0]
@@ -110,6 +111,34 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
         round(time.monotonic() - start, 3), {r.name: n for r, n in zip(model.rules, coverage)}, violations,
     )
     return result, trace, failed
+
+
+def _is_id(value, limit: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < limit
+
+
+def validate_expectations(model: Model, expect: dict) -> None:
+    """Reject an 'expect' whose values do not fit the model (bad input, not a failed expectation)."""
+    brokers, partitions = model.cfg.brokers, model.cfg.partitions
+    if "quiescent" in expect and not isinstance(expect["quiescent"], bool):
+        raise ScenarioError("expect.quiescent must be true or false")
+    if "brokers_up" in expect and not (
+            isinstance(expect["brokers_up"], list) and all(_is_id(b, brokers) for b in expect["brokers_up"])):
+        raise ScenarioError(f"expect.brokers_up must be a list of broker ids below {brokers}")
+    for key in ("leaders", "isr", "offline_replicas"):
+        table = expect.get(key, {})
+        if not isinstance(table, dict):
+            raise ScenarioError(f"expect.{key} must be an object keyed by partition")
+        for p, value in table.items():
+            if not (p.isdigit() and int(p) < partitions):
+                raise ScenarioError(f"expect.{key}: {p!r} is not a partition of this model (0..{partitions - 1})")
+            if key == "leaders":
+                ok = value is None or _is_id(value, brokers)
+            else:
+                ok = isinstance(value, list) and all(_is_id(b, brokers) for b in value)
+            if not ok:
+                what = "a broker id or null" if key == "leaders" else "a list of broker ids"
+                raise ScenarioError(f"expect.{key}[{p}] must be {what} below {brokers}")
 
 
 def check_expectations(model: Model, state: State, expect: dict) -> list[str]:

@@ -167,9 +167,11 @@ class ControllerStep:
         for p in partitions:
             self._set_partition_state(p, P_OFFLINE)
 
-    def trigger_online_partition_state_change(self) -> None:
-        """Move every New or Offline partition to Online, electing a leader where one can be elected."""
-        for p, part in enumerate(self.partitions):
+    def trigger_online_partition_state_change(self, partitions=None) -> None:
+        """Move every New or Offline partition (of those given; default all) to Online, electing a leader
+        where one can be elected."""
+        for p in range(len(self.partitions)) if partitions is None else partitions:
+            part = self.partitions[p]
             if part.state == P_NEW:
                 self._initialize_leader_and_isr(p)
             elif part.state == P_OFFLINE:

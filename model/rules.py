@@ -74,7 +74,7 @@ def create_topic(m, s, partition):
     step = ControllerStep(m, s)
     step.partitions_to_new([partition])
     step.replicas_to_new([(partition, i) for i in range(m.cfg.rf)])
-    step.trigger_online_partition_state_change()
+    step.trigger_online_partition_state_change([partition])
     step.replicas_to_online([(partition, i) for i in range(m.cfg.rf)])
     return step.finish()
 
@@ -136,7 +136,7 @@ def _guard_broker_crash(m, s, broker):
 
 
 @rule("BrokerCrash", params=("broker",), domain=_brokers, guard=_guard_broker_crash, kind="environment",
-      reference="KIP-112 scenario 3 (kill the leader); broker failure")
+      reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
 def broker_crash(m, s, broker):
     """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
     unsent responses are lost; its disks keep what they hold."""
@@ -151,7 +151,7 @@ def _guard_broker_restart(m, s, broker):
     if s.controller.live >> broker & 1:
         return f"the controller has not yet processed broker {broker}'s failure"
     if not B.has_live_dir(b):
-        return f"broker {broker} has no good log dir and would exit at start-up"
+        return f"broker {broker} has no live (good or saturated) log dir and would exit at start-up"
     return _budget_left(m, s, B_RESTARTS)
 
 

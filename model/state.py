@@ -127,12 +127,15 @@ _MEMO_LIMIT = 1 << 18
 
 
 def _memo_repr(part) -> str:
-    # Children share most brokers (and often the controller) with their parent: remember their encodings.
-    text = _REPR_MEMO.get(part)
-    if text is None:
-        if len(_REPR_MEMO) >= _MEMO_LIMIT:
-            _REPR_MEMO.clear()
-        text = _REPR_MEMO[part] = repr(part)
+    # Children share most brokers (and often the controller) with their parent object: remember the
+    # encodings by identity (the memo keeps the object alive, so its id is not reused while cached).
+    entry = _REPR_MEMO.get(id(part))
+    if entry is not None and entry[0] is part:
+        return entry[1]
+    if len(_REPR_MEMO) >= _MEMO_LIMIT:
+        _REPR_MEMO.clear()
+    text = repr(part)
+    _REPR_MEMO[id(part)] = (part, text)
     return text
 
 
