@@ -91,11 +91,16 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
     coverage = [0] * len(model.rules)
     um = model.rule_index["BrokerUpdateMetadata"]
     violations = [Violation(inv, msg, list(trace)) for inv, msg in checker.check_state(state)]
+    failed_steps: list[str] = []
     for number, text in enumerate(scenario.steps, start=1):
         name, args = parse_step(model, text, number)
         try:
             action, after = model.step(state, name, args)
         except ActionDisabled as e:
+            if violations:
+                # The run already broke an invariant: report that (exit 1) and say where the replay stopped.
+                failed_steps.append(f"replay stopped at step {number}: {e}")
+                break
             raise ScenarioError(f"step {number} {e}") from None
         coverage[action.rule] += 1
         coverage[um] += len(action.settled)
@@ -105,7 +110,7 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
             checker.failed.add(inv.id)
             violations.append(Violation(inv, msg, list(trace)))
         state = after
-    failed = check_expectations(model, state, scenario.expect)
+    failed = failed_steps or check_expectations(model, state, scenario.expect)
     result = SearchResult(
         "replay", "violation" if violations or failed else "ok", len(trace), len(trace) - 1, len(trace) - 1,
         round(time.monotonic() - start, 3), {r.name: n for r, n in zip(model.rules, coverage)}, violations,

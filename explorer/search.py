@@ -196,6 +196,8 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
     if run.record(run.checker.check_state(init), lambda: [(None, init)]):
         return run.result(1, 0, False)
     max_depth, max_states = options.max_depth, options.max_states
+    if max_depth is not None and max_depth <= 0:
+        return run.result(1, 0, True)
     stack = [(init, iter(model.successors(init)))]
     path: list[Action] = []
     deepest, bounded = 0, False

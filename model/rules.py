@@ -11,7 +11,7 @@ from .registry import rule
 from .state import (
     B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, GOOD,
     LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE, R_OFFLINE, R_ONLINE, REMOVED,
-    SATURATED, STOP_REPLICA, UPDATE_METADATA, Partition, State, replace_at,
+    SATURATED, STOP_REPLICA, UPDATE_METADATA, State, replace_at,
 )
 
 
@@ -204,10 +204,11 @@ def _guard_controller_failover(m, s):
 def controller_failover(m, s):
     """The controller moves to another broker. The old one's queued requests and unprocessed responses are
     lost. The new controller (epoch + 1) reads the live brokers and leader-and-ISR records from ZooKeeper,
-    starts with no knowledge of offline dirs, deletes pending log-dir notifications, sends UpdateMetadata to
-    every live broker, moves every live replica to OnlineReplica (LeaderAndIsr with isNewReplica=false) and
-    the others to OfflineReplica, marks partitions Online, Offline (leader not live) or New (no record), and
-    elects leaders for the New and Offline ones."""
+    starts with no knowledge of offline dirs, deletes pending log-dir notifications and sends UpdateMetadata
+    to every live broker. Its replica state machine starts: live replicas go OnlineReplica (LeaderAndIsr
+    with isNewReplica=false), the others OfflineReplica (removed from the ISR except the last member, leader
+    none if they led). Its partition state machine starts: partitions are Online (leader live), Offline or
+    New (no record), and leaders are elected for the New and Offline ones."""
     brokers = tuple(b._replace(inbox=(), replies=()) for b in s.brokers)
     live = 0
     for i, b in enumerate(s.brokers):
@@ -216,22 +217,32 @@ def controller_failover(m, s):
     c = s.controller
     cleared = c._replace(epoch=c.epoch + 1, live=live, offline=(0,) * m.cfg.brokers)
     step = ControllerStep(m, State(brokers, cleared, 0, _spend(s, B_FAILOVERS)))
+    step.add_update_metadata(range(m.cfg.partitions))
+    step.flush()
+    # ReplicaStateMachine.startup (Kafka 2.x to 3.6): initializeReplicaState, then the state changes. Kafka
+    # starts replicas that are not online in ReplicaDeletionIneligible; without deletion states the model
+    # uses OfflineReplica, which has the same valid transitions to OnlineReplica and OfflineReplica.
+    online, offline = [], []
     for p, part in enumerate(step.partitions):
         if part.state == P_NONEXISTENT:
             continue
         for i, b in enumerate(m.assignments[p]):
-            step.replicas[p][i] = R_ONLINE if step.is_replica_online(b, p) else R_OFFLINE
+            is_online = step.is_replica_online(b, p)
+            step.replicas[p][i] = R_ONLINE if is_online else R_OFFLINE
+            (online if is_online else offline).append((p, i))
+    step.replicas_to_online(online)
+    step.replicas_to_offline(offline)
+    # PartitionStateMachine.startup: initializePartitionState, then triggerOnlinePartitionStateChange.
+    for p, part in enumerate(step.partitions):
+        if part.state == P_NONEXISTENT:
+            continue
         if not step.has_leadership_record(p):
             state = P_NEW
         elif part.leader != -1 and step.is_replica_online(part.leader, p):
             state = P_ONLINE
         else:
             state = P_OFFLINE
-        step.partitions[p] = Partition(state, part.leader, part.leader_epoch, part.isr)
-    step.add_update_metadata(range(m.cfg.partitions))
-    step.flush()
-    online = [(p, i) for p in range(m.cfg.partitions) for i in range(m.cfg.rf) if step.replicas[p][i] == R_ONLINE]
-    step.replicas_to_online(online)
+        step.partitions[p] = part._replace(state=state)
     step.trigger_online_partition_state_change()
     return step.finish()
 
