@@ -1,0 +1,306 @@
+"""The command line against ../shared/CONTRACT.md: exit codes, one-line errors, the JSON report and listings."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import explorer
+import invariants
+from explorer.cli import main
+from model import Model, ModelConfig
+from model.presets import PRESETS, preset_config
+
+from helpers import REPO, init, model_of, step
+
+REPORT_KEYS = {"schema", "tool", "version", "model", "engine", "result", "distinct_states", "states_generated",
+               "depth", "elapsed_s", "coverage", "violations"}
+VIOLATION_KEYS = {"invariant", "kind", "message", "trace"}
+TRACE_KEYS = {"step", "action", "state"}
+
+
+def cli(*args, cwd=REPO, timeout=240):
+    """Run `python -m explorer ARGS` in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "JBODCHECK_PLUGINS"}
+    return subprocess.run([sys.executable, "-m", "explorer", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def in_process(capsys, *args):
+    """Run explorer.cli.main in this process; returns (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as e:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return e.value.code, out, err
+
+
+def assert_bad_input(proc, *words):
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got {proc.stderr!r}"
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+# ---- explore -----------------------------------------------------------------------------------------------
+
+def test_explore_tiny_is_ok_and_every_rule_fires():
+    p = cli("explore", "--preset", "tiny", "-q")
+    assert p.returncode == 0, p.stderr
+    assert "Result: ok" in p.stdout
+    assert "Every rule fired" in p.stdout
+    assert "VIOLATION" not in p.stdout
+    assert p.stderr == ""  # -q: no progress lines
+
+
+def test_explore_small_legacy_exits_1_and_names_the_invariant():
+    p = cli("explore", "--preset", "small", "--variant", "legacy", "-q")
+    assert p.returncode == 1, p.stderr
+    assert "no_recreate_with_bad_dir" in p.stdout
+    assert "VIOLATION" in p.stdout and "Trace" in p.stdout
+
+
+def _check_report(report, preset, variant, expect_violation):
+    assert REPORT_KEYS <= set(report), REPORT_KEYS - set(report)
+    assert report["schema"] == 1 and report["tool"] == "jbodcheck" and report["version"] == explorer.__version__
+    model = report["model"]
+    assert model["preset"] == preset and model["variant"] == variant
+    cfg = preset_config(preset, variant=variant)
+    for field in ModelConfig.field_names():  # every model parameter
+        assert model[field] == getattr(cfg, field), field
+    assert report["engine"] == "bfs"
+    assert report["result"] == ("violation" if expect_violation else "ok")
+    for key in ("distinct_states", "states_generated", "depth"):
+        assert isinstance(report[key], int) and report[key] >= 0
+    assert isinstance(report["elapsed_s"], (int, float))
+    assert set(report["coverage"]) == {r.name for r in Model(cfg).rules}
+    assert isinstance(report["violations"], list)
+    assert bool(report["violations"]) == expect_violation
+    ids = {i.id: i.kind for i in invariants.INVARIANTS}
+    for v in report["violations"]:
+        assert VIOLATION_KEYS <= set(v)
+        assert v["kind"] == ids[v["invariant"]]
+        assert isinstance(v["message"], str) and "\n" not in v["message"]
+        assert [t["step"] for t in v["trace"]] == list(range(len(v["trace"])))
+        for t in v["trace"]:
+            assert TRACE_KEYS <= set(t)
+            assert isinstance(t["state"], dict) and t["state"]
+        assert v["trace"][0]["action"] is None
+        assert all(isinstance(t["action"], str) and "(" in t["action"] for t in v["trace"][1:])
+
+
+def test_json_to_stdout_parses_and_has_every_contract_key():
+    p = cli("explore", "--preset", "tiny", "--variant", "legacy", "-q", "--json", "-")
+    assert p.returncode == 1
+    report = json.loads(p.stdout)  # stdout holds only the JSON; the summary goes to stderr
+    _check_report(report, "tiny", "legacy", expect_violation=True)
+    assert report["violations"][0]["invariant"] == "no_recreate_with_bad_dir"
+    assert "no_recreate_with_bad_dir" in p.stderr
+
+
+def test_json_report_of_a_clean_run(capsys):
+    code, out, _ = in_process(capsys, "explore", "--preset", "tiny", "-q", "--json", "-")
+    assert code == 0
+    report = json.loads(out)
+    _check_report(report, "tiny", "kip112", expect_violation=False)
+    assert all(n > 0 for n in report["coverage"].values())
+    assert report["states_generated"] >= report["distinct_states"] - 1
+
+
+def test_json_to_a_file_keeps_the_summary_on_stdout(tmp_path, capsys):
+    path = tmp_path / "report.json"
+    code, out, _ = in_process(capsys, "explore", "--preset", "tiny", "-q", "--max-depth", "3", "--json", path)
+    assert code == 0
+    assert "Result: bounded" in out
+    report = json.loads(path.read_text())
+    assert report["result"] == "bounded" and report["depth"] == 3
+
+
+def test_invariant_option_limits_the_check(capsys):
+    base = ("explore", "--preset", "tiny", "--variant", "legacy", "-q", "--max-depth", "4", "--json", "-")
+    code, out, _ = in_process(capsys, *base)
+    assert code == 1 and json.loads(out)["violations"][0]["invariant"] == "no_recreate_with_bad_dir"
+    code, out, _ = in_process(capsys, *base, "--invariant", "offline_gauges_match",
+                              "--invariant", "leader_is_live_isr_member")
+    assert code == 0
+    report = json.loads(out)
+    assert report["violations"] == [] and report["result"] == "bounded"
+
+
+def test_explicit_flags_override_the_preset(capsys):
+    code, out, _ = in_process(capsys, "explore", "--preset", "tiny", "--max-crashes", "0", "-q", "--max-depth", "2",
+                              "--json", "-")
+    assert code == 0
+    model = json.loads(out)["model"]
+    assert model["max_crashes"] == 0 and model["brokers"] == 2
+
+
+# ---- bad input: exit 2, one line on stderr, no traceback -----------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    (("explore", "--preset", "nope"), ("nope",)),
+    (("explore", "--brokers", "3", "--rf", "4"), ("--rf",)),
+    (("explore", "--brokers", "0"), ("--brokers",)),
+    (("explore", "--preset", "tiny", "--frobnicate"), ("--frobnicate",)),
+    (("explore", "--preset", "tiny", "--invariant", "no_such_invariant"), ("no_such_invariant",)),
+    (("explore", "--preset", "tiny", "--variant", "nope"), ("nope",)),
+    (("explore", "--preset", "tiny", "--max-states", "0"), ("--max-states",)),
+    (("explore", "--preset", "tiny", "--engine", "nope"), ("nope",)),
+    (("explore", "--preset", "tiny", "--brokers", "two"), ("two",)),
+    (("no-such-command",), ("no-such-command",)),
+    (("rules", "--preset", "nope"), ("nope",)),
+])
+def test_bad_options_exit_2_with_one_line(args, words):
+    line = assert_bad_input(cli(*args), *words)
+    assert line.startswith("jbodcheck")
+
+
+def _scenario(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("name, data, words", [
+    ("invalid.json", '{"model": {"preset": "tiny"}, "steps": [', ("not valid JSON",)),
+    ("not-a-list.json", {"model": {"preset": "tiny"}, "steps": "CreateTopic(partition=0)"}, ("steps",)),
+    ("not-strings.json", {"model": {"preset": "tiny"}, "steps": [1, 2]}, ("steps",)),
+    ("unknown-rule.json", {"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=0)", "Explode(broker=0)"]},
+     ("step 2", "Explode")),
+    ("bad-args.json", {"model": {"preset": "tiny"}, "steps": ["BrokerCrash(node=0)"]}, ("step 1", "broker")),
+    ("out-of-range.json", {"model": {"preset": "tiny"}, "steps": ["BrokerCrash(broker=9)"]}, ("step 1",)),
+    ("bad-model.json", {"model": {"preset": "tiny", "rf": 5}, "steps": []}, ("--rf",)),
+    ("unknown-key.json", {"model": {"preset": "tiny"}, "steps": [], "expected": {}}, ("expected",)),
+    ("not-an-object.json", '["CreateTopic(partition=0)"]', ()),
+])
+def test_malformed_scenario_files_exit_2(tmp_path, name, data, words):
+    path = _scenario(tmp_path, name, data)
+    assert_bad_input(cli("replay", path), *words)
+
+
+def test_disabled_step_names_the_step_and_the_guards_reason(tmp_path):
+    steps = ["CreateTopic(partition=0)", "BrokerLeaderAndIsr(broker=0)", "BrokerStopReplica(broker=0)"]
+    path = _scenario(tmp_path, "disabled.json", {"model": {"preset": "tiny"}, "steps": steps})
+    m = model_of("tiny")
+    s = step(m, step(m, init(m), "CreateTopic", 0), "BrokerLeaderAndIsr", 0)
+    reason = m.rule("BrokerStopReplica").guard(m, s, 0)
+    assert reason is not None
+    line = assert_bad_input(cli("replay", path), "step 3", "BrokerStopReplica(broker=0)")
+    assert reason in line
+
+
+def test_disabled_first_step(tmp_path):
+    path = _scenario(tmp_path, "first.json", {"model": {"preset": "tiny"}, "steps": ["BrokerLeaderAndIsr(broker=1)"]})
+    m = model_of("tiny")
+    reason = m.rule("BrokerLeaderAndIsr").guard(m, init(m), 1)
+    line = assert_bad_input(cli("replay", path), "step 1", "BrokerLeaderAndIsr(broker=1)")
+    assert reason in line
+
+
+def test_nonexistent_scenario_path_exits_2(tmp_path):
+    assert_bad_input(cli("replay", tmp_path / "nowhere" / "scenario.json"), "nowhere")
+
+
+@pytest.mark.parametrize("where", ["missing-dir", "is-a-dir"])
+def test_unwritable_json_path_exits_2(tmp_path, where):
+    target = tmp_path / "missing" / "report.json" if where == "missing-dir" else tmp_path
+    line = assert_bad_input(cli("explore", "--preset", "tiny", "-q", "--max-depth", "2", "--json", target), "JSON")
+    assert str(target) in line
+
+
+def test_in_process_bad_input_also_exits_2(capsys):
+    code, out, err = in_process(capsys, "explore", "--preset", "nope")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "nope" in err
+
+
+# ---- replay --------------------------------------------------------------------------------------------------
+
+def test_replay_of_a_failing_expectation_exits_1(tmp_path):
+    data = {"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=0)"], "expect": {"quiescent": True}}
+    p = cli("replay", _scenario(tmp_path, "busy.json", data))
+    assert p.returncode == 1
+    assert "Expectations that do not hold" in p.stdout and "quiescent" in p.stdout
+
+
+def test_replay_json_report_has_the_explore_shape(tmp_path, capsys):
+    data = {"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=0)", "BrokerLeaderAndIsr(broker=0)"]}
+    code, out, _ = in_process(capsys, "replay", _scenario(tmp_path, "ok.json", data), "--json", "-")
+    assert code == 0
+    report = json.loads(out)
+    assert REPORT_KEYS <= set(report)
+    assert report["result"] == "ok" and report["violations"] == []
+    assert report["model"]["preset"] == "tiny"
+    assert report["coverage"]["CreateTopic"] == 1 and report["coverage"]["BrokerLeaderAndIsr"] == 1
+
+
+# ---- listings ----------------------------------------------------------------------------------------------------
+
+def test_presets_json(capsys):
+    code, out, _ = in_process(capsys, "presets", "--json")
+    assert code == 0
+    entries = json.loads(out)
+    assert {"tiny", "small", "medium"} <= {e["name"] for e in entries}
+    assert [e["name"] for e in entries] == list(PRESETS)
+    for e in entries:
+        assert {"name", "model", "description"} <= set(e)
+        assert set(ModelConfig.field_names()) <= set(e["model"])
+        assert e["model"] == preset_config(e["name"]).as_dict()
+        assert e["description"]
+
+
+def test_rules_json(capsys):
+    code, out, _ = in_process(capsys, "rules", "--json")
+    assert code == 0
+    entries = json.loads(out)
+    assert [e["name"] for e in entries] == [r.name for r in Model(ModelConfig()).rules]
+    for e in entries:
+        assert {"name", "reference", "doc"} <= set(e)
+        assert e["reference"] and e["doc"]
+
+
+def test_invariants_json(capsys):
+    code, out, _ = in_process(capsys, "invariants", "--json")
+    assert code == 0
+    entries = json.loads(out)
+    assert [e["id"] for e in entries] == [i.id for i in invariants.INVARIANTS]
+    for e in entries:
+        assert {"id", "kind", "statement", "reference"} <= set(e)
+        assert e["kind"] in ("state", "transition", "quiescent")
+
+
+def test_text_listings_work(capsys):
+    for command in ("presets", "rules", "invariants"):
+        code, out, _ = in_process(capsys, command)
+        assert code == 0 and out.strip()
+    _, out, _ = in_process(capsys, "invariants")
+    assert all(i.id in out for i in invariants.INVARIANTS)
+
+
+# ---- entry points ---------------------------------------------------------------------------------------------------
+
+def test_console_script_is_on_path():
+    exe = shutil.which("jbodcheck")
+    assert exe, "the jbodcheck console script is not on PATH (pip install -e .)"
+    p = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0
+    for command in ("explore", "replay", "presets", "rules", "invariants"):
+        assert command in p.stdout
+    v = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+    assert v.returncode == 0 and explorer.__version__ in v.stdout
+
+
+def test_python_dash_m_explorer_help():
+    p = cli("--help")
+    assert p.returncode == 0 and "explore" in p.stdout and "replay" in p.stdout
+    p = cli("explore", "--help")
+    assert p.returncode == 0
+    for option in ("--preset", "--variant", "--brokers", "--dirs", "--partitions", "--rf", "--max-depth",
+                   "--max-states", "--seed", "--invariant", "--all-violations", "--json"):
+        assert option in p.stdout, option

@@ -1,0 +1,144 @@
+"""Every scenario file in scenarios/ replays without an invariant violation or a failed expectation; the KIP-112
+Test Plan scenarios are there, and the pre-KIP-112 broker fails scenario 1."""
+from __future__ import annotations
+
+import attrs
+import pytest
+
+import invariants
+from explorer.cli import main
+from explorer.scenario import ScenarioError, check_expectations, load_scenario, replay
+from model import Model, ModelConfig
+from model.presets import preset_config
+from model.state import E_STORAGE
+
+from helpers import SCENARIOS
+
+FILES = sorted(SCENARIOS.glob("*.json"))
+KIP_TEST_PLAN = {
+    1: "kip112-1-dir-failure-at-bootstrap.json",
+    2: "kip112-2-leader-dir-failure-at-runtime.json",
+    3: "kip112-3-follower-dir-failure-at-runtime.json",
+}
+
+
+def model_for(scenario, **override) -> Model:
+    """The scenario's model as `jbodcheck replay` builds it: its preset (if any), then its parameters, then overrides."""
+    params = dict(scenario.model)
+    preset = params.pop("preset", None)
+    params.update(override)
+    return Model(preset_config(preset, **params) if preset is not None else ModelConfig.from_dict(params))
+
+
+def replayed(path, **override):
+    scenario = load_scenario(str(path))
+    model = model_for(scenario, **override)
+    result, trace, failed = replay(model, scenario, invariants.select())
+    return scenario, model, result, trace, failed
+
+
+def test_the_kip112_test_plan_scenarios_exist():
+    names = {f.name for f in FILES}
+    missing = set(KIP_TEST_PLAN.values()) - names
+    assert not missing, f"missing scenario files: {missing}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_scenario_replays_cleanly(path):
+    scenario, model, result, trace, failed = replayed(path)
+    assert scenario.description, "every scenario says what it checks"
+    assert scenario.expect, "every scenario states the facts it expects at the end"
+    assert [v.invariant.id for v in result.violations] == []
+    assert failed == []
+    assert result.result == "ok"
+    assert len(trace) == len(scenario.steps) + 1
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_scenario_replays_through_the_cli(path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["replay", str(path)])
+    out, err = capsys.readouterr()
+    assert e.value.code == 0, err
+    assert "Every expectation holds" in out
+
+
+@pytest.mark.parametrize("number", sorted(KIP_TEST_PLAN))
+def test_kip_scenarios_end_quiescent_with_everything_validated(number):
+    scenario, model, _, trace, _ = replayed(SCENARIOS / KIP_TEST_PLAN[number])
+    assert scenario.expect.get("quiescent") is True
+    for key in ("brokers_up", "leaders", "isr", "offline_replicas"):
+        assert key in scenario.expect, key
+    final = trace[-1][1]
+    assert model.is_quiescent(final)
+    # The controller learned about the bad dir from a KAFKA_STORAGE_ERROR in a LeaderAndIsr response.
+    assert any(reply == ((0, E_STORAGE),) for _, s in trace for b in s.brokers for reply in b.replies)
+
+
+def test_scenario_1_outcome():
+    _, model, _, trace, _ = replayed(SCENARIOS / KIP_TEST_PLAN[1])
+    first, final = trace[1][1], trace[-1][1]
+    old_leader = first.controller.partitions[0].leader
+    assert final.controller.partitions[0].leader not in (old_leader, -1)
+    assert all(b.up for b in final.brokers)
+    assert all(b.meta[0].offline == 1 << old_leader for b in final.brokers)
+    # Nothing was re-created: the old leader still holds only the log it created with the topic.
+    original = next(s.brokers[old_leader].copies[0] for _, s in trace if s.brokers[old_leader].copies[0])
+    assert final.brokers[old_leader].copies[0] == original
+
+
+def test_expectations_are_really_checked():
+    """A wrong expectation on scenario 1's final state is reported: the checker is not a no-op."""
+    scenario, model, _, trace, _ = replayed(SCENARIOS / KIP_TEST_PLAN[1])
+    final = trace[-1][1]
+    assert check_expectations(model, final, scenario.expect) == []
+    wrong = [
+        {"quiescent": False},
+        {"brokers_up": [1, 2]},
+        {"leaders": {"0": 0}},
+        {"leaders": {"0": None}},
+        {"isr": {"0": [0, 1, 2]}},
+        {"offline_replicas": {"0": []}},
+    ]
+    for expect in wrong:
+        assert len(check_expectations(model, final, expect)) >= 1, expect
+    bad = attrs.evolve(scenario, expect={"leaders": {"0": 0}})
+    result, _, failed = replay(model, bad, invariants.select())
+    assert failed and result.result == "violation"
+
+
+def _longest_replayable(scenario, model):
+    """The scenario cut at the first step the model cannot take (its expectations dropped)."""
+    for k in range(len(scenario.steps), 0, -1):
+        cut = attrs.evolve(scenario, steps=scenario.steps[:k], expect={})
+        try:
+            return cut, replay(model, cut, invariants.select())
+        except ScenarioError:
+            continue
+    raise AssertionError("not even the first step replays")
+
+
+def test_legacy_variant_violates_no_recreate_in_scenario_1():
+    scenario = load_scenario(str(SCENARIOS / KIP_TEST_PLAN[1]))
+    legacy = model_for(scenario, variant="legacy")
+    assert legacy.cfg.variant == "legacy"
+    cut, (result, trace, _) = _longest_replayable(scenario, legacy)
+    ids = [v.invariant.id for v in result.violations]
+    assert "no_recreate_with_bad_dir" in ids
+    violation = result.violations[ids.index("no_recreate_with_bad_dir")]
+    last_action = violation.trace[-1][0]
+    assert legacy.rules[last_action.rule].name == "BrokerLeaderAndIsr" and last_action.args == (0,)
+    # The same steps under kip112 are clean.
+    kip112 = model_for(scenario)
+    result, _, _ = replay(kip112, cut, invariants.select())
+    assert result.violations == []
+
+
+def test_legacy_variant_also_breaks_the_replay_through_the_cli(capsys):
+    """`jbodcheck replay FILE --variant legacy` must not end in a traceback; it exits 1 or 2 with a message."""
+    with pytest.raises(SystemExit) as e:
+        main(["replay", str(SCENARIOS / KIP_TEST_PLAN[1]), "--variant", "legacy"])
+    out, err = capsys.readouterr()
+    assert e.value.code in (1, 2)
+    assert "Traceback" not in out + err
+    assert ("no_recreate_with_bad_dir" in out) or (len(err.strip().splitlines()) == 1 and "step" in err)
