@@ -67,6 +67,17 @@ def _select_invariants(ids) -> list:
         raise BadInput(f"unknown invariant {e.args[0]} (known: {known})") from None
 
 
+def _check_writable(json_path: str | None) -> None:
+    """Fail on an unwritable --json path before a long search rather than after it."""
+    if json_path in (None, "-"):
+        return
+    try:
+        with open(json_path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise BadInput(f"cannot write the JSON report to {json_path}: {e.strerror}") from None
+
+
 def _emit(report: dict, summary: str, json_path: str | None) -> None:
     """The JSON report to a file or stdout; the text summary to stdout (stderr when the JSON takes stdout)."""
     if json_path == "-":
@@ -83,6 +94,60 @@ def _emit(report: dict, summary: str, json_path: str | None) -> None:
     click.echo(summary)
 
 
+def _load_plugins(ctx, param, names) -> None:
+    """--plugin MODULE (repeatable) and JBODCHECK_PLUGINS: import users' invariant modules (docs/extending.md)."""
+    try:
+        invariants_pkg.load_plugins(names or (), env=True)
+    except invariants_pkg.PluginError as e:
+        raise BadInput(str(e)) from None
+
+
+def _plugin_option(f):
+    return click.option("--plugin", "plugins", multiple=True, metavar="MODULE", expose_value=False,
+                        callback=_load_plugins,
+                        help="Import MODULE (a module name or a .py file) for its @invariants.invariant "
+                             "registrations (repeatable; also JBODCHECK_PLUGINS=mod1,mod2).")(f)
+
+
+def _spark_options(f):
+    """The Spark engine's options (docs/spark.md); pyspark is imported only when --engine spark runs."""
+    f = click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+                     help="Spark engine: a Spark setting, e.g. spark.driver.memory=4g (repeatable).")(f)
+    f = click.option("--checkpoint-dir", default=None, metavar="PATH",
+                     help="Spark engine: directory (shared on a cluster) for reliable checkpoints every few levels.")(f)
+    f = click.option("--spark-partitions", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Spark engine: partitions of the frontier and visited set [default: executor cores].")(f)
+    f = click.option("--master", default=None, metavar="URL",
+                     help="Spark engine: the Spark master [default: local[*], or spark-submit's].")(f)
+    return f
+
+
+def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs):
+    """The Spark engine's options, checked before Spark starts; None for the local engines."""
+    given = master is not None or partitions is not None or checkpoint_dir is not None or conf_pairs
+    if engine != "spark":
+        if given:
+            raise BadInput("--master, --spark-partitions, --checkpoint-dir and --spark-conf need --engine spark")
+        return None
+    from spark_explore import SparkSetupError
+    from spark_explore.cli import options_from_cli
+
+    try:
+        return options_from_cli(master, partitions, checkpoint_dir, conf_pairs)
+    except SparkSetupError as e:
+        raise BadInput(str(e)) from None
+
+
+def _spark_run(model, selected, options, spark):
+    from spark_explore import SparkSetupError
+    from spark_explore.cli import run
+
+    try:
+        return run(model, selected, options, spark)
+    except SparkSetupError as e:
+        raise BadInput(str(e)) from None
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(package_name="jbodcheck", prog_name="jbodcheck")
 def cli():
@@ -91,8 +156,10 @@ def cli():
 
 @cli.command()
 @_model_options
-@click.option("--engine", type=click.Choice(ENGINES), default="bfs", show_default=True,
-              help="bfs: exhaustive, shortest traces; dfs: exhaustive depth-first; random: seeded random walks.")
+@_plugin_option
+@click.option("--engine", type=click.Choice((*ENGINES, "spark")), default="bfs", show_default=True,
+              help="bfs: exhaustive, shortest traces; dfs: exhaustive depth-first; random: seeded random walks; "
+                   "spark: BFS on Apache Spark (docs/spark.md).")
 @click.option("--max-depth", type=click.IntRange(min=0), default=None, metavar="N",
               help="Explore at most N steps from the initial state (random: steps per walk).")
 @click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
@@ -105,23 +172,32 @@ def cli():
 @click.option("--all-violations", is_flag=True, help="Keep searching after the first violation (one per invariant).")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@_spark_options
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
-            **kwargs):
+            master, spark_partitions, checkpoint_dir, spark_conf, **kwargs):
     """Search the model's state space for invariant violations."""
+    _check_writable(json_path)
+    spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     cfg = _build_config(preset, _model_params(kwargs))
     model = Model(cfg)
     selected = _select_invariants(invariant_ids)
     progress = None if quiet else (lambda line: click.echo(f"[{engine}] {line}", err=True))
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
                             all_violations=all_violations, progress=progress)
-    result = run_search(engine, model, selected, options)
-    _emit(report_dict(model, preset, result), summary_text(model, preset, result), json_path)
+    result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+    report, summary = report_dict(model, preset, result), summary_text(model, preset, result)
+    if spark is not None:
+        from spark_explore.cli import annotate
+
+        report, summary = annotate(report, summary, result)
+    _emit(report, summary, json_path)
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
 @cli.command(name="replay")
 @click.argument("scenario_path", metavar="SCENARIO.json")
 @_model_options
+@_plugin_option
 @click.option("--invariant", "invariant_ids", multiple=True, metavar="ID", help="Check only this invariant.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
@@ -184,6 +260,7 @@ def rules(preset, as_json, **kwargs):
 
 
 @cli.command(name="invariants")
+@_plugin_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def invariants_command(as_json):
     """List every invariant: id, kind, statement, reference."""
@@ -197,18 +274,81 @@ def invariants_command(as_json):
     return EXIT_OK
 
 
+@cli.command()
+@_model_options
+@_plugin_option
+@click.option("--loose-bounds/--model-bounds", "loose", default=None,
+              help="Loose event bounds for long histories (the default without --preset; see docs/extending.md) "
+                   "or the model's own defaults / the preset's bounds (the default with --preset). "
+                   "Explicit bound flags override either.")
+@click.option("--examples", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Hypothesis examples (runs from the initial state) to try.  [default: 200]")
+@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Maximum steps per example.  [default: 60]")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of Hypothesis's random choices.")
+@click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
+              help="Check only this invariant (repeatable; default: all).")
+@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
+@click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
+              help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):
+    """Hypothesis stateful testing of the model: random runs, shrunk to a short counterexample."""
+    from .fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS, LOOSE_BOUNDS, FuzzOptions, fuzz as run_fuzz, scenario_dict
+
+    params = _model_params(kwargs)
+    use_loose = (preset is None) if loose is None else loose
+    if use_loose:
+        params = {**LOOSE_BOUNDS, **params}
+    cfg = _build_config(preset, params)
+    model = Model(cfg)
+    selected = _select_invariants(invariant_ids)
+    examples = DEFAULT_EXAMPLES if examples is None else examples
+    steps = DEFAULT_STEPS if steps is None else steps
+    progress = None if quiet else (lambda line: click.echo(f"[hypothesis] {line}", err=True))
+    outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed, progress=progress))
+    result, failure = outcome.result, outcome.failure
+
+    bounds = ", ".join(f"{k.removeprefix('max_')}={getattr(cfg, k)}" for k in BOUNDS)
+    lines = [summary_text(model, preset, result),
+             f"Hypothesis: {examples} examples of up to {steps} steps, seed {seed}; bounds: {bounds}."]
+    report = report_dict(model, preset, result)
+    report["hypothesis"] = {"examples": examples, "steps": steps, "seed": seed, "examples_run": outcome.examples_run,
+                            "shrunk_steps": outcome.shrunk_steps}
+    if failure is not None:
+        report["violations"][0]["steps"] = failure.steps
+        lines.append(f"Counterexample ({len(failure.steps)} steps; Hypothesis shrank the run to "
+                     f"{outcome.shrunk_steps}, then every step it does not need was removed): "
+                     + "; ".join(failure.steps))
+        if scenario_path is not None:
+            inv = failure.invariant
+            description = f"jbodcheck fuzz --seed {seed}: violation of {inv.id}: {failure.message}"
+            module = getattr(inv.check, "__module__", "") or ""
+            if not module.startswith("invariants."):
+                description += f" (the invariant comes from plugin {module}: replay with --plugin {module})"
+            try:
+                with open(scenario_path, "w", encoding="utf-8") as f:
+                    json.dump(scenario_dict(model, failure.actions, preset, description), f, indent=2)
+                    f.write("\n")
+            except OSError as e:
+                raise BadInput(f"cannot write the scenario to {scenario_path}: {e.strerror}") from None
+            lines.append(f"Scenario written to {scenario_path}: jbodcheck replay {scenario_path}")
+    elif scenario_path is not None:
+        lines.append(f"No counterexample: {scenario_path} not written.")
+    _emit(report, "\n".join(lines), json_path)
+    return EXIT_VIOLATION if result.violations else EXIT_OK
+
+
 def main(argv=None) -> None:
     try:
         code = cli.main(args=argv, prog_name="jbodcheck", standalone_mode=False)
     except click.exceptions.Exit as e:
         code = e.exit_code
-    except click.exceptions.Abort:
-        click.echo("jbodcheck: aborted", err=True)
-        code = EXIT_VIOLATION
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        # click turns Ctrl-C into Abort; 130 is the shell's code for an interrupted command.
+        click.echo("jbodcheck: interrupted", err=True)
+        code = 130
     except click.ClickException as e:
         click.echo(f"jbodcheck: error: {e.format_message()}", err=True)
         code = EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        click.echo("jbodcheck: interrupted", err=True)
-        code = 130
     sys.exit(code if isinstance(code, int) else EXIT_OK)

@@ -1,0 +1,285 @@
+"""Local BFS against the Spark engine on one preset: wall times, per-level overhead, peak memory of the driver,
+the JVM and the Python workers, and the driver's memory level by level (it must stay flat while the visited
+set grows). Each engine runs in its own process. Not a test: figures vary with the machine (docs/spark.md).
+
+    python3 benchmarks/spark_vs_bfs.py                              # medium, Spark on local[2]
+    python3 benchmarks/spark_vs_bfs.py small --master 'local[2]' --set max_faults=3 --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MB = 1024 * 1024
+
+
+# -- /proc helpers (Linux) -------------------------------------------------------------------------------
+
+def _status(pid: int) -> dict:
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                out[key] = value.strip()
+    except OSError:
+        pass
+    return out
+
+
+def _kb(value: str | None) -> float:
+    return int(value.split()[0]) / 1024 if value else 0.0
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                out.extend(int(c) for c in f.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    todo, seen = [pid], []
+    while todo:
+        p = todo.pop()
+        for c in _children(p):
+            seen.append(c)
+            todo.append(c)
+    return seen
+
+
+class Sampler(threading.Thread):
+    """Samples the RSS of the driver, the JVM and the Python workers (descendants of the JVM) every 0.2 s."""
+
+    def __init__(self, jvm_pid: int):
+        super().__init__(daemon=True)
+        self.jvm_pid = jvm_pid
+        self.peak = {"driver_mb": 0.0, "jvm_mb": 0.0, "workers_total_mb": 0.0, "worker_max_mb": 0.0}
+        self.worker_hwm: dict[int, float] = {}
+        self.stop_event = threading.Event()
+
+    def sample(self) -> dict:
+        now = {"driver_mb": _kb(_status(os.getpid()).get("VmRSS")),
+               "jvm_mb": _kb(_status(self.jvm_pid).get("VmRSS"))}
+        total = 0.0
+        for pid in _descendants(self.jvm_pid):
+            st = _status(pid)
+            if not st.get("Name", "").startswith("python"):
+                continue
+            rss = _kb(st.get("VmRSS"))
+            total += rss
+            self.worker_hwm[pid] = max(self.worker_hwm.get(pid, 0.0), _kb(st.get("VmHWM")))
+            self.peak["worker_max_mb"] = max(self.peak["worker_max_mb"], rss)
+        now["workers_total_mb"] = total
+        for k in ("driver_mb", "jvm_mb", "workers_total_mb"):
+            self.peak[k] = max(self.peak[k], now[k])
+        return now
+
+    def run(self):
+        while not self.stop_event.wait(0.2):
+            self.sample()
+
+
+# -- the two children --------------------------------------------------------------------------------------
+
+def _config(preset: str, overrides: dict):
+    from model.presets import preset_config
+    return preset_config(preset, **overrides)
+
+
+def child_bfs(preset: str, overrides: dict) -> dict:
+    from explorer.search import SearchOptions, bfs
+    from invariants import select
+    from model import Model
+
+    started = time.monotonic()
+    model = Model(_config(preset, overrides))
+    result = bfs(model, select(), SearchOptions())
+    return {"engine": "bfs", "result": result.result, "distinct_states": result.distinct_states,
+            "states_generated": result.states_generated, "depth": result.depth, "coverage": result.coverage,
+            "search_s": result.elapsed_s, "process_s": round(time.monotonic() - started, 2),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def child_spark(preset: str, overrides: dict, master: str, partitions: int | None) -> dict:
+    from explorer.search import SearchOptions
+    from invariants import select
+    from model import Model
+    from spark_explore import SparkOptions, explore_spark, session
+
+    started = time.monotonic()
+    model = Model(_config(preset, overrides))
+    options = SparkOptions(master=master, partitions=partitions)
+    handle = session.start(options)
+    sc = handle.sc
+    jvm_pid = sc._gateway.proc.pid
+    sampler = Sampler(jvm_pid)
+    sampler.start()
+    spark_started_s = time.monotonic() - started
+    runtime = sc._jvm.java.lang.Runtime.getRuntime()
+    levels = []
+
+    def on_level(figures: dict) -> None:
+        now = sampler.sample()
+        cached = sum(i.memSize() + i.diskSize() for i in sc._jsc.sc().getRDDStorageInfo())
+        busiest = max(p["seconds"] for p in figures["partitions"])
+        levels.append({
+            "level": figures["level"], "frontier": figures["frontier"], "distinct": figures["distinct"],
+            "seconds": round(figures["seconds"], 3), "busiest_partition_s": round(busiest, 3),
+            "overhead_s": round(figures["seconds"] - busiest, 3),
+            "driver_rss_mb": round(now["driver_mb"], 1), "jvm_rss_mb": round(now["jvm_mb"], 1),
+            "jvm_heap_used_mb": round((runtime.totalMemory() - runtime.freeMemory()) / MB, 1),
+            "cached_mb": round(cached / MB, 1), "workers_rss_mb": round(now["workers_total_mb"], 1),
+            "worker_peak_rss_mb": round(max(p["worker_peak_rss_mb"] for p in figures["partitions"]), 1),
+        })
+        print(f"  level {figures['level']:>3}  frontier {figures['frontier']:>9,}  distinct {figures['distinct']:>11,}"
+              f"  {figures['seconds']:6.2f}s  driver {now['driver_mb']:6.1f} MB  JVM {now['jvm_mb']:7.1f} MB"
+              f"  cached {cached / MB:7.1f} MB  workers {now['workers_total_mb']:7.1f} MB", file=sys.stderr)
+
+    try:
+        result = explore_spark(model, select(), SearchOptions(), options, sc=sc, on_level=on_level)
+        sampler.sample()
+    finally:
+        sampler.stop_event.set()
+        handle.stop()
+    return {"engine": "spark", "master": master, "partitions": result.spark["partitions"],
+            "result": result.result, "distinct_states": result.distinct_states,
+            "states_generated": result.states_generated, "depth": result.depth, "coverage": result.coverage,
+            "search_s": result.elapsed_s, "spark_start_s": round(spark_started_s, 2),
+            "process_s": round(time.monotonic() - started, 2),
+            "peak": {k: round(v, 1) for k, v in sampler.peak.items()},
+            "worker_hwm_mb": sorted(round(v, 1) for v in sampler.worker_hwm.values()),
+            "levels": levels}
+
+
+def _run_child(args: list[str]) -> dict:
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *args], stdout=subprocess.PIPE,
+                          env=env, text=True, check=True)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["wall_s"] = round(time.monotonic() - started, 2)
+    return out
+
+
+def _parse_set(values) -> dict:
+    out = {}
+    for item in values or ():
+        key, _, value = item.partition("=")
+        out[key] = value.lower() == "true" if value.lower() in ("true", "false") else int(value)
+    return out
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("preset", nargs="?", default="medium")
+    parser.add_argument("--set", action="append", metavar="PARAM=N", help="override a model parameter")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--spark-partitions", type=int, default=None)
+    parser.add_argument("--skip-bfs", action="store_true", help="run only the Spark engine")
+    parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
+    parser.add_argument("--child", choices=("bfs", "spark"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    overrides = _parse_set(args.set)
+
+    if args.child == "bfs":
+        print(json.dumps(child_bfs(args.preset, overrides)))
+        return
+    if args.child == "spark":
+        print(json.dumps(child_spark(args.preset, overrides, args.master, args.spark_partitions)))
+        return
+
+    common = [args.preset] + [f"--set={s}" for s in (args.set or ())]
+    load_before = _loadavg()
+    print(f"Spark engine ({args.master}) on preset {args.preset} {overrides or ''}: levels as they finish",
+          file=sys.stderr)
+    spark_args = common + ["--master", args.master]
+    if args.spark_partitions:
+        spark_args += ["--spark-partitions", str(args.spark_partitions)]
+    spark = _run_child(["spark", *spark_args])
+    bfs = None if args.skip_bfs else _run_child(["bfs", *common])
+    load_after = _loadavg()
+
+    machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+               "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024 ** 3, 1),
+               "loadavg_before": load_before, "loadavg_after": load_after}
+    try:
+        import pyspark
+        machine["pyspark"] = pyspark.__version__
+        machine["java"] = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    except Exception:  # noqa: BLE001
+        pass
+
+    levels = spark["levels"]
+    quiet_levels = [lv for lv in levels[1:] if lv["busiest_partition_s"] < 0.05]   # no work: the fixed cost
+    summary = {
+        "machine": machine, "preset": args.preset, "overrides": overrides, "spark": spark, "bfs": bfs,
+        "per_level_overhead_s": {
+            "mean": round(sum(lv["overhead_s"] for lv in levels) / len(levels), 3),
+            "median": sorted(lv["overhead_s"] for lv in levels)[len(levels) // 2],
+            "fixed_cost_of_a_near_empty_level": round(sum(lv["seconds"] for lv in quiet_levels) / len(quiet_levels), 3)
+            if quiet_levels else None,
+        },
+    }
+    if bfs is not None:
+        same = {k: spark[k] == bfs[k] for k in ("result", "distinct_states", "states_generated", "depth", "coverage")}
+        summary["identical_counts"] = all(same.values())
+        summary["spark_over_bfs_wall"] = round(spark["wall_s"] / bfs["wall_s"], 2)
+
+    print(f"\nMachine: {machine['platform']}, {machine['cpus']} CPUs, {machine['memory_gb']} GB, Python "
+          f"{machine['python']}, pyspark {machine.get('pyspark')}, {machine.get('java')}; load average "
+          f"{load_before} before, {load_after} after")
+    print(f"Model: preset {args.preset} {overrides or ''}")
+    rows = [("engine", "result", "distinct", "generated", "depth", "search s", "process s")]
+    for r in filter(None, (bfs, spark)):
+        label = r["engine"] if r["engine"] == "bfs" else f"spark {r['master']} x{r['partitions']}"
+        rows.append((label, r["result"], f"{r['distinct_states']:,}", f"{r['states_generated']:,}", str(r["depth"]),
+                     f"{r['search_s']:.1f}", f"{r['wall_s']:.1f}"))
+    for row in rows:
+        print("{:<20} {:<8} {:>12} {:>12} {:>6} {:>9} {:>10}".format(*row))
+    if bfs is not None:
+        print(f"Identical counts (distinct, generated, depth, coverage): {summary['identical_counts']}; "
+              f"Spark wall time / BFS wall time: {summary['spark_over_bfs_wall']}")
+    o = summary["per_level_overhead_s"]
+    print(f"Spark: start {spark['spark_start_s']:.1f}s; {len(levels)} levels; per-level overhead (level time minus "
+          f"its busiest partition's pass): mean {o['mean']:.3f}s, median {o['median']:.3f}s; a near-empty level "
+          f"takes {o['fixed_cost_of_a_near_empty_level']}s")
+    peak = spark["peak"]
+    print(f"Peak memory (RSS): BFS process {bfs['peak_rss_mb'] if bfs else '-'} MB; Spark driver (Python) "
+          f"{peak['driver_mb']} MB, JVM {peak['jvm_mb']} MB, Python workers together {peak['workers_total_mb']} MB "
+          f"(largest one {max(spark['worker_hwm_mb'] or [0])} MB)")
+    first, mid, last = levels[min(5, len(levels) - 1)], levels[len(levels) // 2], levels[-1]
+    print("Driver memory as the visited set grows (level: distinct, driver RSS, JVM heap used, cached RDD data):")
+    for lv in (first, mid, last):
+        print(f"  level {lv['level']:>3}: {lv['distinct']:>11,} states, driver {lv['driver_rss_mb']} MB, "
+              f"JVM heap {lv['jvm_heap_used_mb']} MB, cached {lv['cached_mb']} MB")
+    growth = last["driver_rss_mb"] - first["driver_rss_mb"]
+    print(f"Driver (Python) RSS grew {growth:+.1f} MB from level {first['level']} to the end while the visited set "
+          f"grew from {first['distinct']:,} to {last['distinct']:,} states.")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

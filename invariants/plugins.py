@@ -1,0 +1,92 @@
+"""Users' own invariants: plugin modules whose ``@invariants.invariant`` registrations join the registry.
+
+A plugin is an ordinary Python module (or a ``.py`` file) that registers invariants when imported::
+
+    from invariants import invariant
+
+    @invariant("my_invariant", kind="state", statement="...", reference="...")
+    def my_invariant(model, state):
+        return None  # or a one-line message when the property is broken
+
+Every engine reads the one registry (``invariants.INVARIANTS``), so once the module is imported the CLI
+(``--plugin MODULE``), the Hypothesis state machine (explorer/fuzz.py) and the pytest suite all check it.
+The environment variable ``JBODCHECK_PLUGINS`` (comma-separated modules or files) does the same as
+``--plugin`` for the CLI, the Hypothesis machine and the test suite (tests/conftest.py). See
+docs/extending.md.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ENV_VAR = "JBODCHECK_PLUGINS"
+
+# Plugin name (as given) -> its module, in load order.
+LOADED: dict[str, ModuleType] = {}
+
+
+class PluginError(ImportError):
+    """A plugin module that cannot be imported (bad input: exit code 2)."""
+
+
+def env_plugins(environ=None) -> list[str]:
+    """The plugin modules named by JBODCHECK_PLUGINS (comma-separated; blanks ignored)."""
+    value = (os.environ if environ is None else environ).get(ENV_VAR, "")
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def _is_file(name: str) -> bool:
+    return name.endswith(".py") or os.sep in name or "/" in name
+
+
+def _import(name: str) -> ModuleType:
+    if _is_file(name):
+        path = Path(name).expanduser().resolve()
+        if not path.is_file():
+            raise PluginError(f"cannot import plugin {name!r}: no such file")
+        module_name = "jbodcheck_plugin_" + path.stem
+        existing = sys.modules.get(module_name)
+        if existing is not None and getattr(existing, "__file__", None) == str(path):
+            return existing
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[module_name]
+            raise
+        return module
+    # Like `python -m`, let a module in the working directory be found even from the console script.
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+    return importlib.import_module(name)
+
+
+def load_plugins(names=(), *, env: bool = False) -> list[ModuleType]:
+    """Import each named plugin module (a dotted module name or a path to a ``.py`` file), once.
+
+    With ``env=True`` the modules named by JBODCHECK_PLUGINS are loaded first. Raises PluginError with a
+    one-line message when a module cannot be imported (or fails while registering its invariants).
+    """
+    wanted = (env_plugins() if env else []) + [n.strip() for n in names if n and n.strip()]
+    modules = []
+    for name in wanted:
+        module = LOADED.get(name)
+        if module is None:
+            try:
+                module = _import(name)
+            except PluginError:
+                raise
+            except Exception as e:  # ImportError, SyntaxError, a duplicate invariant id, ...
+                detail = " ".join(str(e).split()) or type(e).__name__
+                source = f" (from {ENV_VAR})" if name not in names else ""
+                raise PluginError(f"cannot import plugin {name!r}{source}: {type(e).__name__}: {detail}") from None
+            LOADED[name] = module
+        modules.append(module)
+    return modules

@@ -1,0 +1,269 @@
+"""The driver of the Spark engine: a level-synchronous BFS whose levels are RDDs partitioned by fingerprint.
+
+Per level the driver builds one RDD and runs one Spark job on it; it receives only per-partition counts (an
+accumulator keyed by level and partition) and never collects a level or the visited set. For a violation it
+walks the parent links back, one look-up of one fingerprint in one partition per step, and re-derives the
+states of the path with the model (docs/spark.md).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+import attrs
+
+from explorer.search import SearchOptions, SearchResult, Violation, rebuild_trace
+from model import Action, Model, fingerprint
+
+from . import worker
+from .options import SparkOptions, SparkSetupError, validate
+from .session import SparkHandle, keep_logs, one_line, start
+
+ENGINE = "spark"
+
+
+class SparkRunError(SparkSetupError):
+    """Spark failed during the search (a lost JVM, a failed task): one line for the user."""
+
+
+@attrs.define
+class SparkSearchResult(SearchResult):
+    """A SearchResult (report_dict and summary_text take it as is) plus what only the Spark engine knows."""
+    spark: dict = attrs.Factory(dict)
+
+
+def collision_probability(states: int) -> float:
+    """The chance that two of n distinct states share a 64-bit fingerprint: about n^2 / 2^65 (as TLC reports)."""
+    return states * max(states - 1, 0) / 2.0 ** 65
+
+
+def explore_spark(model: Model, invariants: list, options: SearchOptions, spark: SparkOptions | None = None, *,
+                  sc=None, on_level: Callable[[dict], None] | None = None) -> SparkSearchResult:
+    """Exhaust the model level by level on Spark. ``sc``: an existing SparkContext (else one is started from
+    ``spark`` and stopped at the end); ``on_level``: called after each level with its figures (benchmarks)."""
+    started = time.monotonic()
+    spark = validate(spark or SparkOptions())
+    handle = SparkHandle(sc, owned=False) if sc is not None else start(spark)
+    try:
+        if spark.checkpoint_dir is not None:
+            try:
+                handle.sc.setCheckpointDir(spark.checkpoint_dir)
+            except Exception as e:  # noqa: BLE001 - e.g. an unreachable HDFS
+                raise SparkSetupError(f"cannot use --checkpoint-dir {spark.checkpoint_dir}: {one_line(e)}") from None
+        return _Search(handle, model, invariants, options, spark, on_level, started).run()
+    except SparkSetupError:
+        raise
+    except Exception as e:
+        if not _is_spark_error(e):
+            raise
+        keep_logs()
+        where = f" (Spark's log: {handle.log_path})" if handle.log_path else ""
+        raise SparkRunError(f"the Spark search failed: {_failure_line(e)}{where}") from None
+    finally:
+        handle.stop()
+
+
+def _is_spark_error(error: BaseException) -> bool:
+    names = {c.__module__.split(".")[0] for c in type(error).__mro__}
+    return bool(names & {"py4j", "pyspark"})
+
+
+def _failure_line(error: BaseException) -> str:
+    """For a failed Python task, the Python exception's last line; else the first line of the message."""
+    text = str(getattr(error, "java_exception", None) or error)
+    if "Traceback (most recent call last)" in text:
+        lines = text.splitlines()
+        start = max(i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line)
+        last = None
+        for line in lines[start + 1:]:
+            if line.startswith(("\tat ", "\t... ")):
+                break
+            if line.strip() and not line.startswith(" "):
+                last = line.strip()
+        if last:
+            return last
+    return one_line(error)
+
+
+def _ship_by_value(invariants) -> None:
+    """Invariants from modules the executors do not have (plugins, tests) travel with the tasks, by value."""
+    from pyspark import cloudpickle
+
+    for inv in invariants:
+        name = getattr(inv.check, "__module__", None)
+        if not name or name == "__main__" or name.split(".")[0] in ("invariants", "model"):
+            continue
+        module = sys.modules.get(name)
+        if module is not None:
+            cloudpickle.register_pickle_by_value(module)
+
+
+class _Search:
+    def __init__(self, handle: SparkHandle, model: Model, invariants: list, options: SearchOptions,
+                 spark: SparkOptions, on_level, started: float):
+        self.sc, self.handle = handle.sc, handle
+        self.model, self.invariants, self.options, self.spark = model, list(invariants), options, spark
+        self.on_level, self.started = on_level, started
+        self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
+        self.cfg_items = tuple(sorted(model.cfg.as_dict().items()))
+
+    # -- one level -------------------------------------------------------------------------------------
+    def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats):
+        from pyspark import RDD, StorageLevel
+
+        sc, parts = self.sc, self.partitions
+        if prev is None:
+            init = self.model.init_states()[0]
+            fp = fingerprint(init)
+            block = worker.pack_block([fp], [0], [worker.NO_ACTION], [init])
+            source = sc.parallelize([(worker.owner(fp, parts), block)], 1).partitionBy(parts, worker.route)
+        else:
+            # The candidates move to their owners; the visited set stays where it is: both sides have the
+            # same partitioner (same function, same count), so Spark unions partition i with partition i.
+            shuffled = prev.flatMap(worker.outgoing).partitionBy(parts, worker.route)
+            source = RDD(prev._jrdd.union(shuffled._jrdd), sc, prev._jrdd_deserializer)
+            source.partitioner = shuffled.partitioner
+            if source.getNumPartitions() != parts:   # Spark fell back to a plain union: a bug, not a slowdown
+                raise RuntimeError(f"the union of level {level} has {source.getNumPartitions()} partitions, "
+                                   f"not {parts}: the partitioners differ")
+        fn = worker.LevelPass(self.cfg_items, self.invariants, failed, level, parts, expand, stats)
+        out = source.mapPartitionsWithIndex(fn, preservesPartitioning=True)
+        # Persist first: Python-side, a localCheckpoint alone would let the next level pipeline into (and so
+        # recompute) this pass instead of reading the checkpointed blocks.
+        out.persist(StorageLevel.MEMORY_AND_DISK)
+        if self.spark.checkpoint_dir is None:
+            out.localCheckpoint()
+        elif level % self.spark.checkpoint_every == 0:
+            out.checkpoint()            # reliable: lineage to here survives a lost executor
+        return out
+
+    # -- the search ------------------------------------------------------------------------------------
+    def run(self) -> SparkSearchResult:
+        from pyspark import cloudpickle  # noqa: F401  (fails early if pyspark is missing)
+
+        _ship_by_value(self.invariants)
+        model, options, parts = self.model, self.options, self.partitions
+        max_depth, max_states = options.max_depth, options.max_states
+        coverage = [0] * len(model.rules)
+        distinct = generated = 0
+        failed: set[str] = set()
+        found: dict[str, tuple] = {}          # invariant id -> its first violation record
+        prev = None
+        depth = level = 0
+        bounded = False
+        stop_reason = None
+        levels = []
+        while True:
+            level_started = time.monotonic()
+            stats_acc = self.sc.accumulator({}, worker.StatsParam())
+            expand = max_depth is None or level < max_depth
+            out = self._level_rdd(level, prev, frozenset(failed), expand, stats_acc)
+            out._jrdd.count()          # the level's one job (JVM-side count: no extra Python pass)
+            if prev is not None:
+                prev.unpersist(blocking=False)
+            prev = out
+            values = stats_acc.value
+            missing = [i for i in range(parts) if (level, i) not in values]
+            if missing:
+                raise RuntimeError(f"level {level}: no counts from partition(s) {missing}")
+            stats = [values[(level, i)] for i in range(parts)]
+            stats_acc.value = {}
+            new = sum(s["new"] for s in stats)
+            emitted = sum(s["emitted"] for s in stats)
+            distinct += new
+            generated += sum(s["generated"] for s in stats)
+            for s in stats:
+                for i, n in enumerate(s["coverage"]):
+                    coverage[i] += n
+            records = sorted(r for s in stats for r in s["violations"])
+            for record in records:
+                inv_id = self.invariants[record[4]].id
+                if inv_id not in found:
+                    found[inv_id] = record
+            failed.update(found)
+            if new:
+                depth = level
+            seconds = time.monotonic() - level_started
+            figures = {"level": level, "frontier": new, "distinct": distinct, "generated": generated,
+                       "emitted": emitted, "seconds": seconds, "elapsed": time.monotonic() - self.started,
+                       "partitions": stats}
+            levels.append({k: v for k, v in figures.items() if k != "partitions"})
+            if options.progress is not None:
+                options.progress(f"level {level}  frontier {new:,}  distinct {distinct:,}  {seconds:.2f}s  "
+                                 f"(total {figures['elapsed']:.1f}s)")
+            if self.on_level is not None:
+                self.on_level(figures)
+
+            if found and (not options.all_violations or len(found) >= len(self.invariants)):
+                stop_reason = "violation"
+                break
+            if new == 0:
+                break
+            if max_depth is not None and level >= max_depth:
+                bounded = True
+                break
+            if max_states is not None and distinct >= max_states:
+                bounded, stop_reason = True, "max_states"
+                break
+            if emitted == 0:
+                break
+            level += 1
+
+        violations = self._violations(prev, found, options.all_violations)
+        if stop_reason == "violation":
+            depth = max(v_depth for v_depth, _ in violations)
+        result_violations = [v for _, v in violations]
+        status = "violation" if result_violations else ("bounded" if bounded else "ok")
+        notes = []
+        if stop_reason == "violation" and (not options.all_violations or status == "violation"):
+            notes.append("The Spark engine finishes the level in which it finds a violation, so its distinct and "
+                         "generated counts (and coverage) can exceed those of the local BFS, which stops at the "
+                         "violating transition; the trace is as short as BFS's.")
+        if stop_reason == "max_states":
+            notes.append("--max-states is checked after each level: the count may exceed it by up to one level.")
+        p = collision_probability(distinct)
+        info = {"master": self.sc.master, "partitions": parts, "levels": len(levels),
+                "checkpoint_dir": self.spark.checkpoint_dir,
+                "fingerprint_bits": 64, "collision_probability": p, "notes": notes}
+        elapsed = round(time.monotonic() - self.started, 3)
+        return SparkSearchResult(ENGINE, status, distinct, generated, depth, elapsed,
+                                 {r.name: n for r, n in zip(model.rules, coverage)}, result_violations, info)
+
+    # -- counterexamples -------------------------------------------------------------------------------
+    def _violations(self, out, found: dict, all_violations: bool) -> list:
+        """[(depth, Violation)]: with all_violations, each invariant's first; else those at the first site."""
+        if not found:
+            return []
+        records = sorted(found.values())
+        if not all_violations:
+            site = records[0][:4]
+            records = [r for r in records if r[:4] == site]
+        by_pos = {k: inv for k, inv in enumerate(self.invariants)}
+        result = []
+        for v_depth, target, parent, action, pos, message in records:
+            if v_depth > 0 and pos is not None and self.invariants[pos].kind == "transition":
+                actions = self._path(out, parent, v_depth - 1) + [action]
+            else:
+                actions = self._path(out, target, v_depth)
+            trace = rebuild_trace(self.model, [self._action(a) for a in actions])
+            if fingerprint(trace[-1][1]) != target:
+                raise RuntimeError(f"the rebuilt trace of {by_pos[pos].id} does not end in the violating state "
+                                   f"(a fingerprint collision?)")
+            result.append((v_depth, Violation(by_pos[pos], message, trace)))
+        return result
+
+    def _path(self, out, fp: int, steps: int) -> list[int]:
+        """The action numbers from the initial state to fp (steps long): one look-up per step."""
+        actions = []
+        for _ in range(steps):
+            links = self.sc.runJob(out, worker.Lookup(fp), [worker.owner(fp, self.partitions)])
+            if not links:
+                raise RuntimeError(f"fingerprint {fp:#018x} is not in the visited set")
+            fp, action = links[0]
+            actions.append(action)
+        return actions[::-1]
+
+    def _action(self, index: int) -> Action:
+        rule_index, _rule, args = self.model.action_space[index]
+        return Action(rule_index, args)

@@ -1,0 +1,140 @@
+"""Starting (and stopping) Spark for the engine: a plain SparkContext, quiet, with the settings that matter.
+
+When this process launches the JVM (the usual case: ``jbodcheck explore --engine spark``), the JVM's own
+output (Spark's log lines, Java warnings) goes to a log file rather than the terminal; it is deleted at exit
+unless Spark failed, in which case the one-line error names it. Under ``spark-submit`` the JVM already
+exists: its logging is spark-submit's, quietened to WARN unless the user set ``spark.log.level``.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+
+import attrs
+
+from .options import DEFAULT_CONF, LOCAL_CONF, SparkOptions, SparkSetupError, is_local
+
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+@attrs.define
+class SparkHandle:
+    sc: object                      # pyspark.SparkContext
+    owned: bool                     # this handle started it (and stops it)
+    log_path: str | None = None     # where the JVM's output goes, when this process launched it
+
+    def stop(self) -> None:
+        if self.owned and self.sc is not None:
+            self.sc.stop()
+        self.sc = None
+
+
+def one_line(error: BaseException) -> str:
+    """The first line of an exception's message; for a Java exception, its own message."""
+    java = getattr(error, "java_exception", None)
+    text = None
+    if java is not None:
+        try:
+            text = java.getMessage() or java.toString()
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            text = None
+    if not text:
+        text = str(error) or type(error).__name__
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def settings_for(options: SparkOptions, master: str | None) -> dict:
+    """Our defaults, then the local-mode ones, then the user's --spark-conf (driver Java options are joined)."""
+    conf = dict(DEFAULT_CONF)
+    if is_local(master):
+        conf.update(LOCAL_CONF)
+    for key, value in options.conf.items():
+        if key == _JAVA_OPTIONS and key in conf:
+            conf[key] = f"{conf[key]} {value}"
+        else:
+            conf[key] = value
+    return conf
+
+
+_LOG_DIRS: list[str] = []
+_KEEP_LOGS = False
+
+
+def _remove_logs() -> None:
+    if not _KEEP_LOGS:
+        for path in _LOG_DIRS:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def start(options: SparkOptions) -> SparkHandle:
+    """A SparkContext for the engine: the active one if this process has one, else a new one."""
+    global _KEEP_LOGS
+    try:
+        from pyspark import SparkConf, SparkContext
+        from pyspark.java_gateway import launch_gateway
+    except ImportError as e:
+        raise SparkSetupError(f"the Spark engine needs pyspark (pip install pyspark): {e}") from None
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        return SparkHandle(active, owned=False)
+
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ      # running under spark-submit: the JVM exists
+    master = options.master or (None if submitted else "local[*]")
+    log_path = None
+    try:
+        if master is None:                                 # spark-submit's --master
+            SparkContext._ensure_initialized()
+            master = SparkConf().get("spark.master", None) or "local[*]"
+        settings = settings_for(options, master)
+        if is_local(master) and "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in settings:
+            os.environ["PYSPARK_PYTHON"] = sys.executable  # workers: this interpreter, with this install
+        if SparkContext._gateway is None and not submitted:
+            log_dir = tempfile.mkdtemp(prefix="jbodcheck-spark-")
+            if not _LOG_DIRS:
+                atexit.register(_remove_logs)
+            _LOG_DIRS.append(log_dir)
+            log_path = os.path.join(log_dir, "spark-driver.log")
+            launch = SparkConf(loadDefaults=False)
+            launch.setAll(settings.items())
+            launch.setMaster(master)
+            with open(log_path, "ab") as log:
+                gateway = launch_gateway(launch, popen_kwargs={"stdout": log, "stderr": log})
+            SparkContext._ensure_initialized(gateway=gateway)
+        else:
+            SparkContext._ensure_initialized()
+        conf = SparkConf()          # backed by the JVM: spark-submit's and spark-defaults' settings included
+        for key, value in settings.items():
+            if key in options.conf:
+                conf.set(key, value)
+            else:
+                conf.setIfMissing(key, value)
+        conf.setMaster(master)
+        sc = SparkContext(conf=conf)
+    except Exception as e:  # noqa: BLE001 - any failure to start is one line for the user
+        _KEEP_LOGS = log_path is not None
+        where = f" (Spark's log: {log_path})" if log_path else ""
+        raise SparkSetupError(f"cannot start Spark with --master {master or '(spark-submit)'}: "
+                              f"{one_line(e)}{where}") from None
+    _quiet_expected_warnings(sc)
+    return SparkHandle(sc, owned=True, log_path=log_path)
+
+
+def _quiet_expected_warnings(sc) -> None:
+    """Each level unpersists the previous one, which Spark warns about for locally checkpointed RDDs."""
+    try:
+        jvm = sc._jvm
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "org.apache.spark.api.python.PythonRDD", jvm.org.apache.logging.log4j.Level.ERROR)
+    except Exception:  # noqa: BLE001 - another logging backend: the warnings stay
+        pass
+
+
+def keep_logs() -> None:
+    """Keep the JVM's log file after exit (called when a run fails)."""
+    global _KEEP_LOGS
+    _KEEP_LOGS = True

@@ -1,0 +1,241 @@
+"""The Spark engine (spark_explore) against the local BFS, on a real local Spark (2 cores), and its CLI errors.
+
+One SparkContext serves the whole module; the CLI's own runs in this process reuse it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from explorer.cli import main as cli_main
+from explorer.search import SearchOptions, bfs
+from invariants import Invariant, select
+from model import Model, fingerprint
+from model.presets import preset_config
+from model.state import B_CRASHES
+
+pytest.importorskip("pyspark")
+pytest.importorskip("numpy")
+
+from spark_explore import SparkOptions, explore_spark  # noqa: E402
+from spark_explore import session  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COUNTS = ("result", "distinct_states", "states_generated", "depth", "coverage")
+
+needs_java = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+                                reason="Spark needs Java 17+")
+
+
+@pytest.fixture(scope="module")
+def sc():
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java 17+")
+    handle = session.start(SparkOptions(master="local[2]"))
+    yield handle.sc
+    handle.stop()
+
+
+def _counts(result) -> dict:
+    return {k: getattr(result, k) for k in COUNTS}
+
+
+def _run_both(name: str, sc, *, invariants=None, partitions=None, spark_options=None, **search):
+    model = Model(preset_config(name, **search.pop("model", {})))
+    invs = select() if invariants is None else invariants
+    local = bfs(model, invs, SearchOptions(**search))
+    spark_options = spark_options or SparkOptions(partitions=partitions)
+    lines: list[str] = []
+    spark = explore_spark(model, invs, SearchOptions(progress=lines.append, **search), spark_options, sc=sc)
+    return model, local, spark, lines
+
+
+def _replay_fails(model: Model, violation) -> None:
+    """Replay the trace's actions from the initial state with model.step; the invariant fails at the end."""
+    state = model.init_states()[0]
+    previous = action = None
+    for step, (expected_action, expected_state) in enumerate(violation.trace[1:], start=1):
+        name = model.rules[expected_action.rule].name
+        previous = state
+        action, state = model.step(state, name, expected_action.args)
+        assert fingerprint(state) == fingerprint(expected_state), f"step {step} does not replay"
+    inv = violation.invariant
+    if inv.kind == "transition":
+        assert inv.check(model, previous, action, state) is not None
+    else:
+        assert inv.check(model, state) is not None
+
+
+def test_tiny_counts_equal_bfs(sc):
+    _, local, spark, lines = _run_both("tiny", sc)
+    assert local.result == "ok"
+    assert _counts(spark) == _counts(local)
+    assert spark.engine == "spark" and spark.violations == []
+    # One progress line per level: level, frontier, distinct so far, seconds.
+    assert len(lines) == spark.depth + 2           # levels 0..depth, and the empty level that ends the search
+    assert lines[0].startswith("level 0  frontier 1  distinct 1  ")
+    assert lines[-1].startswith(f"level {spark.depth + 1}  frontier 0  distinct {spark.distinct_states:,}  ")
+
+
+def test_counts_do_not_depend_on_partitions(sc):
+    _, local, spark, _ = _run_both("tiny", sc, partitions=3, max_depth=9)
+    assert local.result == "bounded"
+    assert _counts(spark) == _counts(local)
+
+
+def test_max_depth_counts_equal_bfs(sc):
+    for depth in (0, 1, 6):
+        _, local, spark, _ = _run_both("tiny", sc, max_depth=depth)
+        assert _counts(spark) == _counts(local), depth
+
+
+@pytest.mark.slow
+def test_small_bounded_counts_equal_bfs(sc):
+    _, local, spark, _ = _run_both("small", sc, max_depth=10)
+    assert local.result == "bounded"
+    assert _counts(spark) == _counts(local)
+
+
+def test_legacy_violation_has_a_shortest_trace_that_replays(sc):
+    model, local, spark, _ = _run_both("small", sc, model={"variant": "legacy"})
+    assert local.result == spark.result == "violation"
+    assert spark.depth == local.depth
+    [expected] = local.violations
+    assert len(spark.violations) >= 1
+    for violation in spark.violations:
+        assert len(violation.trace) == len(expected.trace)
+        _replay_fails(model, violation)
+    assert spark.spark["notes"], "a violation run says that its counts may differ from BFS's"
+    # The pick among violations at the same depth does not depend on the partitioning.
+    _, _, spark3, _ = _run_both("small", sc, partitions=3, model={"variant": "legacy"})
+    assert [[a for a, _ in v.trace] for v in spark3.violations] == [[a for a, _ in v.trace] for v in spark.violations]
+
+
+def test_all_violations_exhausts_with_bfs_counts(sc):
+    model, local, spark, _ = _run_both("tiny", sc, all_violations=True, model={"variant": "legacy"})
+    assert local.result == "violation"
+    assert _counts(spark) == _counts(local)
+    by_id = {v.invariant.id: len(v.trace) for v in local.violations}
+    assert {v.invariant.id: len(v.trace) for v in spark.violations} == by_id
+    for violation in spark.violations:
+        _replay_fails(model, violation)
+
+
+def _no_crash(model, state):
+    return "a broker crashed" if state.budget[B_CRASHES] else None
+
+
+def test_an_invariant_from_outside_the_packages_travels_to_the_executors(sc):
+    # Defined here, in a module the Python workers cannot import: it is shipped with the tasks, by value.
+    inv = Invariant("test_no_crash", "state", "No broker ever crashes.", "test", _no_crash)
+    model, local, spark, _ = _run_both("tiny", sc, invariants=[inv])
+    assert local.result == spark.result == "violation"
+    assert spark.depth == local.depth
+    [violation] = spark.violations
+    assert len(violation.trace) == len(local.violations[0].trace)
+    _replay_fails(model, violation)
+
+
+def test_reliable_checkpoints(sc, tmp_path):
+    options = SparkOptions(checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=2)
+    _, local, spark, _ = _run_both("tiny", sc, spark_options=options, max_depth=5)
+    assert _counts(spark) == _counts(local)
+    assert any(files for _, _, files in os.walk(tmp_path / "ckpt")), "checkpoint files were written"
+
+
+# -- the CLI -------------------------------------------------------------------------------------------
+
+def _cli(capsys, *args) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(list(args))
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def test_cli_json_report_equals_bfs(sc, capsys):
+    code, out, err = _cli(capsys, "explore", "--engine", "spark", "--preset", "tiny", "--max-depth", "8",
+                          "--spark-partitions", "2", "--json", "-")
+    assert code == 0
+    report = json.loads(out)
+    code_bfs, out_bfs, _ = _cli(capsys, "explore", "--preset", "tiny", "--max-depth", "8", "--json", "-", "-q")
+    assert code_bfs == 0
+    expected = json.loads(out_bfs)
+    assert report["engine"] == "spark"
+    for key in ("result", "distinct_states", "states_generated", "depth", "coverage"):
+        assert report[key] == expected[key], key
+    assert report["spark"]["partitions"] == 2 and report["spark"]["collision_probability"] < 1e-9
+    assert "[spark] level 0  frontier 1  distinct 1" in err
+
+
+def test_cli_legacy_trace_replays_with_jbodcheck_replay(sc, capsys, tmp_path):
+    code, out, _ = _cli(capsys, "explore", "--engine", "spark", "--preset", "small", "--variant", "legacy",
+                        "--json", "-", "-q")
+    assert code == 1
+    report = json.loads(out)
+    code_bfs, out_bfs, _ = _cli(capsys, "explore", "--preset", "small", "--variant", "legacy", "--json", "-", "-q")
+    assert code_bfs == 1
+    expected = json.loads(out_bfs)
+    assert report["depth"] == expected["depth"]
+    assert len(report["violations"][0]["trace"]) == len(expected["violations"][0]["trace"])
+
+    model = Model(preset_config("small", variant="legacy"))
+    result = explore_spark(model, select(), SearchOptions(), SparkOptions(), sc=sc)
+    steps = [model.rules[a.rule].label(a.args) for a, _ in result.violations[0].trace[1:]]
+    scenario = tmp_path / "spark-trace.json"
+    scenario.write_text(json.dumps({"model": {"preset": "small", "variant": "legacy"}, "steps": steps}))
+    code, out, _ = _cli(capsys, "replay", str(scenario))
+    assert code == 1
+    assert f"VIOLATION of {result.violations[0].invariant.id}" in out
+
+
+def _cli_process(*args, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout)
+
+
+def _one_error_line(proc) -> str:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("jbodcheck: error: ")
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("master", ["nonsense", "local[0]", "spark://"])
+def test_cli_bad_master(master):
+    line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--engine", "spark", "--master", master))
+    assert "--master" in line
+
+
+@pytest.mark.slow
+@needs_java
+def test_cli_master_that_spark_rejects():
+    # Well formed, so Spark itself is started and refuses it: still one line, no Spark log on the terminal.
+    line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--engine", "spark", "--master",
+                                        "nosuchscheme://somewhere"))
+    assert "cannot start Spark" in line
+
+
+def test_cli_unusable_checkpoint_dir(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--engine", "spark",
+                                        "--checkpoint-dir", str(blocker / "checkpoints")))
+    assert "--checkpoint-dir" in line
+
+
+@pytest.mark.parametrize("conf", ["no-equals-sign", "=value", "not.spark.key=1"])
+def test_cli_malformed_spark_conf(conf):
+    line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--engine", "spark", "--spark-conf", conf))
+    assert "--spark-conf" in line
+
+
+def test_cli_spark_options_need_the_spark_engine():
+    line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--master", "local[2]"))
+    assert "--engine spark" in line
