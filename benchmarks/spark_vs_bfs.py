@@ -50,6 +50,16 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU seconds of a process (and of its children it has waited for)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def _descendants(pid: int) -> list[int]:
     todo, seen = [pid], []
     while todo:
@@ -110,6 +120,7 @@ def child_bfs(preset: str, overrides: dict) -> dict:
     return {"engine": "bfs", "result": result.result, "distinct_states": result.distinct_states,
             "states_generated": result.states_generated, "depth": result.depth, "coverage": result.coverage,
             "search_s": result.elapsed_s, "process_s": round(time.monotonic() - started, 2),
+            "cpu_s": round(_cpu_s(os.getpid()), 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
@@ -132,6 +143,9 @@ def child_spark(preset: str, overrides: dict, master: str, partitions: int | Non
     levels = []
 
     def on_level(figures: dict) -> None:
+        # A full JVM GC first, so that "heap live" is what the JVM keeps rather than garbage not yet collected
+        # (it takes some 0.05 s a level: included in the total wall time, not in the level's seconds).
+        sc._jvm.java.lang.System.gc()
         now = sampler.sample()
         cached = sum(i.memSize() + i.diskSize() for i in sc._jsc.sc().getRDDStorageInfo())
         busiest = max(p["seconds"] for p in figures["partitions"])
@@ -140,17 +154,21 @@ def child_spark(preset: str, overrides: dict, master: str, partitions: int | Non
             "seconds": round(figures["seconds"], 3), "busiest_partition_s": round(busiest, 3),
             "overhead_s": round(figures["seconds"] - busiest, 3),
             "driver_rss_mb": round(now["driver_mb"], 1), "jvm_rss_mb": round(now["jvm_mb"], 1),
-            "jvm_heap_used_mb": round((runtime.totalMemory() - runtime.freeMemory()) / MB, 1),
+            "jvm_heap_live_mb": round((runtime.totalMemory() - runtime.freeMemory()) / MB, 1),
             "cached_mb": round(cached / MB, 1), "workers_rss_mb": round(now["workers_total_mb"], 1),
             "worker_peak_rss_mb": round(max(p["worker_peak_rss_mb"] for p in figures["partitions"]), 1),
         })
         print(f"  level {figures['level']:>3}  frontier {figures['frontier']:>9,}  distinct {figures['distinct']:>11,}"
               f"  {figures['seconds']:6.2f}s  driver {now['driver_mb']:6.1f} MB  JVM {now['jvm_mb']:7.1f} MB"
-              f"  cached {cached / MB:7.1f} MB  workers {now['workers_total_mb']:7.1f} MB", file=sys.stderr)
+              f"  heap {levels[-1]['jvm_heap_live_mb']:6.1f} MB  cached {cached / MB:6.1f} MB"
+              f"  workers {now['workers_total_mb']:7.1f} MB", file=sys.stderr)
 
     try:
         result = explore_spark(model, select(), SearchOptions(), options, sc=sc, on_level=on_level)
         sampler.sample()
+        workers = [p for p in _descendants(jvm_pid) if _status(p).get("Name", "").startswith("python")]
+        cpu = {"driver": round(_cpu_s(os.getpid()), 1), "jvm": round(_cpu_s(jvm_pid), 1),
+               "workers": round(sum(_cpu_s(p) for p in workers), 1)}
     finally:
         sampler.stop_event.set()
         handle.stop()
@@ -159,18 +177,30 @@ def child_spark(preset: str, overrides: dict, master: str, partitions: int | Non
             "states_generated": result.states_generated, "depth": result.depth, "coverage": result.coverage,
             "search_s": result.elapsed_s, "spark_start_s": round(spark_started_s, 2),
             "process_s": round(time.monotonic() - started, 2),
-            "peak": {k: round(v, 1) for k, v in sampler.peak.items()},
+            "peak": {k: round(v, 1) for k, v in sampler.peak.items()}, "cpu_s": cpu,
             "worker_hwm_mb": sorted(round(v, 1) for v in sampler.worker_hwm.values()),
             "levels": levels}
 
 
 def _run_child(args: list[str]) -> dict:
+    """Run one engine in its own process; also samples the machine's load average meanwhile (other work on the
+    machine slows either engine)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *args], stdout=subprocess.PIPE,
-                          env=env, text=True, check=True)
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", *args], stdout=subprocess.PIPE,
+                            env=env, text=True)
+    loads = []
+    while True:
+        try:
+            stdout, _ = proc.communicate(timeout=5)
+            break
+        except subprocess.TimeoutExpired:
+            loads.append(float(_loadavg().split()[0]))
+    if proc.returncode != 0:
+        raise SystemExit(f"the {args[0]} run failed (exit code {proc.returncode})")
+    out = json.loads(stdout.strip().splitlines()[-1])
     out["wall_s"] = round(time.monotonic() - started, 2)
+    out["mean_loadavg_1min"] = round(sum(loads) / len(loads), 2) if loads else None
     return out
 
 
@@ -196,6 +226,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--spark-partitions", type=int, default=None)
     parser.add_argument("--skip-bfs", action="store_true", help="run only the Spark engine")
+    parser.add_argument("--bfs-first", action="store_true", help="run the local BFS before the Spark engine")
     parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     parser.add_argument("--child", choices=("bfs", "spark"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -215,8 +246,10 @@ def main() -> None:
     spark_args = common + ["--master", args.master]
     if args.spark_partitions:
         spark_args += ["--spark-partitions", str(args.spark_partitions)]
+    bfs = _run_child(["bfs", *common]) if args.bfs_first and not args.skip_bfs else None
     spark = _run_child(["spark", *spark_args])
-    bfs = None if args.skip_bfs else _run_child(["bfs", *common])
+    if bfs is None and not args.skip_bfs:
+        bfs = _run_child(["bfs", *common])
     load_after = _loadavg()
 
     machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
@@ -249,13 +282,17 @@ def main() -> None:
           f"{machine['python']}, pyspark {machine.get('pyspark')}, {machine.get('java')}; load average "
           f"{load_before} before, {load_after} after")
     print(f"Model: preset {args.preset} {overrides or ''}")
-    rows = [("engine", "result", "distinct", "generated", "depth", "search s", "process s")]
+    rows = [("engine", "result", "distinct", "generated", "depth", "search s", "process s", "CPU s", "load")]
     for r in filter(None, (bfs, spark)):
         label = r["engine"] if r["engine"] == "bfs" else f"spark {r['master']} x{r['partitions']}"
+        cpu = r["cpu_s"] if r["engine"] == "bfs" else sum(r["cpu_s"].values())
         rows.append((label, r["result"], f"{r['distinct_states']:,}", f"{r['states_generated']:,}", str(r["depth"]),
-                     f"{r['search_s']:.1f}", f"{r['wall_s']:.1f}"))
+                     f"{r['search_s']:.1f}", f"{r['wall_s']:.1f}", f"{cpu:.0f}", str(r["mean_loadavg_1min"])))
     for row in rows:
-        print("{:<20} {:<8} {:>12} {:>12} {:>6} {:>9} {:>10}".format(*row))
+        print("{:<20} {:<8} {:>12} {:>12} {:>6} {:>9} {:>10} {:>7} {:>6}".format(*row))
+    c = spark["cpu_s"]
+    print(f"Spark CPU seconds: Python workers {c['workers']}, JVM {c['jvm']}, driver {c['driver']}. "
+          f"(load: the machine's mean 1-minute load average during the run; 2 means both cores were busy)")
     if bfs is not None:
         print(f"Identical counts (distinct, generated, depth, coverage): {summary['identical_counts']}; "
               f"Spark wall time / BFS wall time: {summary['spark_over_bfs_wall']}")
@@ -268,10 +305,11 @@ def main() -> None:
           f"{peak['driver_mb']} MB, JVM {peak['jvm_mb']} MB, Python workers together {peak['workers_total_mb']} MB "
           f"(largest one {max(spark['worker_hwm_mb'] or [0])} MB)")
     first, mid, last = levels[min(5, len(levels) - 1)], levels[len(levels) // 2], levels[-1]
-    print("Driver memory as the visited set grows (level: distinct, driver RSS, JVM heap used, cached RDD data):")
+    print("Driver memory as the visited set grows (level: distinct, driver RSS, JVM heap live after a full GC, "
+          "cached RDD data, which local mode keeps in the same JVM):")
     for lv in (first, mid, last):
         print(f"  level {lv['level']:>3}: {lv['distinct']:>11,} states, driver {lv['driver_rss_mb']} MB, "
-              f"JVM heap {lv['jvm_heap_used_mb']} MB, cached {lv['cached_mb']} MB")
+              f"JVM heap {lv['jvm_heap_live_mb']} MB, cached {lv['cached_mb']} MB")
     growth = last["driver_rss_mb"] - first["driver_rss_mb"]
     print(f"Driver (Python) RSS grew {growth:+.1f} MB from level {first['level']} to the end while the visited set "
           f"grew from {first['distinct']:,} to {last['distinct']:,} states.")
