@@ -140,8 +140,6 @@ class _Search:
 
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> SparkSearchResult:
-        from pyspark import cloudpickle  # noqa: F401  (fails early if pyspark is missing)
-
         _ship_by_value(self.invariants)
         model, options, parts = self.model, self.options, self.partitions
         max_depth, max_states = options.max_depth, options.max_states
@@ -153,7 +151,7 @@ class _Search:
         depth = level = 0
         bounded = False
         stop_reason = None
-        levels = []
+        levels = 0
         while True:
             level_started = time.monotonic()
             stats_acc = self.sc.accumulator({}, worker.StatsParam())
@@ -188,7 +186,7 @@ class _Search:
             figures = {"level": level, "frontier": new, "distinct": distinct, "generated": generated,
                        "emitted": emitted, "seconds": seconds, "elapsed": time.monotonic() - self.started,
                        "partitions": stats}
-            levels.append({k: v for k, v in figures.items() if k != "partitions"})
+            levels += 1
             if options.progress is not None:
                 options.progress(f"level {level}  frontier {new:,}  distinct {distinct:,}  {seconds:.2f}s  "
                                  f"(total {figures['elapsed']:.1f}s)")
@@ -216,14 +214,14 @@ class _Search:
         result_violations = [v for _, v in violations]
         status = "violation" if result_violations else ("bounded" if bounded else "ok")
         notes = []
-        if stop_reason == "violation" and (not options.all_violations or status == "violation"):
+        if stop_reason == "violation":
             notes.append("The Spark engine finishes the level in which it finds a violation, so its distinct and "
-                         "generated counts (and coverage) can exceed those of the local BFS, which stops at the "
-                         "violating transition; the trace is as short as BFS's.")
+                         "generated counts (and coverage) can differ from those of the local BFS, which stops at "
+                         "the violating transition; the trace is as short as BFS's.")
         if stop_reason == "max_states":
             notes.append("--max-states is checked after each level: the count may exceed it by up to one level.")
         p = collision_probability(distinct)
-        info = {"master": self.sc.master, "partitions": parts, "levels": len(levels),
+        info = {"master": self.sc.master, "partitions": parts, "levels": levels,
                 "checkpoint_dir": self.spark.checkpoint_dir,
                 "fingerprint_bits": 64, "collision_probability": p, "notes": notes}
         elapsed = round(time.monotonic() - self.started, 3)
@@ -242,7 +240,7 @@ class _Search:
         by_pos = {k: inv for k, inv in enumerate(self.invariants)}
         result = []
         for v_depth, target, parent, action, pos, message in records:
-            if v_depth > 0 and pos is not None and self.invariants[pos].kind == "transition":
+            if self.invariants[pos].kind == "transition":
                 actions = self._path(out, parent, v_depth - 1) + [action]
             else:
                 actions = self._path(out, target, v_depth)

@@ -196,9 +196,10 @@ def test_cli_legacy_trace_replays_with_jbodcheck_replay(sc, capsys, tmp_path):
     assert f"VIOLATION of {result.violations[0].invariant.id}" in out
 
 
-def _cli_process(*args, timeout=120) -> subprocess.CompletedProcess:
+def _cli_process(*args, tmpdir=None, timeout=120) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TMPDIR=str(tmpdir)) if tmpdir is not None else None
     return subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 def _one_error_line(proc) -> str:
@@ -218,11 +219,12 @@ def test_cli_bad_master(master):
 
 @pytest.mark.slow
 @needs_java
-def test_cli_master_that_spark_rejects():
+def test_cli_master_that_spark_rejects(tmp_path):
     # Well formed, so Spark itself is started and refuses it: still one line, no Spark log on the terminal.
     line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--engine", "spark", "--master",
-                                        "nosuchscheme://somewhere"))
+                                        "nosuchscheme://somewhere", tmpdir=tmp_path))
     assert "cannot start Spark" in line
+    assert str(tmp_path) in line, "the line names the kept log file"
 
 
 def test_cli_unusable_checkpoint_dir(tmp_path):
