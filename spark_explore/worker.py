@@ -70,29 +70,24 @@ def encode_states(states: list) -> bytes:
     tables = [dict() for _ in range(width)]
     by_id = [dict() for _ in range(width)]  # identity first: shared parts skip hashing (states are alive)
     rows = []
+
+    def intern(i: int, v) -> int:
+        table, ids = tables[i], by_id[i]
+        k = ids.get(id(v))
+        if k is None:
+            k = table.get(v)
+            if k is None:
+                k = table[v] = len(table)
+            ids[id(v)] = k
+        return k
+
     for s in states:
         row = []
         for i, v in enumerate(s):
-            table, ids = tables[i], by_id[i]
             if type(v) is tuple and v and isinstance(v[0], tuple):
-                refs = []
-                for e in v:
-                    k = ids.get(id(e))
-                    if k is None:
-                        k = table.get(e)
-                        if k is None:
-                            k = table[e] = len(table)
-                        ids[id(e)] = k
-                    refs.append(k)
-                row.append(tuple(refs))
+                row.append(tuple(intern(i, e) for e in v))
             else:
-                k = ids.get(id(v))
-                if k is None:
-                    k = table.get(v)
-                    if k is None:
-                        k = table[v] = len(table)
-                    ids[id(v)] = k
-                row.append(k)
+                row.append(intern(i, v))
         rows.append(row)
     return pickle.dumps((type(states[0]), [list(t) for t in tables], rows), _PROTOCOL)
 
