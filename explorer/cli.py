@@ -24,11 +24,31 @@ class BadInput(click.ClickException):
     exit_code = EXIT_BAD_INPUT
 
 
+def _per_partition(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        values = [int(v) for v in value.split(",")]
+    except ValueError:
+        flag = "--" + param.name.replace("_", "-")
+        raise BadInput(f"{flag} takes whole numbers separated by commas, not {value!r}") from None
+    return values[0] if len(values) == 1 else values
+
+
 def _model_options(f):
     """MODEL options: a preset fills them, explicit flags override the preset."""
     for name in reversed(tuple(BOUNDS)):
         f = click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
                          help=f"Bound: {BOUNDS[name]}.")(f)
+    f = click.option("--unclean-election/--no-unclean-election", "unclean_election", default=None,
+                     help="unclean.leader.election.enable: elect a live replica outside the ISR when none is in it.")(f)
+    f = click.option("--consumer/--no-consumer", "consumer", default=None,
+                     help="An explicit consumer (the Consume rule); without it reads_below_hw_are_committed "
+                          "covers every consumer.")(f)
+    f = click.option("--min-isr", "min_isr", default=None, metavar="N[,N...]", callback=_per_partition,
+                     help="min.insync.replicas: one value, or one per partition (e.g. 1,2).")(f)
+    f = click.option("--max-records", "max_records", default=None, metavar="N[,N...]", callback=_per_partition,
+                     help="Entries a log may hold (Produce's bound): one value, or one per partition; 0: no data.")(f)
     f = click.option("--eager-metadata/--no-eager-metadata", "eager_metadata", default=None,
                      help="Apply UpdateMetadata as soon as it heads a broker's queue (default) or interleave it.")(f)
     f = click.option("--rf", type=int, default=None, metavar="N", help="Replication factor.")(f)
@@ -40,7 +60,8 @@ def _model_options(f):
     return f
 
 
-_MODEL_PARAMS = ("variant", "brokers", "dirs", "partitions", "rf", "eager_metadata", *BOUNDS)
+_MODEL_PARAMS = ("variant", "brokers", "dirs", "partitions", "rf", "eager_metadata", "min_isr", "max_records",
+                 "unclean_election", "consumer", *BOUNDS)
 
 
 def _model_params(kwargs: dict) -> dict:
@@ -238,8 +259,11 @@ def presets(as_json):
     for e in entries:
         m = e["model"]
         bounds = ", ".join(f"{k.removeprefix('max_')}={m[k]}" for k in BOUNDS)
+        data = (f"records={m['max_records']}, min_isr={m['min_isr']}, consumer={str(m['consumer']).lower()}, "
+                f"unclean_election={str(m['unclean_election']).lower()}")
         click.echo(f"{e['name']:<8} {e['description']}\n         {m['brokers']} brokers x {m['dirs']} dirs, "
-                   f"{m['partitions']} partition(s), RF {m['rf']}, variant {m['variant']}; bounds: {bounds}")
+                   f"{m['partitions']} partition(s), RF {m['rf']}, variant {m['variant']}; bounds: {bounds}\n"
+                   f"         data: {data}")
     return EXIT_OK
 
 

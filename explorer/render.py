@@ -41,6 +41,9 @@ def state_dict(model: Model, state: State) -> dict:
                 "log_on_dirs": bits(br.copies[p]),
                 "hosted": HOSTED_NAMES[br.hosted[p]],
                 "leader_epoch": br.epoch[p],
+                "log": list(br.logs[p]),
+                "hw": br.hw[p],
+                "leader_isr": bits(br.isr[p]),
                 "metadata": None if meta is None else {
                     "leader": _leader(meta.leader), "isr": bits(meta.isr), "offline_replicas": bits(meta.offline)},
             })
@@ -70,6 +73,11 @@ def state_dict(model: Model, state: State) -> dict:
         "controller": controller,
         "log_dir_event_notifications": bits(state.notifications),
         "events_used": {name.removeprefix("max_"): n for name, n in zip(BUDGET_FIELDS, state.budget)},
+        "records": [
+            {"partition": p, "committed": list(state.committed[p]), "acked_offsets": bits(state.acked[p]),
+             "consumed": list(state.consumed[p]), "wiped": bool(state.wiped >> p & 1)}
+            for p in range(model.cfg.partitions)
+        ],
     }
 
 
@@ -78,7 +86,7 @@ def _flatten(value, prefix: str, out: dict) -> None:
         for k, v in value.items():
             _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
     elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and prefix.split(".")[-1] in (
-            "brokers", "partitions"):
+            "brokers", "partitions", "records"):
         for i, v in enumerate(value):
             _flatten(v, f"{prefix}[{i}]", out)
     else:

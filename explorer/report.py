@@ -15,7 +15,7 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "version": __version__,
         "model": {"preset": preset, **model.cfg.as_dict()},
         "engine": result.engine,
-        "symmetry": False,
+        "symmetry": model.symmetry,
         "result": result.result,
         "distinct_states": result.distinct_states,
         "states_generated": result.states_generated,
@@ -63,10 +63,14 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
     lines.append("Coverage (transitions per rule):")
     for name, n in result.coverage.items():
         lines.append(f"  {name:<{width}}  {n:>12,}")
-    never = [name for name, n in result.coverage.items() if n == 0]
+    configured = {r.name for _, r, _ in model.action_space}
+    absent = [name for name in result.coverage if name not in configured]
+    if absent:
+        lines.append("Rules not in this configuration (no action in their domain): " + ", ".join(absent))
+    never = [name for name, n in result.coverage.items() if n == 0 and name in configured]
     if never:
         early = " (the search stopped early)" if result.result != "ok" else ""
         lines.append(f"Rules that never fired{early}: " + ", ".join(never))
     else:
-        lines.append("Every rule fired.")
+        lines.append("Every rule fired." if not absent else "Every rule of this configuration fired.")
     return "\n".join(lines)

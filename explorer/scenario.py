@@ -19,7 +19,7 @@ from .search import Checker, SearchResult, Violation
 
 _STEP = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 _ARG = re.compile(r"^\s*([a-z_]\w*)\s*=\s*(-?\d+)\s*$")
-EXPECT_KEYS = ("quiescent", "brokers_up", "leaders", "offline_replicas", "isr")
+EXPECT_KEYS = ("quiescent", "brokers_up", "leaders", "offline_replicas", "isr", "acked_records", "all_acked_consumed")
 
 
 class ScenarioError(ValueError):
@@ -130,13 +130,20 @@ def validate_expectations(model: Model, expect: dict) -> None:
     if "brokers_up" in expect and not (
             isinstance(expect["brokers_up"], list) and all(_is_id(b, brokers) for b in expect["brokers_up"])):
         raise ScenarioError(f"expect.brokers_up must be a list of broker ids below {brokers}")
-    for key in ("leaders", "isr", "offline_replicas"):
+    if "all_acked_consumed" in expect and not isinstance(expect["all_acked_consumed"], bool):
+        raise ScenarioError("expect.all_acked_consumed must be true or false")
+    for p, count in expect.get("acked_records", {}).items() if isinstance(expect.get("acked_records"), dict) else ():
+        if not (p.isdigit() and int(p) < partitions) or not _is_id(count, 1 << 16):
+            raise ScenarioError(f"expect.acked_records must map partitions (0..{partitions - 1}) to counts")
+    for key in ("leaders", "isr", "offline_replicas", "acked_records"):
         table = expect.get(key, {})
         if not isinstance(table, dict):
             raise ScenarioError(f"expect.{key} must be an object keyed by partition")
         for p, value in table.items():
             if not (p.isdigit() and int(p) < partitions):
                 raise ScenarioError(f"expect.{key}: {p!r} is not a partition of this model (0..{partitions - 1})")
+            if key == "acked_records":
+                continue
             if key == "leaders":
                 ok = value is None or _is_id(value, brokers)
             else:
@@ -171,4 +178,13 @@ def check_expectations(model: Model, state: State, expect: dict) -> list[str]:
                 shown = None if meta is None else bits(meta.offline)
                 failed.append(f"expected broker {b}'s metadata to show offline replicas {sorted(offline)} "
                               f"for partition {p}, found {shown}")
+    for p, count in expect.get("acked_records", {}).items():
+        actual = bin(state.acked[int(p)]).count("1")
+        if actual != count:
+            failed.append(f"expected {count} acknowledged record(s) in partition {p}, found {actual}")
+    if expect.get("all_acked_consumed"):
+        for p, acked in enumerate(state.acked):
+            if acked and len(state.consumed[p]) < acked.bit_length():
+                failed.append(f"expected the consumer to have read every acknowledged record of partition {p}: "
+                              f"it read {len(state.consumed[p])} of {acked.bit_length()}")
     return failed

@@ -11,6 +11,26 @@ def _brokers(mask: int) -> str:
     return "{" + ", ".join(str(b) for b in bits(mask)) + "}"
 
 
+def per_broker(check):
+    """Lift check(broker) -> None | text into check(model, state), naming the first broker that fails.
+    Successor states share most brokers with their parents, so results are remembered by broker identity."""
+    memo: dict = {}
+
+    def run(model, state):
+        for b, broker in enumerate(state.brokers):
+            entry = memo.get(id(broker))
+            if entry is None or entry[0] is not broker:
+                if len(memo) >= 1 << 16:
+                    memo.clear()
+                entry = memo[id(broker)] = (broker, check(broker))
+            if entry[1] is not None:
+                return f"broker {b} {entry[1]}"
+        return None
+
+    run.__name__, run.__doc__ = check.__name__, check.__doc__
+    return run
+
+
 @invariant(
     "no_recreate_with_bad_dir", kind="transition",
     statement="A broker never creates a replica for a LeaderAndIsr with isNewReplica=false while it has an offline log dir.",
@@ -55,11 +75,11 @@ def create_only_on_good_dir(model, state, action, after):
     statement="A broker never leads or follows a replica whose log is not on one of its live log dirs.",
     reference="KIP-112 (broker will stop serving replicas in any bad log directory)",
 )
-def no_serving_from_offline_dir(model, state):
-    for b, broker in enumerate(state.brokers):
-        for p, h in enumerate(broker.hosted):
-            if SERVING[h] and live_copy_dir(broker, p) < 0:
-                return f"broker {b} is {HOSTED_NAMES[h]} of partition {p} but holds no copy of it on a live dir"
+@per_broker
+def no_serving_from_offline_dir(broker):
+    for p, h in enumerate(broker.hosted):
+        if SERVING[h] and live_copy_dir(broker, p) < 0:
+            return f"is {HOSTED_NAMES[h]} of partition {p} but holds no copy of it on a live dir"
     return None
 
 
@@ -68,12 +88,12 @@ def no_serving_from_offline_dir(model, state):
     statement="A broker that is down (crashed or halted) hosts no replica.",
     reference="KIP-112 (broker will be offline if all log directories are bad)",
 )
-def offline_broker_serves_nothing(model, state):
-    for b, broker in enumerate(state.brokers):
-        if not broker.up:
-            for p, h in enumerate(broker.hosted):
-                if h != H_NONE:
-                    return f"broker {b} is down but still {HOSTED_NAMES[h]} for partition {p}"
+@per_broker
+def offline_broker_serves_nothing(broker):
+    if not broker.up:
+        for p, h in enumerate(broker.hosted):
+            if h != H_NONE:
+                return f"is down but still {HOSTED_NAMES[h]} for partition {p}"
     return None
 
 
@@ -139,17 +159,17 @@ def metadata_shows_offline_replicas(model, state):
               "are offline) is less than its number of configured dirs.",
     reference="KIP-112 Metrics: OfflineReplicaCount, OfflineLogDirectoryCount",
 )
-def offline_gauges_match(model, state):
-    for b, broker in enumerate(state.brokers):
-        if not broker.up:
-            continue
-        gauge = sum(1 for h in broker.hosted if h == H_OFFLINE)
-        truth = sum(1 for p, h in enumerate(broker.hosted) if h != H_NONE and live_copy_dir(broker, p) < 0)
-        if gauge != truth:
-            return f"broker {b}'s OfflineReplicaCount is {gauge} but {truth} hosted partitions have no live copy"
-        configured = sum(1 for s in broker.dirs if s != REMOVED)
-        offline_dirs = sum(1 for s in broker.dirs if s == OFFLINE)
-        if offline_dirs >= configured:
-            return f"broker {b} is running with OfflineLogDirectoryCount {offline_dirs} of {configured} dirs"
+@per_broker
+def offline_gauges_match(broker):
+    if not broker.up:
+        return None
+    gauge = sum(1 for h in broker.hosted if h == H_OFFLINE)
+    truth = sum(1 for p, h in enumerate(broker.hosted) if h != H_NONE and live_copy_dir(broker, p) < 0)
+    if gauge != truth:
+        return f"has OfflineReplicaCount {gauge} but {truth} hosted partitions have no live copy"
+    configured = sum(1 for s in broker.dirs if s != REMOVED)
+    offline_dirs = sum(1 for s in broker.dirs if s == OFFLINE)
+    if offline_dirs >= configured:
+        return f"is running with OfflineLogDirectoryCount {offline_dirs} of {configured} dirs"
     return None
 

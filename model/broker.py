@@ -45,8 +45,11 @@ def may_create_log(variant: str, broker: Broker, is_new: bool) -> bool:
 
 
 def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries) -> tuple[Broker, tuple]:
-    """ReplicaManager.becomeLeaderOrFollower for one request; returns the broker and its response."""
+    """ReplicaManager.becomeLeaderOrFollower for one request; returns the broker and its response. A new
+    leader caches the request's ISR and keeps its HW if it already led (else starts at 0, to be advanced);
+    a follower keeps neither."""
     copies, hosted, epoch = list(broker.copies), list(broker.hosted), list(broker.epoch)
+    logs, hw, isr = list(broker.logs), list(broker.hw), list(broker.isr)
     response = []
     for e in entries:
         p = e.partition
@@ -61,13 +64,22 @@ def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries)
             d = choose_new_log_dir(current) if may_create_log(variant, current, e.is_new) else -1
             if d < 0:
                 hosted[p] = H_OFFLINE  # KafkaStorageException: the partition is marked offline
+                hw[p] = isr[p] = 0
                 response.append((p, E_STORAGE))
                 continue
             copies[p] |= 1 << d
-        hosted[p] = H_LEADER if e.leader == broker_id else H_FOLLOWER
+            logs[p] = ()  # a new log is empty
+        if e.leader == broker_id:
+            hw[p] = hw[p] if hosted[p] == H_LEADER else 0
+            isr[p] = e.isr
+            hosted[p] = H_LEADER
+        else:
+            hosted[p] = H_FOLLOWER
+            hw[p] = isr[p] = 0
         epoch[p] = e.leader_epoch
         response.append((p, E_NONE))
-    new = broker._replace(copies=tuple(copies), hosted=tuple(hosted), epoch=tuple(epoch))
+    new = broker._replace(copies=tuple(copies), hosted=tuple(hosted), epoch=tuple(epoch), logs=tuple(logs),
+                          hw=tuple(hw), isr=tuple(isr))
     return new, tuple(response)
 
 
@@ -76,28 +88,31 @@ def handle_update_metadata(broker: Broker, entries) -> Broker:
     meta = list(broker.meta)
     for e in entries:
         meta[e.partition] = PartitionMeta(e.leader, e.isr, e.offline)
-    up, dirs, copies, hosted, epoch, _, inbox, replies = broker
-    return Broker(up, dirs, copies, hosted, epoch, tuple(meta), inbox[1:], replies)
+    return broker._replace(meta=tuple(meta), inbox=broker.inbox[1:])
 
 
 def handle_stop_replica(broker: Broker, partitions) -> Broker:
     """StopReplica(delete=false): the replica stops leading or fetching; an offline partition stays offline."""
-    hosted = broker.hosted
+    hosted, hw, isr = broker.hosted, broker.hw, broker.isr
     for p in partitions:
         if SERVING[hosted[p]]:
             hosted = replace_at(hosted, p, H_STOPPED)
-    return broker._replace(hosted=hosted)
+            hw, isr = replace_at(hw, p, 0), replace_at(isr, p, 0)
+    return broker._replace(hosted=hosted, hw=hw, isr=isr)
 
 
 def fail_dir(broker: Broker, d: int) -> tuple[Broker, bool]:
     """A log dir fails. Returns the broker and whether it is still running (it halts with no live dir left)."""
     dirs = replace_at(broker.dirs, d, OFFLINE)
+    # The logs whose live copy was on d are out of reach for good (an offline dir never comes back).
+    logs = tuple(() if live_copy_dir(broker, p) == d else log for p, log in enumerate(broker.logs))
     if not broker.up:
-        return broker._replace(dirs=dirs), False
-    hosted = tuple(
-        H_OFFLINE if (h != H_NONE and broker.copies[p] >> d & 1) else h for p, h in enumerate(broker.hosted)
-    )
-    failed = broker._replace(dirs=dirs, hosted=hosted)
+        return broker._replace(dirs=dirs, logs=logs), False
+    lost = [broker.copies[p] >> d & 1 and h != H_NONE for p, h in enumerate(broker.hosted)]
+    hosted = tuple(H_OFFLINE if x else h for x, h in zip(lost, broker.hosted))
+    hw = tuple(0 if x else v for x, v in zip(lost, broker.hw))
+    isr = tuple(0 if x else v for x, v in zip(lost, broker.isr))
+    failed = broker._replace(dirs=dirs, hosted=hosted, logs=logs, hw=hw, isr=isr)
     if not has_live_dir(failed):
         return crashed(failed), False
     return failed, True
@@ -107,5 +122,6 @@ def crashed(broker: Broker) -> Broker:
     """What survives a crash or halt: the disks. Memory, requests and unsent responses are gone."""
     n = len(broker.hosted)
     return broker._replace(
-        up=False, hosted=(H_NONE,) * n, epoch=(-1,) * n, meta=(None,) * n, inbox=(), replies=()
+        up=False, hosted=(H_NONE,) * n, epoch=(-1,) * n, meta=(None,) * n, inbox=(), replies=(), hw=(0,) * n,
+        isr=(0,) * n,
     )

@@ -17,6 +17,10 @@ BOUNDS = {
 }
 
 
+def _tuple_if_list(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
 class ConfigError(ValueError):
     """A configuration that the model cannot take (bad input: exit code 2)."""
 
@@ -39,6 +43,15 @@ class ModelConfig:
     # Apply an UpdateMetadata as soon as it reaches the head of a broker's queue (see docs/model.md,
     # "Eager metadata"): sound for every invariant that reads metadata caches only in quiescent states.
     eager_metadata: bool = True
+    # The data path (docs/model.md, section 6.3): produce with acks=all, replication, consumption.
+    # Entries a partition's log may hold: one number for every partition, or one per partition (0: no data).
+    max_records: int | tuple = attrs.field(default=1, converter=_tuple_if_list)
+    # min.insync.replicas: one number for every partition, or one per partition.
+    min_isr: int | tuple = attrs.field(default=1, converter=_tuple_if_list)
+    unclean_election: bool = False  # unclean.leader.election.enable
+    # An explicit consumer (the Consume rule). Without it, reads_below_hw_are_committed still covers every
+    # consumer: it says what any consumer reading from any leader at any time would see.
+    consumer: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -51,19 +64,43 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be a whole number of at least 0, not {value!r}")
-        if not isinstance(self.eager_metadata, bool):
-            raise ConfigError(f"eager_metadata must be true or false, not {self.eager_metadata!r}")
+        for name in ("eager_metadata", "unclean_election", "consumer"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, not {getattr(self, name)!r}")
+        self._check_min_isr()
         if self.rf > self.brokers:
             raise ConfigError(f"--rf {self.rf} is larger than --brokers {self.brokers}: each replica needs its own broker")
         if self.brokers > 16 or self.dirs > 8 or self.partitions > 16:
             raise ConfigError("the model supports at most 16 brokers, 8 dirs per broker and 16 partitions")
+
+    def _check_per_partition(self, name: str, low: int, high: int | None) -> None:
+        value = getattr(self, name)
+        values = value if isinstance(value, tuple) else (value,)
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, tuple) and len(values) != self.partitions:
+            raise ConfigError(f"{flag} lists {len(values)} values for {self.partitions} partition(s)")
+        for v in values:
+            if not isinstance(v, int) or isinstance(v, bool) or v < low or (high is not None and v > high):
+                limit = f"between {low} and --rf {high}" if high is not None else f"at least {low}"
+                raise ConfigError(f"{flag} must be {limit}, not {v!r}")
+
+    def _check_min_isr(self) -> None:
+        self._check_per_partition("min_isr", 1, self.rf)
+        self._check_per_partition("max_records", 0, None)
+
+    def min_isr_of(self, partition: int) -> int:
+        return self.min_isr[partition] if isinstance(self.min_isr, tuple) else self.min_isr
+
+    def max_records_of(self, partition: int) -> int:
+        return self.max_records[partition] if isinstance(self.max_records, tuple) else self.max_records
 
     def assignment(self, partition: int) -> tuple[int, ...]:
         """Replica assignment of a partition, in assignment order (the first is the preferred leader)."""
         return tuple((partition + i) % self.brokers for i in range(self.rf))
 
     def as_dict(self) -> dict:
-        return attrs.asdict(self)
+        """Every field, JSON-ready (per-partition values as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(self).items()}
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -193,7 +193,9 @@ class ControllerStep:
         live = [b for b in self.m.assignments[p] if self.is_replica_online(b, p)]
         live_isr = [b for b in live if part.isr >> b & 1]
         if not live_isr:
-            return  # NoReplicaOnlineException: the partition stays Offline
+            if not (self.m.cfg.unclean_election and live):
+                return  # NoReplicaOnlineException: the partition stays Offline
+            live_isr = live[:1]  # unclean election: the first live replica, alone in the ISR
         isr = 0
         for b in live_isr:
             isr |= 1 << b
@@ -223,4 +225,5 @@ class ControllerStep:
         controller = Controller(
             self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(tuple(r) for r in self.replicas)
         )
-        return State(brokers, controller, self.notifications, self.state.budget)
+        s = self.state
+        return State(brokers, controller, self.notifications, s.budget, s.committed, s.acked, s.consumed, s.wiped)

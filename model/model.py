@@ -4,11 +4,13 @@ from __future__ import annotations
 from typing import Iterator, NamedTuple
 
 from . import rules as _rules  # noqa: F401  (registers every rule)
+from . import rules_data as _rules_data  # noqa: F401  (the data path's rules, after the others)
 from .config import ModelConfig
 from .registry import RULES, Rule, rule_by_name
+from .symmetry import canonical_fingerprint, dir_symmetry_sound
 from .state import (
     GOOD, H_NONE, NO_LEADER, P_NONEXISTENT, R_NONEXISTENT, UPDATE_METADATA, BUDGET_FIELDS, Broker, Controller, Partition, State,
-    is_quiescent,
+    fingerprint, is_quiescent,
 )
 
 
@@ -25,8 +27,11 @@ class ActionDisabled(ValueError):
 
 
 class Model:
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, symmetry: bool = False):
         self.cfg = cfg
+        # Dedup by the fingerprint of a canonical representative when dir symmetry is sound (model/symmetry.py).
+        self.symmetry = symmetry and dir_symmetry_sound(cfg)
+        self.fingerprint = canonical_fingerprint if self.symmetry else fingerprint
         self.rules: tuple[Rule, ...] = tuple(RULES)
         self.rule_index = {r.name: i for i, r in enumerate(self.rules)}
         self._update_metadata = rule_by_name("BrokerUpdateMetadata")
@@ -45,14 +50,15 @@ class Model:
         c, p = self.cfg, self.cfg.partitions
         broker = Broker(
             up=True, dirs=(GOOD,) * c.dirs, copies=(0,) * p, hosted=(H_NONE,) * p, epoch=(-1,) * p,
-            meta=(None,) * p, inbox=(), replies=(),
+            meta=(None,) * p, inbox=(), replies=(), logs=((),) * p, hw=(0,) * p, isr=(0,) * p,
         )
         controller = Controller(
             epoch=1, live=(1 << c.brokers) - 1, offline=(0,) * c.brokers,
             partitions=(Partition(P_NONEXISTENT, NO_LEADER, -1, 0),) * p,
             replicas=((R_NONEXISTENT,) * c.rf,) * p,
         )
-        return [State((broker,) * c.brokers, controller, 0, (0,) * len(BUDGET_FIELDS))]
+        return [State((broker,) * c.brokers, controller, 0, (0,) * len(BUDGET_FIELDS),
+                      committed=((),) * p, acked=(0,) * p, consumed=((),) * p, wiped=0)]
 
     def successors(self, state: State) -> Iterator[tuple[Action, State]]:
         eager = self.cfg.eager_metadata

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import broker as B
 from .controller import ControllerStep
+from .data import advance_leaders, note_wiped
 from .registry import rule
 from .state import (
     B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, GOOD,
@@ -50,8 +51,11 @@ def _spend(s: State, index: int) -> tuple:
     return replace_at(s.budget, index, s.budget[index] + 1)
 
 
-def _with_broker(s: State, b: int, broker) -> tuple:
-    return replace_at(s.brokers, b, broker)
+def _set_broker(s: State, b: int, broker, notifications=None, budget=None) -> State:
+    """The state with broker b replaced (and, if given, the notifications and budget)."""
+    return State(replace_at(s.brokers, b, broker), s.controller,
+                 s.notifications if notifications is None else notifications,
+                 s.budget if budget is None else budget, s.committed, s.acked, s.consumed, s.wiped)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,7 +99,7 @@ def dir_fail(m, s, broker, dir):
     dir is simply offline when it starts again."""
     new, running = B.fail_dir(s.brokers[broker], dir)
     notifications = s.notifications | (1 << broker) if running else s.notifications
-    return State(_with_broker(s, broker, new), s.controller, notifications, _spend(s, B_DIR_FAILURES))
+    return _set_broker(s, broker, new, notifications=notifications, budget=_spend(s, B_DIR_FAILURES))
 
 
 def _guard_dir_saturate(m, s, broker, dir):
@@ -111,7 +115,7 @@ def dir_saturate(m, s, broker, dir):
     other KIP-928 consequences are not modelled yet."""
     b = s.brokers[broker]
     new = b._replace(dirs=replace_at(b.dirs, dir, SATURATED))
-    return State(_with_broker(s, broker, new), s.controller, s.notifications, _spend(s, B_SATURATIONS))
+    return _set_broker(s, broker, new, budget=_spend(s, B_SATURATIONS))
 
 
 def _guard_dir_free_up(m, s, broker, dir):
@@ -126,7 +130,7 @@ def dir_free_up(m, s, broker, dir):
     """Space is freed on a saturated dir, which becomes good again."""
     b = s.brokers[broker]
     new = b._replace(dirs=replace_at(b.dirs, dir, GOOD))
-    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
+    return _set_broker(s, broker, new)
 
 
 def _guard_broker_crash(m, s, broker):
@@ -141,7 +145,7 @@ def broker_crash(m, s, broker):
     """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
     unsent responses are lost; its disks keep what they hold."""
     new = B.crashed(s.brokers[broker])
-    return State(_with_broker(s, broker, new), s.controller, s.notifications, _spend(s, B_CRASHES))
+    return _set_broker(s, broker, new, budget=_spend(s, B_CRASHES))
 
 
 def _guard_broker_restart(m, s, broker):
@@ -161,7 +165,7 @@ def broker_restart(m, s, broker):
     """A stopped broker starts: it loads the logs found on its live dirs (offline dirs stay offline) and
     registers in ZooKeeper. It hosts no partition until the controller's LeaderAndIsr arrives."""
     b = s.brokers[broker]
-    return State(_with_broker(s, broker, b._replace(up=True)), s.controller, s.notifications, _spend(s, B_RESTARTS))
+    return _set_broker(s, broker, b._replace(up=True), budget=_spend(s, B_RESTARTS))
 
 
 def _guard_fix_dir(m, s, broker, dir):
@@ -173,18 +177,18 @@ def _guard_fix_dir(m, s, broker, dir):
     return _budget_left(m, s, B_FIXES)
 
 
-def _fix_dir(s, broker, dir, status):
+def _fix_dir(m, s, broker, dir, status):
     b = s.brokers[broker]
     cleared = tuple(mask & ~(1 << dir) for mask in b.copies)
     new = b._replace(dirs=replace_at(b.dirs, dir, status), copies=cleared)
-    return State(_with_broker(s, broker, new), s.controller, s.notifications, _spend(s, B_FIXES))
+    return note_wiped(m, _set_broker(s, broker, new, budget=_spend(s, B_FIXES)))
 
 
 @rule("ReplaceDisk", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
 def replace_disk(m, s, broker, dir):
     """While the broker is down, an offline dir's disk is replaced by an empty good one: the logs it held are gone."""
-    return _fix_dir(s, broker, dir, GOOD)
+    return _fix_dir(m, s, broker, dir, GOOD)
 
 
 @rule("RemoveDirFromConfig", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_fix_dir, kind="environment",
@@ -192,7 +196,7 @@ def replace_disk(m, s, broker, dir):
 def remove_dir_from_config(m, s, broker, dir):
     """While the broker is down, an offline dir is removed from its config: it is no longer a log dir of the
     broker, so it counts neither as live nor as offline, and its logs are no longer seen."""
-    return _fix_dir(s, broker, dir, REMOVED)
+    return _fix_dir(m, s, broker, dir, REMOVED)
 
 
 def _guard_controller_failover(m, s):
@@ -216,7 +220,7 @@ def controller_failover(m, s):
             live |= 1 << i
     c = s.controller
     cleared = c._replace(epoch=c.epoch + 1, live=live, offline=(0,) * m.cfg.brokers)
-    step = ControllerStep(m, State(brokers, cleared, 0, _spend(s, B_FAILOVERS)))
+    step = ControllerStep(m, s._replace(brokers=brokers, controller=cleared, notifications=0, budget=_spend(s, B_FAILOVERS)))
     step.add_update_metadata(range(m.cfg.partitions))
     step.flush()
     # ReplicaStateMachine.startup (Kafka 2.x to 3.6): initializeReplicaState, then the state changes. Kafka
@@ -329,7 +333,7 @@ def controller_leader_and_isr_response(m, s, broker):
     newly offline replicas it runs onReplicasBecomeOffline (leader election, OfflineReplica, UpdateMetadata)."""
     b = s.brokers[broker]
     response = b.replies[0]
-    s = State(_with_broker(s, broker, b._replace(replies=b.replies[1:])), s.controller, s.notifications, s.budget)
+    s = _set_broker(s, broker, b._replace(replies=b.replies[1:]))
     step = ControllerStep(m, s)
     previous = step.offline[broker]
     current = previous
@@ -370,11 +374,12 @@ def broker_leader_and_isr(m, s, broker):
     otherwise it uses the log found on a live dir, or, if there is none, creates one on the good dir with
     the fewest logs, unless isNewReplica=false while it has an offline dir (kip112; legacy ignores the flag),
     or it has no good dir: then it marks the partition offline and answers KAFKA_STORAGE_ERROR. Else it
-    becomes leader or follower, records the leader epoch, and answers NONE."""
+    becomes leader or follower, records the leader epoch, and answers NONE. A new leader caches the request's
+    ISR (its HW then rises if the ISR allows, e.g. an ISR of one); a follower keeps no HW or ISR."""
     b = s.brokers[broker]
     new, response = B.handle_leader_and_isr(m.cfg.variant, broker, b, b.inbox[0].body)
     new = new._replace(inbox=b.inbox[1:], replies=b.replies + (response,))
-    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
+    return advance_leaders(m, _set_broker(s, broker, new), broker)
 
 
 @rule("BrokerUpdateMetadata", params=("broker",), domain=_brokers,
@@ -385,7 +390,7 @@ def broker_update_metadata(m, s, broker):
     shows: leader, ISR, offline_replicas) takes the request's values for the partitions it names."""
     b = s.brokers[broker]
     new = B.handle_update_metadata(b, b.inbox[0].body)
-    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
+    return _set_broker(s, broker, new)
 
 
 @rule("BrokerStopReplica", params=("broker",), domain=_brokers, guard=_head_guard(STOP_REPLICA, "StopReplica"),
@@ -395,4 +400,4 @@ def broker_stop_replica(m, s, broker):
     following; a partition marked offline stays so. The controller ignores the response."""
     b = s.brokers[broker]
     new = B.handle_stop_replica(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
-    return State(_with_broker(s, broker, new), s.controller, s.notifications, s.budget)
+    return _set_broker(s, broker, new)

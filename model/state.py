@@ -89,6 +89,10 @@ class Broker(NamedTuple):
     meta: tuple               # per partition: PartitionMeta or None (the metadata cache)
     inbox: tuple              # controller requests not yet handled, in order (the controller channel is FIFO)
     replies: tuple            # LeaderAndIsr responses not yet handled by the controller: tuples of (partition, error)
+    logs: tuple               # per partition: the log on its live copy, a tuple of entries, each the leader epoch
+                              # that appended it; () when the broker has no live copy (on disk: survives restarts)
+    hw: tuple                 # per partition: the high watermark, kept by the leader only (0 on any other replica)
+    isr: tuple                # per partition: the leader's cached ISR bitmask (0 on any other replica)
 
     __repr__ = tuple.__repr__
 
@@ -118,6 +122,13 @@ class State(NamedTuple):
     controller: Controller
     notifications: int        # bitmask of brokers with a pending /log_dir_event_notification znode
     budget: tuple             # per BUDGET_FIELDS entry: how many of those events happened
+    committed: tuple          # history, per partition: the entries that ever passed a leader's high watermark,
+                              # in offset order (a tuple of leader epochs)
+    acked: tuple              # history, per partition: bitmask of the offsets of `committed` acknowledged to the
+                              # producer (acks=all: the high watermark passed with the ISR at min.insync.replicas)
+    consumed: tuple           # history, per partition: the entries the consumer read, in order
+    wiped: int                # history: bitmask of partitions a committed record of which no disk holds any more
+                              # (every copy was on disks replaced or removed from the config)
 
     __repr__ = tuple.__repr__
 
@@ -140,11 +151,10 @@ def _memo_repr(part) -> str:
 
 
 def encode(state: State) -> bytes:
-    """The canonical encoding: the reprs of the brokers, the controller, notifications and budget."""
+    """The canonical encoding: the reprs of the brokers, the controller, then of the other fields."""
     parts = [_memo_repr(b) for b in state.brokers]
     parts.append(_memo_repr(state.controller))
-    parts.append(repr(state.notifications))
-    parts.append(repr(state.budget))
+    parts.append(repr(state[2:]))
     return "|".join(parts).encode()
 
 

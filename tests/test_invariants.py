@@ -27,6 +27,10 @@ EXPECTED_IDS = {
     "offline_gauges_match": "state",
     "leader_is_live_isr_member": "quiescent",
     "metadata_shows_offline_replicas": "quiescent",
+    "no_acked_record_lost": "state",
+    "isr_logs_agree_below_hw": "state",
+    "consumer_sees_no_loss_or_duplicate": "state",
+    "reads_below_hw_are_committed": "state",
 }
 
 
@@ -62,6 +66,22 @@ def healthy(small):
     assert small.is_quiescent(s)
     assert [b.hosted[0] for b in s.brokers] == [H_LEADER, H_FOLLOWER, H_FOLLOWER]
     return s
+
+
+@pytest.fixture(scope="module")
+def replicated(small, healthy):
+    """A record produced at leader 0 (leader epoch 0), fetched by brokers 1 and 2: committed, acknowledged, and
+    read by the consumer. Each intermediate state is kept: [healthy, produced, fetched once, fetched twice,
+    consumed]. (The small preset has no explicit consumer: the steps are taken with one.)"""
+    with_consumer = model_of("small", consumer=True)
+    states = [healthy]
+    for name, *args in (("Produce", 0, 0), ("ReplicaFetch", 1, 0), ("ReplicaFetch", 2, 0), ("Consume", 0, 0)):
+        states.append(step(with_consumer, states[-1], name, *args))
+    last = states[-1]
+    assert [b.logs[0] for b in last.brokers] == [(0,), (0,), (0,)]
+    assert last.brokers[0].hw[0] == 1 and last.committed == ((0,),) and last.acked == (0b1,)
+    assert last.consumed == ((0,),)
+    return states
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +199,84 @@ def test_metadata_shows_offline_replicas_holds(small, healthy, leader_dir_failed
     assert all(b.meta[0].offline == 0b001 for b in bootstrap_dir_failed.brokers)
 
 
+DURABILITY = ("no_acked_record_lost", "isr_logs_agree_below_hw", "consumer_sees_no_loss_or_duplicate",
+              "reads_below_hw_are_committed")
+
+
+@pytest.mark.parametrize("id_", DURABILITY)
+def test_durability_invariants_hold_along_the_data_path(small, replicated, id_):
+    for s in replicated:
+        assert check(id_, small, s) is None
+
+
+@pytest.mark.parametrize("id_", DURABILITY)
+def test_durability_invariants_hold_after_a_clean_failover(small, replicated, id_):
+    """The leader dies after the record was acknowledged; an ISR member that has it takes over."""
+    s = deliver_all(small, step(small, replicated[-1], "BrokerCrash", 0))
+    assert s.controller.partitions[0].leader == 1 and s.brokers[1].hosted[0] == H_LEADER
+    assert s.brokers[1].logs[0] == (0,) and s.acked == (0b1,)
+    assert check(id_, small, s) is None
+
+
+def test_durability_invariants_hold_after_a_follower_dir_failure(small, replicated):
+    """KIP-112 scenario 3 with data: a follower's dir fails at runtime; its log is gone, the ISR shrinks."""
+    s = deliver_all(small, step(small, replicated[-1], "DirFail", 1, 0))
+    assert s.brokers[1].logs[0] == () and s.controller.partitions[0].isr == 0b101
+    for id_ in DURABILITY:
+        assert check(id_, small, s) is None
+
+
+def test_no_acked_record_lost_lapses_for_a_wiped_partition(small, replicated):
+    broken = _acked_record_missing(small)[0]
+    assert check("no_acked_record_lost", small, broken) is not None
+    assert check("no_acked_record_lost", small, broken._replace(wiped=0b1)) is None
+    # The same for the consumer's guarantee.
+    read_wrong = _consumer_read_another_record(small)[0]
+    assert check("consumer_sees_no_loss_or_duplicate", small, read_wrong._replace(wiped=0b1)) is None
+    # ... and for what a leader would serve.
+    serves_wrong = _leader_serves_another_record_below_hw(small)[0]
+    assert check("reads_below_hw_are_committed", small, serves_wrong._replace(wiped=0b1)) is None
+
+
+def test_no_acked_record_lost_ignores_a_partition_without_a_serving_leader(small, replicated):
+    broken = _acked_record_missing(small)[0]
+    # Down, hosting it as a follower, or at another leader epoch than ZooKeeper's: not a leader to check.
+    assert check("no_acked_record_lost", small, with_broker(broken, 0, up=False)) is None
+    assert check("no_acked_record_lost", small, with_broker(broken, 0, hosted=(H_FOLLOWER,))) is None
+    assert check("no_acked_record_lost", small, with_partition(broken, 0, leader_epoch=1)) is None
+    assert check("no_acked_record_lost", small, with_partition(broken, 0, leader=NO_LEADER)) is None
+    # A stale leader is not checked by no_acked_record_lost (reads_below_hw_are_committed covers what it serves).
+    stale = _stale_leader_serves_another_record(small)
+    assert check("no_acked_record_lost", small, *stale) is None
+    assert check("reads_below_hw_are_committed", small, *stale) is not None
+
+
+def test_no_acked_record_lost_ignores_committed_records_that_were_not_acknowledged(small, replicated):
+    broken = _acked_record_missing(small)[0]
+    assert check("no_acked_record_lost", small, broken._replace(acked=(0,))) is None
+
+
+def test_isr_logs_agree_below_hw_ignores_entries_at_or_above_the_hw_and_non_members(small, replicated):
+    produced, fetched_twice = replicated[1], replicated[3]
+    # Above the HW (0 after Produce), a follower may hold anything.
+    assert check("isr_logs_agree_below_hw", small, with_broker(produced, 1, logs=((5,),))) is None
+    # A replica outside the ISR may diverge below the HW: it truncates before it rejoins.
+    outside = with_partition(with_broker(fetched_twice, 2, logs=((5,),)), 0, isr=0b011)
+    assert check("isr_logs_agree_below_hw", small, outside) is None
+    # A shorter member agrees on every entry it holds.
+    assert check("isr_logs_agree_below_hw", small, with_broker(fetched_twice, 2, logs=((),))) is None
+
+
+def test_durability_messages_name_partition_offset_and_epochs(small):
+    message = check("no_acked_record_lost", small, *_acked_record_replaced(small))
+    assert "partition 0" in message and "leader 0" in message and "offset 0" in message
+    assert "leader epoch 3" in message and "leader epoch 0" in message
+    message = check("isr_logs_agree_below_hw", small, *_isr_member_diverges_below_hw(small))
+    assert "partition 0" in message and "member 1" in message and "offset 0" in message and "HW 1" in message
+    message = check("consumer_sees_no_loss_or_duplicate", small, *_consumer_read_a_duplicate(small))
+    assert "partition 0" in message and "offset 1" in message and "no committed record" in message
+
+
 def test_quiescent_invariants_are_not_checked_while_messages_are_in_flight(small, healthy):
     s = step(small, healthy, "DirFail", 0, 0)
     assert not small.is_quiescent(s)
@@ -286,6 +384,87 @@ def _metadata_misses_a_dead_dir(small):
     return (with_broker(s, 1, dirs=(OFFLINE, GOOD), hosted=(H_OFFLINE,)),)  # nobody told the controller
 
 
+def _replicated(small):
+    """Leader 0 with a record fetched by brokers 1 and 2: HW 1, committed and acknowledged (a real state)."""
+    s = step(small, created_topic(small), "Produce", 0, 0)
+    s = step(small, step(small, s, "ReplicaFetch", 1, 0), "ReplicaFetch", 2, 0)
+    assert s.acked == (0b1,) and s.committed == ((0,),) and s.brokers[0].hw[0] == 1
+    return s
+
+
+def _acked_record_missing(small):
+    """The serving leader's log is empty (a re-created replica) while offset 0 was acknowledged."""
+    return (with_broker(_replicated(small), 0, logs=((),)),)
+
+
+def _acked_record_replaced(small):
+    """The serving leader holds another record (leader epoch 3) at the acknowledged offset."""
+    return (with_broker(_replicated(small), 0, logs=((3,),)),)
+
+
+def _acked_record_missing_at_a_new_leader(small):
+    """After a clean failover to broker 1, broker 1 (the leader in ZooKeeper at its epoch) lacks the record."""
+    s = deliver_all(small, step(small, _replicated(small), "BrokerCrash", 0))
+    assert s.controller.partitions[0].leader == 1 and s.brokers[1].hosted[0] == H_LEADER
+    return (with_broker(s, 1, logs=((),)),)
+
+
+def _isr_member_diverges_below_hw(small):
+    """ISR member 1 has another record than leader 0 at offset 0, below the HW 1."""
+    return (with_broker(_replicated(small), 1, logs=((1,),)),)
+
+
+def _leader_diverges_from_the_isr_below_hw(small):
+    """Leader 0's entry below its HW differs from what both followers hold."""
+    return (with_broker(_replicated(small), 0, logs=((2,),)),)
+
+
+def _isr_member_longer_but_diverging(small):
+    """A member holding more entries than the leader agrees above the HW but not below it."""
+    return (with_broker(_replicated(small), 2, logs=((4, 4),)),)
+
+
+def _consumer_read_a_duplicate(small):
+    """The consumer read the one committed record twice."""
+    return (_replicated(small)._replace(consumed=((0, 0),)),)
+
+
+def _consumer_read_another_record(small):
+    """The consumer read a record (leader epoch 1) that is not the committed one at offset 0."""
+    return (_replicated(small)._replace(consumed=((1,),)),)
+
+
+def _consumer_read_an_uncommitted_record(small):
+    """The consumer read past the HW: a record that never became committed."""
+    s = step(small, created_topic(small), "Produce", 0, 0)
+    assert s.committed == ((),)
+    return (s._replace(consumed=((0,),)),)
+
+
+def _consumer_skipped_a_record(small):
+    """Committed history [epoch 0, epoch 1]; the consumer read only the second (a gap at offset 0)."""
+    return (_replicated(small)._replace(committed=((0, 1),), consumed=((1,),)),)
+
+
+def _leader_serves_another_record_below_hw(small):
+    """The leader holds, below its HW, another record (leader epoch 2) than the committed one."""
+    return (with_broker(_replicated(small), 0, logs=((2,),)),)
+
+
+def _leader_hw_past_the_committed_history(small):
+    """The leader's HW (1) is past every committed record: it would serve a record never committed."""
+    s = step(small, created_topic(small), "Produce", 0, 0)
+    assert s.committed == ((),) and s.brokers[0].hw[0] == 0
+    return (with_broker(s, 0, hw=(1,)),)
+
+
+def _stale_leader_serves_another_record(small):
+    """Broker 1 still leads at an old leader epoch (not the leader in ZooKeeper) and would serve, below its HW,
+    another record: any consumer may read from it."""
+    s = _replicated(small)
+    return (with_broker(s, 1, hosted=(H_LEADER,), epoch=(s.brokers[1].epoch[0] - 1,), hw=(1,), logs=((7,),)),)
+
+
 # id -> hand-made arguments for check(model, *args) that must make it return a message.
 BREAKS = {
     "no_recreate_with_bad_dir": [_break_no_recreate],
@@ -296,6 +475,13 @@ BREAKS = {
                              _running_with_every_dir_offline],
     "leader_is_live_isr_member": [_leader_not_in_isr, _leader_down, _leader_without_live_copy],
     "metadata_shows_offline_replicas": [_metadata_wrong_offline, _metadata_missing, _metadata_misses_a_dead_dir],
+    "no_acked_record_lost": [_acked_record_missing, _acked_record_replaced, _acked_record_missing_at_a_new_leader],
+    "isr_logs_agree_below_hw": [_isr_member_diverges_below_hw, _leader_diverges_from_the_isr_below_hw,
+                                _isr_member_longer_but_diverging],
+    "consumer_sees_no_loss_or_duplicate": [_consumer_read_a_duplicate, _consumer_read_another_record,
+                                           _consumer_read_an_uncommitted_record, _consumer_skipped_a_record],
+    "reads_below_hw_are_committed": [_leader_serves_another_record_below_hw, _leader_hw_past_the_committed_history,
+                                     _stale_leader_serves_another_record],
 }
 
 BREAK_CASES = [pytest.param(id_, make, id=f"{id_}-{make.__name__.strip('_')}")

@@ -52,22 +52,24 @@ def test_dfs_visits_exactly_the_states_bfs_visits_on_tiny(tiny_bfs):
     assert dfs.depth >= tiny_bfs.depth  # BFS depth is the eccentricity; a DFS path can only be longer
 
 
-def _exhaust(engine, preset):
-    r = run(engine, preset)[1]
+def _exhaust(engine, preset, **model):
+    r = explore(engine, Model(preset_config(preset, **model)), ALL, SearchOptions())
     return r.result, r.distinct_states, r.states_generated, r.coverage
 
 
 @pytest.mark.slow
-def test_bfs_and_dfs_agree_on_small_and_find_nothing():
-    # The two searches run side by side (about 40 s each on one core).
+def test_bfs_and_dfs_agree_on_small_without_records_and_find_nothing():
+    # The two searches run side by side (about 40 s each on one core). small with its record has millions of
+    # states (docs/performance.md); the data path is compared on tiny above. Here: KIP-112's 3-broker cluster.
     with concurrent.futures.ProcessPoolExecutor(max_workers=2) as pool:
-        bfs_future = pool.submit(_exhaust, "bfs", "small")
-        dfs_future = pool.submit(_exhaust, "dfs", "small")
+        bfs_future = pool.submit(_exhaust, "bfs", "small", max_records=0)
+        dfs_future = pool.submit(_exhaust, "dfs", "small", max_records=0)
         bfs, dfs = bfs_future.result(), dfs_future.result()
     assert bfs[0] == dfs[0] == "ok"
     assert bfs[1] == dfs[1], "distinct_states"
     assert bfs[2] == dfs[2], "states_generated"
-    assert all(n > 0 for n in bfs[3].values()), "every rule fires on the small preset"
+    data_rules = {"Produce", "ReplicaFetch", "LeaderShrinkIsr", "Consume"}
+    assert all(n > 0 for name, n in bfs[3].items() if name not in data_rules), "every protocol rule fires"
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 6])

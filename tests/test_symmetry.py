@@ -1,0 +1,98 @@
+"""Dir symmetry: the canonical form, where it is used, and that the reduced search finds exactly the classes
+of the reachable states (checked against a plain search of the same model)."""
+from __future__ import annotations
+
+import pytest
+
+from model import Model, ModelConfig
+from model.presets import preset_config
+from model.state import GOOD, OFFLINE, SATURATED, fingerprint
+from model.symmetry import canonical, canonical_fingerprint, dir_symmetry_sound, orbit, permute_dirs
+
+from helpers import created_topic, deliver_all, init, step
+
+
+def reachable(model: Model) -> dict:
+    """Every reachable state by plain fingerprint (a small independent BFS, no engine involved)."""
+    start = init(model)
+    seen = {fingerprint(start): start}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for _, t in model.successors(s):
+                fp = fingerprint(t)
+                if fp not in seen:
+                    seen[fp] = t
+                    nxt.append(t)
+        frontier = nxt
+    return seen
+
+
+def reduced_count(model: Model) -> int:
+    """The reduced search: dedup by model.fingerprint, expand the first concrete state met in each class."""
+    start = init(model)
+    seen = {model.fingerprint(start)}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for _, t in model.successors(s):
+                fp = model.fingerprint(t)
+                if fp not in seen:
+                    seen.add(fp)
+                    nxt.append(t)
+        frontier = nxt
+    return len(seen)
+
+
+@pytest.mark.parametrize("params", [
+    dict(brokers=2, dirs=2, partitions=1, rf=2, max_faults=1),
+    dict(brokers=2, dirs=2, partitions=2, rf=1, max_faults=1),
+    dict(brokers=2, dirs=2, partitions=2, rf=2, max_faults=1, max_records=0, max_failovers=0),
+    dict(brokers=2, dirs=3, partitions=1, rf=2, max_faults=1, max_saturations=0),
+], ids=["1-partition", "2-partitions-rf1", "2-partitions-rf2", "3-dirs"])
+def test_reduced_search_finds_exactly_the_classes_of_the_reachable_states(params):
+    plain = Model(ModelConfig(**params))
+    reduced = Model(ModelConfig(**params), symmetry=True)
+    assert reduced.symmetry
+    states = reachable(plain)
+    classes = {canonical_fingerprint(s) for s in states.values()}
+    assert reduced_count(reduced) == len(classes)
+    assert len(classes) < len(states), "the reduction merges some states"
+    # Every class is a union of real orbits' members: each member's orbit lands in one class.
+    some = list(states.values())[:200]
+    for s in some:
+        assert {canonical_fingerprint(t) for t in orbit(s)} == {canonical_fingerprint(s)}
+
+
+def test_canonical_form_sorts_each_brokers_dirs_and_moves_the_logs_with_them():
+    m = Model(preset_config("tiny"), symmetry=True)
+    s = created_topic(m)
+    b0 = s.brokers[0]
+    assert b0.copies == (0b01,)
+    swapped = s._replace(brokers=(permute_dirs(b0, (1, 0)),) + s.brokers[1:])
+    assert swapped.brokers[0].copies == (0b10,)
+    assert canonical(swapped) == canonical(s)
+    assert m.fingerprint(swapped) == m.fingerprint(s)
+    assert fingerprint(swapped) != fingerprint(s)
+
+
+def test_states_that_differ_by_more_than_a_dir_swap_stay_apart():
+    m = Model(preset_config("tiny"), symmetry=True)
+    s = created_topic(m)
+    failed = deliver_all(m, step(m, s, "DirFail", 0, 0))
+    saturated = step(m, s, "DirSaturate", 0, 1)
+    assert failed.brokers[0].dirs == (OFFLINE, GOOD)
+    assert saturated.brokers[0].dirs == (GOOD, SATURATED)
+    assert len({m.fingerprint(x) for x in (s, failed, saturated)}) == 3
+
+
+def test_symmetry_is_used_only_where_sound():
+    assert dir_symmetry_sound(ModelConfig(brokers=3, dirs=2, partitions=1, rf=3))
+    assert dir_symmetry_sound(ModelConfig(brokers=3, dirs=2, partitions=2, rf=2))
+    assert dir_symmetry_sound(ModelConfig(brokers=3, dirs=3, partitions=1, rf=3))
+    assert not dir_symmetry_sound(ModelConfig(brokers=3, dirs=3, partitions=2, rf=2))
+    assert not dir_symmetry_sound(ModelConfig(brokers=3, dirs=1, partitions=1, rf=3))
+    m = Model(ModelConfig(brokers=3, dirs=3, partitions=2, rf=2), symmetry=True)
+    assert not m.symmetry and m.fingerprint is fingerprint
