@@ -5,6 +5,7 @@ click parses the options; every bad input ends in one line on stderr and exit co
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -16,6 +17,7 @@ from model.presets import PRESETS, preset_config
 from .report import report_dict, summary_text
 from .scenario import ScenarioError, load_scenario, replay
 from .search import ENGINES, SearchOptions, explore as run_search
+from .visited import parse_size
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -130,6 +132,32 @@ def _plugin_option(f):
                              "registrations (repeatable; also JBODCHECK_PLUGINS=mod1,mod2).")(f)
 
 
+def default_workers() -> int:
+    """All the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _workers(engine: str, workers: int | None) -> int:
+    if workers is None:
+        return default_workers() if engine == "bfs" else 1
+    if engine != "bfs" and workers != 1:
+        raise BadInput(f"--workers applies to --engine bfs only (not {engine})")
+    return workers
+
+
+def _max_memory(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise BadInput(f"bad --max-memory {text!r}: expected a positive size such as 512M, 2G or 1.5G "
+                       f"(K, M, G, T: powers of 1024; a plain number is bytes)") from None
+
+
 def _spark_options(f):
     """The Spark engine's options (docs/spark.md); pyspark is imported only when --engine spark runs."""
     f = click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
@@ -193,19 +221,36 @@ def cli():
 @click.option("--all-violations", is_flag=True, help="Keep searching after the first violation (one per invariant).")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--workers", type=click.IntRange(min=1, max=1024), default=None, metavar="N",
+              help="BFS: worker processes, the frontier partitioned by fingerprint; 1: in this process "
+                   "[default: all cores].")
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="Stop with result bounded before the search (and its workers) use more memory than SIZE, "
+                   "e.g. 512M or 2G.")
+@click.option("--symmetry/--no-symmetry", default=True, show_default=True,
+              help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
+                   "(docs/model.md, section 10); not with --engine spark.")
 @_spark_options
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
-            master, spark_partitions, checkpoint_dir, spark_conf, **kwargs):
+            workers, max_memory, symmetry, master, spark_partitions, checkpoint_dir, spark_conf, **kwargs):
     """Search the model's state space for invariant violations."""
     _check_writable(json_path)
+    workers = _workers(engine, workers)
+    max_memory = _max_memory(max_memory)
+    if max_memory is not None and engine == "spark":
+        raise BadInput("--max-memory applies to the local engines (bfs, dfs, random); for Spark set "
+                       "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
     spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     cfg = _build_config(preset, _model_params(kwargs))
-    model = Model(cfg)
+    model = Model(cfg, symmetry=symmetry and spark is None)
     selected = _select_invariants(invariant_ids)
     progress = None if quiet else (lambda line: click.echo(f"[{engine}] {line}", err=True))
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
-                            all_violations=all_violations, progress=progress)
+                            all_violations=all_violations, progress=progress, workers=workers,
+                            max_memory=max_memory)
     result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+    if result.note:
+        click.echo(f"jbodcheck: {result.note}", err=True)
     report, summary = report_dict(model, preset, result), summary_text(model, preset, result)
     if spark is not None:
         from spark_explore.cli import annotate

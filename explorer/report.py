@@ -16,6 +16,7 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "model": {"preset": preset, **model.cfg.as_dict()},
         "engine": result.engine,
         "symmetry": model.symmetry,
+        "workers": result.workers,
         "result": result.result,
         "distinct_states": result.distinct_states,
         "states_generated": result.states_generated,
@@ -56,9 +57,14 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         f"Result: {result.result}. {result.distinct_states:,} distinct states, {result.states_generated:,} generated, "
         f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
     )
+    if model.symmetry:
+        lines.append("Symmetry reduction: on (a broker's log dirs are interchangeable); states are counted up to it.")
     if result.result == "bounded":
-        lines.append("The search stopped at a bound (--max-depth, --max-states or a random walk budget): "
-                     "it is not exhaustive.")
+        if result.note:
+            lines.append(f"The search {result.note}.")
+        else:
+            lines.append("The search stopped at a bound (--max-depth, --max-states or a random walk budget): "
+                         "it is not exhaustive.")
     width = max(len(name) for name in result.coverage)
     lines.append("Coverage (transitions per rule):")
     for name, n in result.coverage.items():

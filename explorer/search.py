@@ -3,17 +3,25 @@
 Every engine checks the same invariants the same way (``Checker``) and counts per-rule coverage the same
 way: one firing per generated transition, plus one BrokerUpdateMetadata firing per eagerly applied
 UpdateMetadata.
+
+BFS keeps its visited set as bare fingerprints plus parent links (explorer/visited.py); with
+``SearchOptions.workers`` > 1 it runs on worker processes (explorer/parallel.py) with identical results.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import random
 import time
 from typing import Callable
 
 import attrs
+import numpy as np
 
 from invariants import Invariant
 from model import Action, Model, State, fingerprint, is_quiescent
+
+from .visited import ActionIndex, FingerprintSet, ParentTable, format_size, process_memory
 
 ENGINES = ("bfs", "dfs", "random")
 
@@ -35,6 +43,10 @@ class SearchResult:
     elapsed_s: float
     coverage: dict
     violations: list
+    # Keyword-only extensions (positional construction by other engines is unchanged):
+    workers: int = attrs.field(default=1, kw_only=True)             # BFS worker processes used
+    note: str | None = attrs.field(default=None, kw_only=True)      # why a search stopped early (--max-memory)
+    memory: dict = attrs.field(factory=dict, kw_only=True)          # BFS: visited-set bytes, memory figures
 
 
 @attrs.define
@@ -46,6 +58,57 @@ class SearchOptions:
     walks: int = 1000            # random simulation: number of walks
     walk_depth: int = 60         # random simulation: steps per walk when --max-depth is not given
     progress: Callable[[str], None] | None = None   # receives a progress line every few seconds
+    workers: int = 1             # BFS: worker processes (1: in this process)
+    max_memory: int | None = None  # bytes: stop with result "bounded" before memory use exceeds this
+
+
+class MemoryGuard:
+    """--max-memory: measures the memory in use at most every ``interval`` seconds; ``exceeded()`` says
+    whether it reached the limit or would reach it before the next measurement (at the growth rate since
+    the last one, with a factor of two to spare). Without workers the measure is this process's resident
+    set size; with workers (``pids``) the sum of the processes' proportional set sizes."""
+
+    def __init__(self, limit: int | None, interval: float = 0.2):
+        self.limit, self.interval = limit, interval
+        self.pids: list[int] = []
+        self.next_check = 0.0
+        self.used = 0
+
+    def measure(self) -> int:
+        if not self.pids:
+            return process_memory("self")
+        return process_memory("self", True) + sum(process_memory(pid, True) for pid in self.pids)
+
+    def exceeded(self, force: bool = False) -> bool:
+        if self.limit is None:
+            return False
+        now = time.monotonic()
+        if not force and now < self.next_check:
+            return False
+        self.next_check = now + self.interval
+        previous, self.used = self.used, self.measure()
+        growth = max(0, self.used - previous) if previous else 0
+        return self.used + 2 * growth >= self.limit
+
+    def note(self, distinct: int, depth: int) -> str:
+        who = "the search and its workers" if self.pids else "the search"
+        return (f"stopped at --max-memory {format_size(self.limit)}: {who} used {format_size(self.used)} after "
+                f"{distinct:,} distinct states (depth {depth}); the result is bounded, not exhaustive")
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector (states are acyclic tuples; its full scans of the engines' big
+    containers cost about a quarter of BFS's time) and restore it afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 class Checker:
@@ -95,6 +158,8 @@ class _Run:
         self.violations: list[Violation] = []
         self.start = time.monotonic()
         self.next_progress = self.start + 3.0
+        self.memory = MemoryGuard(options.max_memory)
+        self.note: str | None = None
 
     def count(self, action: Action) -> None:
         self.generated += 1
@@ -129,7 +194,12 @@ class _Run:
         status = "violation" if self.violations else ("bounded" if bounded else "ok")
         coverage = {r.name: n for r, n in zip(self.model.rules, self.coverage)}
         return SearchResult(self.engine, status, distinct, self.generated, depth,
-                            round(time.monotonic() - self.start, 3), coverage, self.violations)
+                            round(time.monotonic() - self.start, 3), coverage, self.violations, note=self.note)
+
+
+def fingerprint_of(model: Model) -> Callable[[State], int]:
+    """The model's fingerprint function: of a canonical representative when symmetry reduction is on."""
+    return getattr(model, "fingerprint", fingerprint)
 
 
 def rebuild_trace(model: Model, actions: list[Action]) -> list:
@@ -143,54 +213,89 @@ def rebuild_trace(model: Model, actions: list[Action]) -> list:
     return trace
 
 
-def bfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> SearchResult:
-    run = _Run(model, invariants, options, "bfs")
-    init = model.init_states()[0]
-    init_fp = fingerprint(init)
-    parents: dict[int, tuple] = {init_fp: None}   # fingerprint -> (parent fingerprint, action)
+BFS_CHUNK = 512   # frontier states expanded between two batched look-ups in the visited set
 
-    def path_to(fp: int) -> list[Action]:
-        actions = []
-        while parents[fp] is not None:
-            fp, action = parents[fp]
-            actions.append(action)
-        return actions[::-1]
+
+def bfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> SearchResult:
+    """Breadth-first search: shortest traces. ``options.workers`` > 1 runs it on worker processes."""
+    if options.workers > 1:
+        from .parallel import parallel_bfs
+
+        return parallel_bfs(model, invariants, options)
+    return serial_bfs(model, invariants, options)
+
+
+def serial_bfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> SearchResult:
+    """BFS in this process. The visited set holds fingerprints only (a sorted array of the earlier levels and
+    a set of the current level's); the frontier is expanded in chunks whose successors are looked up in the
+    array at once, then handled one by one in order, so counts and stopping points are those of a plain
+    one-transition-at-a-time BFS."""
+    run = _Run(model, invariants, options, "bfs")
+    actions = ActionIndex(model)
+    table = ParentTable(actions)                  # per state: parent index, action id
+    visited = FingerprintSet()
+    fingerprint = fingerprint_of(model)
+    init = model.init_states()[0]
+    visited.add_unsorted([fingerprint(init)])
+
+    def finish(distinct: int, depth: int, bounded: bool) -> SearchResult:
+        result = run.result(distinct, depth, bounded)
+        result.memory = {"visited_bytes": visited.nbytes + table.nbytes, "visited_states": distinct}
+        return result
 
     if run.record(run.checker.check_state(init), lambda: [(None, init)]):
-        return run.result(1, 0, False)
-    frontier = [(init, init_fp)]
+        return finish(1, 0, False)
+    frontier = [(init, 0)]                        # (state, index in the table)
     depth, bounded = 0, False
     max_depth, max_states = options.max_depth, options.max_states
-    while frontier:
-        if max_depth is not None and depth >= max_depth:
-            bounded = True
-            break
-        next_frontier = []
-        for state, fp in frontier:
-            for action, after in model.successors(state):
-                run.count(action)
-                found = run.checker.check_transition(state, action, after)
-                after_fp = fingerprint(after)
-                new = after_fp not in parents
-                if new:
-                    parents[after_fp] = (fp, action)
-                    next_frontier.append((after, after_fp))
-                    found += run.checker.check_state(after)
-                if found and run.record(found, lambda: rebuild_trace(model, path_to(fp) + [action])):
-                    return run.result(len(parents), depth + 1, False)
-                if max_states is not None and len(parents) >= max_states:
-                    return run.result(len(parents), depth + 1, True)
-            run.progress(lambda: f"depth {depth + 1}  distinct {len(parents):,}  frontier {len(next_frontier):,}")
-        frontier = next_frontier
-        if frontier:
-            depth += 1
-    return run.result(len(parents), depth, bounded)
+    check_transition, check_state, record, count = (run.checker.check_transition, run.checker.check_state,
+                                                    run.record, run.count)
+    aid = actions.ids
+    with gc_paused():
+        while frontier:
+            if max_depth is not None and depth >= max_depth:
+                bounded = True
+                break
+            if run.memory.exceeded(force=True):
+                run.note = run.memory.note(len(table), depth)
+                return finish(len(table), depth, True)
+            level: set[int] = set()               # fingerprints first found in this level
+            next_frontier = []
+            for at in range(0, len(frontier), BFS_CHUNK):
+                steps, fps = [], []
+                for state, index in frontier[at:at + BFS_CHUNK]:
+                    for action, after in model.successors(state):
+                        steps.append((state, index, action, after))
+                        fps.append(fingerprint(after))
+                seen = visited.contains(np.array(fps, dtype=np.uint64)).tolist()
+                for (state, index, action, after), fp, old in zip(steps, fps, seen):
+                    count(action)
+                    found = check_transition(state, action, after)
+                    if not old and fp not in level:
+                        level.add(fp)
+                        next_frontier.append((after, table.append(index, aid[(action.rule, action.args)])))
+                        found += check_state(after)
+                    if found and record(found, lambda: rebuild_trace(model, table.path(index) + [action])):
+                        return finish(len(table), depth + 1, False)
+                    if max_states is not None and len(table) >= max_states:
+                        return finish(len(table), depth + 1, True)
+                if run.memory.exceeded():
+                    run.note = run.memory.note(len(table), depth + 1)
+                    return finish(len(table), depth + 1, True)
+                run.progress(lambda: f"depth {depth + 1}  distinct {len(table):,}  frontier {len(next_frontier):,}")
+            visited.add_unsorted(level)
+            del level
+            frontier = next_frontier
+            if frontier:
+                depth += 1
+    return finish(len(table), depth, bounded)
 
 
 def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> SearchResult:
     """Depth-first search. Without --max-depth it visits exactly BFS's states; with it, a state met again on a
     shorter path is explored again, so every state within the bound is reached."""
     run = _Run(model, invariants, options, "dfs")
+    fingerprint = fingerprint_of(model)
     init = model.init_states()[0]
     seen: dict[int, int] = {fingerprint(init): 0}   # fingerprint -> smallest depth seen
     if run.record(run.checker.check_state(init), lambda: [(None, init)]):
@@ -230,6 +335,9 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
             else:
                 stack.append((after, iter(model.successors(after))))
                 path.append(action)
+        if run.memory.exceeded():
+            run.note = run.memory.note(len(seen), deepest)
+            return run.result(len(seen), deepest, True)
         run.progress(lambda: f"depth {len(stack)}  distinct {len(seen):,}")
     return run.result(len(seen), deepest, bounded)
 
@@ -237,6 +345,7 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
 def simulate(model: Model, invariants: list[Invariant], options: SearchOptions) -> SearchResult:
     """Random walks from the initial state, each up to --max-depth steps (or a default), seeded."""
     run = _Run(model, invariants, options, "random")
+    fingerprint = fingerprint_of(model)
     rng = random.Random(options.seed)
     init = model.init_states()[0]
     seen = {fingerprint(init)}
@@ -262,9 +371,13 @@ def simulate(model: Model, invariants: list[Invariant], options: SearchOptions) 
             if options.max_states is not None and len(seen) >= options.max_states:
                 return run.result(len(seen), deepest, True)
             state = after
+        if run.memory.exceeded():
+            run.note = run.memory.note(len(seen), deepest)
+            return run.result(len(seen), deepest, True)
         run.progress(lambda: f"walk {walk + 1}/{options.walks}  distinct {len(seen):,}")
     return run.result(len(seen), deepest, True)
 
 
 def explore(engine: str, model: Model, invariants: list[Invariant], options: SearchOptions) -> SearchResult:
-    return {"bfs": bfs, "dfs": dfs, "random": simulate}[engine](model, invariants, options)
+    with gc_paused():
+        return {"bfs": bfs, "dfs": dfs, "random": simulate}[engine](model, invariants, options)

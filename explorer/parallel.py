@@ -1,0 +1,551 @@
+"""BFS on worker processes: ``--workers N`` (N > 1), with the results of the one-process BFS.
+
+The design (Stern & Dill's hash-partitioned parallel BFS, level-synchronous):
+
+- Worker ``w`` owns the fingerprints with ``fp % N == w``: it keeps them (its share of the visited set, a
+  sorted uint64 array) and decides which of the level's candidates with such a fingerprint is new.
+- The parent process coordinates and routes messages; it keeps the parent links of every state (4-byte parent
+  index, 2-byte action id, explorer/visited.py) and rebuilds traces from them.
+- Every transition of a level has a *key*, ``position of its source in the frontier * len(action_space) +
+  ordinal among the source's successors``: the order in which the one-process BFS handles it. A level runs in
+  three exchanges:
+
+  1. *expand*: each worker expands the frontier states it holds, in key order: it counts coverage, checks
+     transition invariants, fingerprints the successors and sends each successor's (fingerprint, key) to the
+     fingerprint's owner (only the first occurrence per fingerprint within the worker: its smallest key).
+  2. *dedup*: each owner drops what it has visited, keeps per fingerprint the smallest key (the transition by
+     which the one-process BFS finds the state first) and tells each worker which of its candidates won.
+  3. *adopt*: each worker keeps the states of its winning candidates (the state objects never travel to the
+     owner of their fingerprint), checks state and quiescent invariants on them in key order and reports their
+     keys and action ids. The parent ranks all the level's new keys: a state's rank is its position in the
+     next frontier and its index in the parent table, exactly as in the one-process BFS.
+
+  A worker thus expands the states it generated. When the next frontier is uneven across workers by more
+  than 2% (always after the first level, where one worker holds the initial state), the parent has the fuller
+  workers send states, spread over their key range, to the emptier ones (``encode_states``): a few percent
+  of the states move, where sending every state to its fingerprint's owner would move (N-1)/N of them.
+
+- Violations come back with their keys; the parent takes them in key order as the one-process BFS meets them.
+  When the search must stop inside a level (a violation, ``--max-states``), the parent computes the key at
+  which the one-process BFS would have stopped and asks the workers for their counts up to that key, so
+  distinct states, generated transitions, depth, coverage and the violations (with shortest traces) are the
+  same for every number of workers.
+- ``--max-memory``: the parent measures itself and the workers (proportional set size) a few times a second
+  while it waits; on reaching the limit it stops the workers and reports the last complete level, ``bounded``.
+
+Workers are forked (the model, the selected invariants and plugins are inherited, nothing is pickled to start
+them). Messages go through the parent: no worker-to-worker pipes, so no deadlock between two senders.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import pickle
+import signal
+import sys
+import time
+import traceback
+from array import array
+from bisect import bisect_right
+
+import numpy as np
+
+from model import Model
+
+from .search import Checker, SearchOptions, SearchResult, _Run, fingerprint_of, gc_paused, rebuild_trace
+from .visited import U64, ActionIndex, FingerprintSet, ParentTable, peak_rss
+
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+_TICK_S = 1.0                  # a worker reports its progress at most this often while it expands
+
+
+class WorkerError(RuntimeError):
+    """A worker process failed (an exception in the model or an invariant, or the process died)."""
+
+
+class _MemoryStop(Exception):
+    pass
+
+
+# ---- compact blocks of states (load balancing) -------------------------------------------------------------
+# Each field value of the State tuple (and each element of a field that is a tuple of tuples, such as the
+# brokers) is stored once per block and referred to by index. Successors share most parts with their parent
+# and each other, so a block is a fraction of the size of a pickled list of states, and it unpickles about
+# five times faster (no NamedTuple constructor calls for shared parts). Generic over the State's fields.
+
+_tuple_new = tuple.__new__
+
+
+def encode_states(states: list) -> bytes:
+    if not states:
+        return pickle.dumps(None, _PROTOCOL)
+    width = len(states[0])
+    tables = [{} for _ in range(width)]
+    by_id = [{} for _ in range(width)]      # identity first: shared parts are not hashed again
+
+    def intern(i: int, v) -> int:
+        ids = by_id[i]
+        k = ids.get(id(v))
+        if k is None:
+            table = tables[i]
+            k = table.get(v)
+            if k is None:
+                k = table[v] = len(table)
+            ids[id(v)] = k
+        return k
+
+    rows = []
+    for s in states:
+        row = []
+        for i, v in enumerate(s):
+            if type(v) is tuple and v and isinstance(v[0], tuple):
+                row.append(tuple([intern(i, e) for e in v]))
+            else:
+                row.append(intern(i, v))
+        rows.append(row)
+    return pickle.dumps((type(states[0]), [list(t) for t in tables], rows), _PROTOCOL)
+
+
+def decode_states(blob: bytes) -> list:
+    packed = pickle.loads(blob)
+    if packed is None:
+        return []
+    cls, tables, rows = packed
+    out = []
+    for row in rows:
+        out.append(_tuple_new(cls, [tuple([table[k] for k in r]) if type(r) is tuple else table[r]
+                                    for table, r in zip(tables, row)]))
+    return out
+
+
+# ---- the worker ----------------------------------------------------------------------------------------------
+
+class _Worker:
+    def __init__(self, wid: int, n: int, conn, model: Model, invariants: list):
+        self.wid, self.n, self.conn, self.model = wid, n, conn, model
+        self.checker = Checker(model, invariants)
+        self.actions = ActionIndex(model)
+        self.adtype = np.uint16 if self.actions.typecode == "H" else np.uint32
+        self.S = len(model.action_space)
+        self.visited = FingerprintSet()
+        self.um_rule = model.rule_index["BrokerUpdateMetadata"]
+        self.rule_count = len(model.rules)
+        self.fingerprint = fingerprint_of(model)
+        init = model.init_states()[0]
+        fp = self.fingerprint(init)
+        if fp % n == wid:                                # the owner of the initial state's fingerprint
+            self.visited.merge(np.array([fp], dtype=U64))
+        self.frontier: list = [(0, init)] if wid == 0 else []   # (position, state), by position
+        self.adopted: list = []                          # the next frontier's states held here, by key
+
+    def serve(self) -> None:
+        handlers = {"expand": self.expand, "dedup": self.dedup, "adopt": self.adopt, "place": self.place,
+                    "take": self.take, "cut": self.cut}
+        while True:
+            msg = self.conn.recv()
+            if msg[0] == "stop":
+                self.conn.send(("bye", peak_rss()))
+                return
+            handlers[msg[0]](*msg[1:])
+
+    # 1. expand the frontier states held here, in key order; candidates' fingerprints go to their owners
+    def expand(self, failed) -> None:
+        n, S, model, conn = self.n, self.S, self.model, self.conn
+        checker = self.checker
+        checker.failed = set(failed)
+        check_transition = checker.check_transition if checker.transition_invs else None
+        aid = self.actions.ids
+        fingerprint = self.fingerprint
+        keys, rules, settled = array("Q"), array("H"), array("H")
+        self.keys, self.rules, self.settled = keys, rules, settled
+        local: set[int] = set()
+        c_fps = [[] for _ in range(n)]
+        c_keys = [[] for _ in range(n)]
+        c_aids = [[] for _ in range(n)]
+        c_states = [[] for _ in range(n)]
+        violations = []
+        next_tick = time.monotonic() + _TICK_S
+        for count, (pos, state) in enumerate(self.frontier):
+            key = pos * S
+            for action, after in model.successors(state):
+                keys.append(key)
+                rules.append(action.rule)
+                settled.append(len(action.settled))
+                if check_transition is not None:
+                    for inv, msg in check_transition(state, action, after):
+                        checker.failed.add(inv.id)    # this worker's later keys are larger: its first suffices
+                        violations.append((key, inv.id, msg, aid[(action.rule, action.args)]))
+                fp = fingerprint(after)
+                if fp not in local:
+                    local.add(fp)
+                    d = fp % n
+                    c_fps[d].append(fp)
+                    c_keys[d].append(key)
+                    c_aids[d].append(aid[(action.rule, action.args)])
+                    c_states[d].append(after)
+                key += 1
+            if count & 63 == 63 and time.monotonic() >= next_tick:
+                next_tick = time.monotonic() + _TICK_S
+                conn.send(("tick", len(keys)))
+        self.frontier = []
+        del local
+        self.candidates = (c_keys, c_aids, c_states)
+        fps = [np.array(f, dtype=U64) for f in c_fps]
+        del c_fps
+        self.mine = (fps[self.wid], np.array(c_keys[self.wid], dtype=U64))
+        out = [None if d == self.wid else (fps[d], np.array(c_keys[d], dtype=U64)) for d in range(n)]
+        conn.send(("expanded", out, self._counts(len(keys)), keys[0] if keys else None, violations))
+
+    def _counts(self, upto: int) -> tuple[int, list]:
+        """Transitions and coverage of this level's first ``upto`` transitions (in key order)."""
+        rules = np.frombuffer(self.rules, dtype=np.uint16)[:upto]
+        coverage = np.bincount(rules, minlength=self.rule_count).astype(np.int64)
+        coverage[self.um_rule] += int(np.frombuffer(self.settled, dtype=np.uint16)[:upto].sum(dtype=np.int64))
+        return upto, coverage.tolist()
+
+    # 2. as owner: drop visited candidates, keep the smallest key per fingerprint, tell the senders who won
+    def dedup(self, incoming) -> None:
+        n = self.n
+        parts = [self.mine if g == self.wid else incoming[g] for g in range(n)]
+        self.mine = None
+        sizes = [len(p[0]) for p in parts]
+        fps = np.concatenate([p[0] for p in parts])
+        keys = np.concatenate([p[1] for p in parts])
+        src = np.repeat(np.arange(n), sizes)
+        idx = np.concatenate([np.arange(s, dtype=np.int64) for s in sizes])
+        fresh = ~self.visited.contains(fps)
+        fps, keys, src, idx = fps[fresh], keys[fresh], src[fresh], idx[fresh]
+        order = np.argsort(keys, kind="stable")
+        new_fps, first = np.unique(fps[order], return_index=True)   # first occurrence: the smallest key
+        win = order[first]
+        self.visited.merge(new_fps)
+        win = win[np.lexsort((idx[win], src[win]))]                 # by sender, then by the sender's order
+        bounds = np.searchsorted(src[win], np.arange(n + 1))
+        replies = [idx[win[bounds[g]:bounds[g + 1]]] for g in range(n)]
+        self.my_winners = replies[self.wid]
+        self.conn.send(("deduped", [None if g == self.wid else replies[g] for g in range(n)]))
+
+    # 3. keep the candidates that won (new states), in key order; state and quiescent invariants
+    def adopt(self, replies) -> None:
+        c_keys, c_aids, c_states = self.candidates
+        self.candidates = None
+        keys, aids, states = [], [], []
+        for o in range(self.n):
+            idx = (self.my_winners if o == self.wid else replies[o]).tolist()
+            k, a, s = c_keys[o], c_aids[o], c_states[o]
+            keys.extend([k[i] for i in idx])
+            aids.extend([a[i] for i in idx])
+            states.extend([s[i] for i in idx])
+        del c_keys, c_aids, c_states
+        keys = np.array(keys, dtype=U64)
+        order = np.argsort(keys, kind="stable")
+        keys, aids = keys[order], np.array(aids, dtype=self.adtype)[order]
+        states = [states[i] for i in order.tolist()]
+        violations = []
+        checker = self.checker
+        if checker.state_invs or checker.quiescent_invs:
+            for key, a, state in zip(keys.tolist(), aids.tolist(), states):
+                for inv, msg in checker.check_state(state):
+                    checker.failed.add(inv.id)
+                    violations.append((key, inv.id, msg, a))
+        self.adopted = states
+        self.conn.send(("adopted", keys, aids, violations, self.visited.nbytes))
+
+    # 4. the new states' positions in the next frontier; give some to other workers to balance the load
+    def place(self, positions, give) -> None:
+        frontier = list(zip(positions.tolist(), self.adopted))
+        self.adopted = []
+        out = [None] * self.n
+        for dest, count in give:
+            # Every (len/count)-th state: what stays and what goes both spread over the key range.
+            pick = set(((np.arange(count, dtype=np.int64) * len(frontier)) // count).tolist())
+            gone = [frontier[i] for i in sorted(pick)]
+            frontier = [f for i, f in enumerate(frontier) if i not in pick]
+            out[dest] = (np.array([p for p, _ in gone], dtype=np.int64), encode_states([s for _, s in gone]))
+        self.frontier = frontier
+        self.conn.send(("placed", out))
+
+    def take(self, incoming) -> None:
+        for got in incoming:
+            if got is not None:
+                positions, blob = got
+                self.frontier.extend(zip(positions.tolist(), decode_states(blob)))
+        self.frontier.sort(key=lambda f: f[0])
+        self.conn.send(("taken",))
+
+    # the search stops inside this level: counts up to the stopping transition
+    def cut(self, key: int) -> None:
+        self.conn.send(("cut", *self._counts(bisect_right(self.keys, key))))
+
+
+def _worker_main(wid: int, n: int, conn, close: list, model: Model, invariants: list) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle; it stops the workers
+    for c in close:
+        c.close()
+    import gc
+
+    gc.disable()
+    gc.freeze()
+    try:
+        _Worker(wid, n, conn, model, invariants).serve()
+    except (EOFError, BrokenPipeError):
+        pass                                        # the parent is gone
+    except BaseException:                           # noqa: BLE001 - reported to the parent, which raises
+        try:
+            conn.send(("error", traceback.format_exc()))
+        except Exception:  # noqa: BLE001
+            pass
+    finally:
+        sys.stdout.flush()
+        os._exit(0)
+
+
+# ---- the parent ---------------------------------------------------------------------------------------------
+
+class _Pool:
+    def __init__(self, n: int, model: Model, invariants: list):
+        ctx = multiprocessing.get_context("fork")
+        pipes = [ctx.Pipe(duplex=True) for _ in range(n)]
+        self.conns = [p[0] for p in pipes]
+        self.procs = []
+        for wid in range(n):
+            close = [p[0] for p in pipes] + [p[1] for i, p in enumerate(pipes) if i != wid]
+            proc = ctx.Process(target=_worker_main, name=f"jbodcheck-bfs-{wid}", daemon=True,
+                               args=(wid, n, pipes[wid][1], close, model, invariants))
+            proc.start()
+            self.procs.append(proc)
+        for p in pipes:
+            p[1].close()
+        self.ticks = [0] * n
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def send(self, wid: int, msg) -> None:
+        self.conns[wid].send(msg)
+
+    def broadcast(self, msg) -> None:
+        for c in self.conns:
+            c.send(msg)
+
+    def gather(self, tag: str, on_wait) -> list:
+        """Each worker's next ``tag`` message; ``on_wait`` runs after every wake-up (progress, memory)."""
+        n = len(self.conns)
+        out: list = [None] * n
+        pending = {c: i for i, c in enumerate(self.conns)}
+        while pending:
+            for c in multiprocessing.connection.wait(list(pending), timeout=0.2):
+                i = pending[c]
+                try:
+                    msg = c.recv()
+                except (EOFError, OSError):
+                    code = self.procs[i].exitcode
+                    raise WorkerError(f"BFS worker {i} exited unexpectedly"
+                                      + (f" (exit code {code})" if code is not None else "")) from None
+                if msg[0] == "tick":
+                    self.ticks[i] = msg[1]
+                elif msg[0] == "error":
+                    raise WorkerError(f"BFS worker {i} failed:\n{msg[1]}")
+                else:
+                    assert msg[0] == tag, (msg[0], tag)
+                    out[i] = msg
+                    del pending[c]
+            on_wait()
+        return out
+
+    def close(self, graceful: bool) -> list[int]:
+        """Stop the workers; returns their peak RSS (bytes) when they could report it."""
+        peaks = []
+        if graceful:
+            try:
+                self.broadcast(("stop",))
+                peaks = [m[1] for m in self.gather("bye", lambda: None)]
+            except (WorkerError, OSError):
+                graceful = False
+        for p in self.procs:
+            if graceful:
+                p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+            p.join(timeout=5)
+        for c in self.conns:
+            c.close()
+        return peaks
+
+
+def parallel_bfs(model: Model, invariants: list, options: SearchOptions) -> SearchResult:
+    n = options.workers
+    run = _Run(model, invariants, options, "bfs")
+    actions = ActionIndex(model)
+    table = ParentTable(actions)
+    S = len(model.action_space)
+    init = model.init_states()[0]
+    stats = {"worker_visited_bytes": 8}
+
+    def finish(distinct: int, depth: int, bounded: bool, peaks=()) -> SearchResult:
+        result = run.result(distinct, depth, bounded)
+        result.workers = n
+        result.memory = {"visited_bytes": table.nbytes + stats["worker_visited_bytes"], "visited_states": distinct}
+        if peaks:
+            result.memory["worker_peak_rss"] = list(peaks)
+        return result
+
+    if run.record(run.checker.check_state(init), lambda: [(None, init)]):
+        return finish(1, 0, False)
+    max_depth, max_states = options.max_depth, options.max_states
+    if max_depth is not None and max_depth <= 0:
+        return finish(1, 0, True)
+    if run.memory.exceeded(force=True):
+        run.note = run.memory.note(1, 0)
+        return finish(1, 0, True)
+
+    order_of = {inv.id: i for i, inv in enumerate(run.checker.transition_invs + run.checker.state_invs
+                                                  + run.checker.quiescent_invs)}
+    by_id = {inv.id: inv for inv in invariants}
+    pool = _Pool(n, model, invariants)
+    run.memory.pids, run.memory.used = pool.pids, 0     # a new measure: no growth rate across the change
+    graceful = False
+    depth, base, frontier_size = 0, 0, 1      # base: table index of the frontier's first state
+    gen_before = 0
+    level_info = {"depth": 1}
+
+    def on_wait() -> None:
+        run.generated = gen_before + sum(pool.ticks)
+        run.progress(lambda: f"depth {level_info['depth']}  distinct {len(table):,}  frontier {frontier_size:,}")
+        if run.memory.exceeded():
+            raise _MemoryStop
+
+    try:
+        with gc_paused():
+            while frontier_size:
+                if max_depth is not None and depth >= max_depth:
+                    graceful = True
+                    return finish(len(table), depth, True, pool.close(True))
+                level_info["depth"] = depth + 1
+                gen_before = run.generated
+                pool.ticks = [0] * n
+                pool.broadcast(("expand", tuple(run.checker.failed)))
+                r1 = pool.gather("expanded", on_wait)
+                for o in range(n):
+                    pool.send(o, ("dedup", [r1[g][1][o] for g in range(n)]))
+                r2 = pool.gather("deduped", on_wait)
+                for g in range(n):
+                    pool.send(g, ("adopt", [r2[o][1][g] for o in range(n)]))
+                r3 = pool.gather("adopted", on_wait)
+                stats["worker_visited_bytes"] = sum(r[4] for r in r3)
+
+                # the next frontier: every new state's rank by key is its position and its table index
+                seg = [len(r[1]) for r in r3]
+                all_keys = np.concatenate([r[1] for r in r3])
+                all_aids = np.concatenate([r[2] for r in r3])
+                order = np.argsort(all_keys, kind="stable")
+                sorted_keys, sorted_aids = all_keys[order], all_aids[order]
+                ranks = np.empty(len(order), dtype=np.int64)
+                ranks[order] = np.arange(len(order), dtype=np.int64)
+                cuts = np.cumsum([0] + seg)
+                positions = [ranks[cuts[o]:cuts[o + 1]] for o in range(n)]
+
+                # where the one-process BFS would stop in this level, if it would
+                stop_ms = None
+                if max_states is not None:
+                    need = max_states - len(table)
+                    if need <= 0:
+                        firsts = [r[3] for r in r1 if r[3] is not None]
+                        stop_ms = min(firsts) if firsts else None
+                    elif len(sorted_keys) >= need:
+                        stop_ms = int(sorted_keys[need - 1])
+                violations = [v for r in r1 for v in r[4]] + [v for r in r3 for v in r[3]]
+                violations.sort(key=lambda v: (v[0], order_of[v[1]]))
+                stop_v = _record(run, model, table, actions, by_id, violations, base, S, stop_ms)
+
+                stop = stop_v if stop_v is not None else stop_ms
+                if stop is not None:
+                    m = int(np.searchsorted(sorted_keys, stop, side="right"))
+                    table.extend(base + sorted_keys[:m] // S, sorted_aids[:m])
+                    pool.broadcast(("cut", stop))
+                    counts = pool.gather("cut", lambda: None)
+                    _add_counts(run, gen_before, [(c[1], c[2]) for c in counts])
+                    graceful = True
+                    return finish(len(table), depth + 1, stop_v is None, pool.close(True))
+                _add_counts(run, gen_before, [r[2] for r in r1])
+                gen_before, pool.ticks = run.generated, [0] * n   # this level is complete
+                new_base = len(table)
+                table.extend(base + sorted_keys // S, sorted_aids)
+                base, frontier_size = new_base, len(sorted_keys)
+                if frontier_size:
+                    depth += 1
+                    gives = _balance(seg)
+                    for w in range(n):
+                        pool.send(w, ("place", positions[w], gives[w]))
+                    r5 = pool.gather("placed", on_wait)
+                    if any(g for g in gives):
+                        for w in range(n):
+                            pool.send(w, ("take", [r5[g][1][w] for g in range(n)]))
+                        pool.gather("taken", on_wait)
+            graceful = True
+            return finish(len(table), depth, False, pool.close(True))
+    except _MemoryStop:
+        run.generated = gen_before
+        run.note = run.memory.note(len(table), depth)
+        return finish(len(table), depth, True)
+    finally:
+        if not graceful:
+            pool.close(False)
+
+
+def _balance(sizes: list[int]) -> list[list[tuple[int, int]]]:
+    """Per worker, the (destination, count) transfers that even out the next frontier, when it is uneven by
+    more than 2% (moving a state costs about a quarter of expanding it)."""
+    n, total = len(sizes), sum(sizes)
+    target = [total // n + (1 if w < total % n else 0) for w in range(n)]
+    if max(abs(s - t) for s, t in zip(sizes, target)) <= max(8, total // 50):
+        return [[] for _ in range(n)]
+    surplus = [(w, s - t) for w, (s, t) in enumerate(zip(sizes, target)) if s > t]
+    deficit = [[w, t - s] for w, (s, t) in enumerate(zip(sizes, target)) if s < t]
+    gives: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for w, extra in surplus:
+        for d in deficit:
+            if extra == 0:
+                break
+            k = min(extra, d[1])
+            if k:
+                gives[w].append((d[0], k))
+                d[1] -= k
+                extra -= k
+    return gives
+
+
+def _add_counts(run: _Run, gen_before: int, counts: list) -> None:
+    run.generated = gen_before + sum(c[0] for c in counts)
+    for _, coverage in counts:
+        for i, k in enumerate(coverage):
+            run.coverage[i] += k
+
+
+def _record(run: _Run, model: Model, table: ParentTable, actions: ActionIndex, by_id: dict, violations: list,
+            base: int, S: int, limit: int | None) -> int | None:
+    """Record the level's violations in the order the one-process BFS meets them (up to key ``limit``);
+    returns the key of the transition at which the search stops, if it does."""
+    i = 0
+    while i < len(violations):
+        key = violations[i][0]
+        if limit is not None and key > limit:
+            return None
+        j = i
+        while j < len(violations) and violations[j][0] == key:
+            j += 1
+        group = violations[i:j]
+        i = j
+        found = [(by_id[v[1]], v[2]) for v in group if v[1] not in run.checker.failed]
+        if not found:
+            continue
+        source, aid = base + key // S, group[0][3]
+
+        def trace(source=source, aid=aid):
+            return rebuild_trace(model, table.path(source) + [actions.action(aid)])
+
+        if run.record(found, trace):
+            return key
+    return None
