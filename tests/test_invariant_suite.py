@@ -34,8 +34,9 @@ EXPECTED = {
 }
 # setting -> model parameters over the preset's.
 SETTINGS = {"kip112": {}, "legacy": {"variant": "legacy"}, "unclean": {"unclean_election": True}}
-# Exhausted with every violation reported even in the ci profile (seconds each).
-CI_EXHAUSTIVE = {("tiny", setting) for setting in SETTINGS}
+# Exhausted with every violation reported even in the ci profile (seconds each); tiny-unclean is checked to
+# lose data (BFS to the first violation) and exhausted in the thorough profile.
+CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "legacy")}
 
 CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS]
 
@@ -76,6 +77,8 @@ def test_preset_outcome(preset, variant):
     if not exhaustive(preset, variant):
         if not expected:
             pytest.skip(f"{preset}-{variant} is exhausted only in the thorough profile (JBODCHECK_PROFILE=thorough)")
+        if preset == "medium" and variant == "unclean" and not THOROUGH:
+            pytest.skip("medium-unclean is checked in the thorough profile (small-unclean is the ci check)")
         model, result = first_violation(preset, variant)
         assert result.violations, f"{preset}-{variant}: no violation found, expected one of {sorted(expected)}"
         v = result.violations[0]

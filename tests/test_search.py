@@ -211,8 +211,13 @@ def test_random_engine_without_violation_is_bounded():
 
 # ---- invariant selection -------------------------------------------------------------------------------------------
 
+# What the legacy broker breaks on tiny: the flag, and (through a re-created empty leader) the data.
+LEGACY_BREAKS = {"no_recreate_with_bad_dir", "no_acked_record_lost", "consumer_sees_no_loss_or_duplicate",
+                 "reads_below_hw_are_committed"}
+
+
 def test_selected_invariants_only_are_reported():
-    others = [i.id for i in ALL if i.id != "no_recreate_with_bad_dir"]
+    others = [i.id for i in ALL if i.id not in LEGACY_BREAKS]
     _, r = run("bfs", variant="legacy", invs=others, all_violations=True)
     assert r.result == "ok" and r.violations == []
     _, r = run("bfs", variant="legacy", invs=["no_recreate_with_bad_dir"], all_violations=True)
