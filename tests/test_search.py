@@ -59,17 +59,16 @@ def _exhaust(engine, preset, **model):
 
 @pytest.mark.slow
 def test_bfs_and_dfs_agree_on_small_without_records_and_find_nothing():
-    # The two searches run side by side (about 40 s each on one core). small with its record has millions of
-    # states (docs/performance.md); the data path is compared on tiny above. Here: KIP-112's 3-broker cluster.
+    # KIP-112's 3-broker cluster, protocol only and one fault, side by side in two processes. small with its
+    # record has millions of states (docs/performance.md); the data path is compared on tiny above.
     with concurrent.futures.ProcessPoolExecutor(max_workers=2) as pool:
-        bfs_future = pool.submit(_exhaust, "bfs", "small", max_records=0)
-        dfs_future = pool.submit(_exhaust, "dfs", "small", max_records=0)
+        bfs_future = pool.submit(_exhaust, "bfs", "small", max_records=0, max_faults=1)
+        dfs_future = pool.submit(_exhaust, "dfs", "small", max_records=0, max_faults=1)
         bfs, dfs = bfs_future.result(), dfs_future.result()
     assert bfs[0] == dfs[0] == "ok"
-    assert bfs[1] == dfs[1], "distinct_states"
+    assert bfs[1] == dfs[1] > 1000, "distinct_states"
     assert bfs[2] == dfs[2], "states_generated"
-    data_rules = {"Produce", "ReplicaFetch", "LeaderShrinkIsr", "Consume"}
-    assert all(n > 0 for name, n in bfs[3].items() if name not in data_rules), "every protocol rule fires"
+    assert bfs[3] == dfs[3], "coverage"
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 6])
