@@ -12,6 +12,7 @@ import click
 
 import invariants as invariants_pkg
 from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
+from model.config import SATURATION_RECOVERIES
 from model.presets import PRESETS, preset_config
 
 from .report import report_dict, summary_text
@@ -42,6 +43,28 @@ def _model_options(f):
     for name in reversed(tuple(BOUNDS)):
         f = click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
                          help=f"Bound: {BOUNDS[name]}.")(f)
+    f = click.option("--deletion-waits-for-response/--deletion-fails-offline-replicas", "deletion_waits_for_response",
+                     default=None,
+                     help="With --saturation: a replica whose deletion started waits for its StopReplica answer "
+                          "(default) or, as in Kafka, fails when found offline.")(f)
+    f = click.option("--reassignment/--no-reassignment", "reassignment", default=None,
+                     help="Partition reassignment (KIP-112 scenario 7): partition 0 may move to the next brokers.")(f)
+    f = click.option("--probe-new-replicas/--no-probe-new-replicas", "probe_new_replicas", default=None,
+                     help="The log-dir probe also queries replicas in NewReplica (KIP-112, default) or, as in "
+                          "Kafka's code, skips them.")(f)
+    f = click.option("--deletion/--no-deletion", "deletion", default=None,
+                     help="Topic deletion (KIP-112 scenario 8): DeleteTopic and the replica deletion states.")(f)
+    f = click.option("--saturation-recovery", "saturation_recovery", default=None,
+                     type=click.Choice(SATURATION_RECOVERIES),
+                     help="How a saturated dir becomes good again: free-space (DirRecover; the controller re-elects and "
+                          "refreshes the metadata), restart only, or free-space-unchanged-controller (DirRecover "
+                          "with KIP-112's controller as it is).")(f)
+    f = click.option("--reserved-file/--no-reserved-file", "reserved_file", default=None,
+                     help="KIP-928's reserved space-of-last-resort file, one unit of every dir (default on).")(f)
+    f = click.option("--dir-capacity", "dir_capacity", type=int, default=None, metavar="N",
+                     help="Units of space per log dir, with --saturation.")(f)
+    f = click.option("--saturation/--no-saturation", "saturation", default=None,
+                     help="KIP-928: a full dir is saturated, not offline; disk space, retention, reserved file.")(f)
     f = click.option("--unclean-election/--no-unclean-election", "unclean_election", default=None,
                      help="unclean.leader.election.enable: elect a live replica outside the ISR when none is in it.")(f)
     f = click.option("--consumer/--no-consumer", "consumer", default=None,
@@ -63,7 +86,9 @@ def _model_options(f):
 
 
 _MODEL_PARAMS = ("variant", "brokers", "dirs", "partitions", "rf", "eager_metadata", "min_isr", "max_records",
-                 "unclean_election", "consumer", *BOUNDS)
+                 "unclean_election", "consumer", "saturation", "dir_capacity", "reserved_file",
+                 "saturation_recovery", "deletion", "deletion_waits_for_response", "reassignment",
+                 "probe_new_replicas", *BOUNDS)
 
 
 def _model_params(kwargs: dict) -> dict:
@@ -306,9 +331,13 @@ def presets(as_json):
         bounds = ", ".join(f"{k.removeprefix('max_')}={m[k]}" for k in BOUNDS)
         data = (f"records={m['max_records']}, min_isr={m['min_isr']}, consumer={str(m['consumer']).lower()}, "
                 f"unclean_election={str(m['unclean_election']).lower()}")
+        features = [name for name in ("saturation", "deletion", "reassignment") if m[name]]
+        if m["saturation"]:
+            features[0] = (f"saturation (dir_capacity={m['dir_capacity']}, reserved_file="
+                           f"{str(m['reserved_file']).lower()}, recovery={m['saturation_recovery']})")
         click.echo(f"{e['name']:<8} {e['description']}\n         {m['brokers']} brokers x {m['dirs']} dirs, "
                    f"{m['partitions']} partition(s), RF {m['rf']}, variant {m['variant']}; bounds: {bounds}\n"
-                   f"         data: {data}")
+                   f"         data: {data}" + (f"\n         features: {', '.join(features)}" if features else ""))
     return EXIT_OK
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from model import Model, State
 from model.state import (
-    BUDGET_FIELDS, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES, LEADER_AND_ISR, MESSAGE_NAMES, NO_LEADER,
-    PARTITION_STATE_NAMES, REPLICA_STATE_NAMES, STOP_REPLICA, bits,
+    BUDGET_FIELDS, DELETION_NAMES, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES, LEADER_AND_ISR, LEADER_DURING_DELETE,
+    MESSAGE_NAMES, NO_LEADER, PARTITION_STATE_NAMES, REASSIGNMENT_NAMES, REPLICA_STATE_NAMES, STOP_REPLICA, STOP_REPLICA_DELETE, bits,
 )
 
 
 def _leader(b: int):
+    if b == LEADER_DURING_DELETE:
+        return "LeaderDuringDelete"
     return None if b == NO_LEADER else b
 
 
@@ -18,12 +20,17 @@ def message_text(msg) -> str:
     if msg.kind == LEADER_AND_ISR:
         parts = [f"p{e.partition}: leader={_show(_leader(e.leader))} epoch={e.leader_epoch} isr={_ids(e.isr)} "
                  f"isNew={str(e.is_new).lower()}" for e in msg.body]
-    elif msg.kind == STOP_REPLICA:
-        parts = [f"p{p}: delete=false" for p in msg.body]
+    elif msg.kind in (STOP_REPLICA, STOP_REPLICA_DELETE):
+        delete = str(msg.kind == STOP_REPLICA_DELETE).lower()
+        parts = [f"p{p}: delete={delete}" for p in msg.body]
     else:
         parts = [f"p{e.partition}: leader={_show(_leader(e.leader))} isr={_ids(e.isr)} offline={_ids(e.offline)}"
                  for e in msg.body]
-    return f"{MESSAGE_NAMES[msg.kind]}(" + "; ".join(parts) + ")"
+    return f"{MESSAGE_NAMES[msg.kind].removesuffix('(delete)')}(" + "; ".join(parts) + ")"
+
+
+def _responses(name: str, replies) -> list[str]:
+    return [f"{name}(" + "; ".join(f"p{p}: {ERROR_NAMES[e]}" for p, e in r) + ")" for r in replies]
 
 
 def _ids(mask: int) -> str:
@@ -47,15 +54,23 @@ def state_dict(model: Model, state: State) -> dict:
                 "metadata": None if meta is None else {
                     "leader": _leader(meta.leader), "isr": bits(meta.isr), "offline_replicas": bits(meta.offline)},
             })
-        brokers.append({
+            if model.cfg.saturation:
+                partitions[-1]["segments"] = br.segs[p]
+        broker = {
             "broker": b,
             "up": br.up,
             "dirs": [DIR_NAMES[s] for s in br.dirs],
+        }
+        if model.cfg.saturation:
+            broker["dir_units_used"] = list(br.used)
+            broker["reserved_file_on_dirs"] = bits(br.reserved)
+        broker.update({
             "partitions": partitions,
             "inbox": [message_text(m) for m in br.inbox],
-            "responses": ["LeaderAndIsrResponse(" + "; ".join(f"p{p}: {ERROR_NAMES[e]}" for p, e in r) + ")"
-                          for r in br.replies],
+            "responses": _responses("LeaderAndIsrResponse", br.replies)
+            + _responses("StopReplicaResponse", br.stop_replies),
         })
+        brokers.append(broker)
     c = state.controller
     controller = {
         "epoch": c.epoch,
@@ -68,6 +83,13 @@ def state_dict(model: Model, state: State) -> dict:
             for p, part in enumerate(c.partitions)
         ],
     }
+    if model.cfg.deletion:
+        for p, entry in enumerate(controller["partitions"]):
+            entry["topic_deletion"] = DELETION_NAMES[c.deletion[p]]
+    if model.cfg.reassignment:
+        for p, entry in enumerate(controller["partitions"]):
+            entry["assignment"] = list(c.assigned[p])
+            entry["reassignment"] = REASSIGNMENT_NAMES[c.reassigning[p]]
     return {
         "brokers": brokers,
         "controller": controller,

@@ -8,6 +8,11 @@ from .render import state_dict, trace_text
 from .search import SearchResult
 
 
+def not_in_configuration(model: Model) -> list[str]:
+    configured = {rule.name for _, rule, _ in model.action_space}
+    return [rule.name for rule in model.rules if rule.name not in configured]
+
+
 def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
     return {
         "schema": 1,
@@ -23,6 +28,8 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "depth": result.depth,
         "elapsed_s": result.elapsed_s,
         "coverage": result.coverage,
+        # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
+        "rules_not_in_configuration": not_in_configuration(model),
         "violations": [
             {
                 "invariant": v.invariant.id,
@@ -69,8 +76,8 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
     lines.append("Coverage (transitions per rule):")
     for name, n in result.coverage.items():
         lines.append(f"  {name:<{width}}  {n:>12,}")
-    configured = {r.name for _, r, _ in model.action_space}
-    absent = [name for name in result.coverage if name not in configured]
+    absent = not_in_configuration(model)
+    configured = set(result.coverage) - set(absent)
     if absent:
         lines.append("Rules not in this configuration (no action in their domain): " + ", ".join(absent))
     never = [name for name, n in result.coverage.items() if n == 0 and name in configured]

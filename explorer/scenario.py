@@ -13,13 +13,14 @@ import attrs
 
 from invariants import Invariant
 from model import ActionDisabled, Model, State, is_quiescent
-from model.state import NO_LEADER, bits
+from model.state import D_DONE, DIR_NAMES, NO_LEADER, RA_DONE, bits
 
 from .search import Checker, SearchResult, Violation
 
 _STEP = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 _ARG = re.compile(r"^\s*([a-z_]\w*)\s*=\s*(-?\d+)\s*$")
-EXPECT_KEYS = ("quiescent", "brokers_up", "leaders", "offline_replicas", "isr", "acked_records", "all_acked_consumed")
+EXPECT_KEYS = ("quiescent", "brokers_up", "leaders", "offline_replicas", "isr", "acked_records", "all_acked_consumed",
+               "deleted_topics", "reassigned", "assignment", "dirs")
 
 
 class ScenarioError(ValueError):
@@ -132,10 +133,20 @@ def validate_expectations(model: Model, expect: dict) -> None:
         raise ScenarioError(f"expect.brokers_up must be a list of broker ids below {brokers}")
     if "all_acked_consumed" in expect and not isinstance(expect["all_acked_consumed"], bool):
         raise ScenarioError("expect.all_acked_consumed must be true or false")
+    for key in ("deleted_topics", "reassigned"):
+        if key in expect and not (
+                isinstance(expect[key], list) and all(_is_id(p, partitions) for p in expect[key])):
+            raise ScenarioError(f"expect.{key} must be a list of partitions below {partitions}")
+    dirs = expect.get("dirs", {})
+    if not isinstance(dirs, dict) or not all(
+            b.isdigit() and int(b) < brokers and isinstance(v, list) and len(v) == model.cfg.dirs
+            and all(x in DIR_NAMES for x in v) for b, v in dirs.items()):
+        raise ScenarioError(f"expect.dirs must map brokers (0..{brokers - 1}) to a list of {model.cfg.dirs} dir "
+                            f"states ({', '.join(DIR_NAMES)})")
     for p, count in expect.get("acked_records", {}).items() if isinstance(expect.get("acked_records"), dict) else ():
         if not (p.isdigit() and int(p) < partitions) or not _is_id(count, 1 << 16):
             raise ScenarioError(f"expect.acked_records must map partitions (0..{partitions - 1}) to counts")
-    for key in ("leaders", "isr", "offline_replicas", "acked_records"):
+    for key in ("leaders", "isr", "offline_replicas", "acked_records", "assignment"):
         table = expect.get(key, {})
         if not isinstance(table, dict):
             raise ScenarioError(f"expect.{key} must be an object keyed by partition")
@@ -182,6 +193,19 @@ def check_expectations(model: Model, state: State, expect: dict) -> list[str]:
         actual = bin(state.acked[int(p)]).count("1")
         if actual != count:
             failed.append(f"expected {count} acknowledged record(s) in partition {p}, found {actual}")
+    c = state.controller
+    for key, done, what in (("deleted_topics", D_DONE, "topic deletion"), ("reassigned", RA_DONE, "reassignment")):
+        if key in expect:
+            actual = [p for p, v in enumerate(c.deletion if key == "deleted_topics" else c.reassigning) if v == done]
+            if sorted(expect[key]) != actual:
+                failed.append(f"expected the {what} of partition(s) {sorted(expect[key])} complete, found {actual}")
+    for p, brokers in expect.get("assignment", {}).items():
+        if list(brokers) != list(c.assigned[int(p)]):
+            failed.append(f"expected partition {p}'s assignment to be {list(brokers)}, found {list(c.assigned[int(p)])}")
+    for b, dirs in expect.get("dirs", {}).items():
+        actual = [DIR_NAMES[d] for d in state.brokers[int(b)].dirs]
+        if list(dirs) != actual:
+            failed.append(f"expected broker {b}'s dirs to be {list(dirs)}, found {actual}")
     if expect.get("all_acked_consumed"):
         for p, acked in enumerate(state.acked):
             if acked and len(state.consumed[p]) < acked.bit_length():

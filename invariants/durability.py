@@ -1,7 +1,7 @@
 """Durability: what the producer was told is safe stays safe, and the consumer sees it once, in order."""
 from __future__ import annotations
 
-from model.state import H_LEADER, NO_LEADER, bits
+from model.state import D_NONE, H_LEADER, NO_LEADER, bits
 
 from .registry import invariant
 
@@ -18,6 +18,12 @@ def serving_leader(state, p: int) -> int:
     return -1
 
 
+def lapsed(state, p: int) -> bool:
+    """The durability guarantees no longer apply to the partition: no disk holds one of its committed records
+    (wiped), or its topic is being deleted or was deleted (the user asked for its records to go)."""
+    return bool(state.wiped >> p & 1) or state.controller.deletion[p] != D_NONE
+
+
 def _entry(epoch: int) -> str:
     return f"the record appended in leader epoch {epoch}"
 
@@ -26,12 +32,13 @@ def _entry(epoch: int) -> str:
     "no_acked_record_lost", kind="state",
     statement="Whenever a partition has a leader (the one in ZooKeeper, serving at its epoch), every acknowledged "
               "record is in that leader's log at its offset; the guarantee lapses for a partition once no disk "
-              "holds one of its committed records (every copy was on disks replaced or removed from the config).",
+              "holds one of its committed records (every copy was on disks replaced or removed from the config), or "
+              "once its topic is being deleted.",
     reference="KIP-112 Motivation and test plan (no message loss); acks=all with min.insync.replicas",
 )
 def no_acked_record_lost(model, state):
     for p, acked in enumerate(state.acked):
-        if not acked or state.wiped >> p & 1:
+        if not acked or lapsed(state, p):
             continue
         leader = serving_leader(state, p)
         if leader < 0:
@@ -73,12 +80,12 @@ def isr_logs_agree_below_hw(model, state):
     "consumer_sees_no_loss_or_duplicate", kind="state",
     statement="What the consumer read is a gap-free, duplicate-free prefix of the committed records (those that "
               "passed a high watermark, which include every acknowledged record), in order; the guarantee lapses for "
-              "a partition once no disk holds one of its committed records.",
+              "a partition once no disk holds one of its committed records, or once its topic is being deleted.",
     reference="KIP-112 test plan (a producer and a consumer work without message loss or duplication)",
 )
 def consumer_sees_no_loss_or_duplicate(model, state):
     for p, read in enumerate(state.consumed):
-        if state.wiped >> p & 1:
+        if lapsed(state, p):
             continue
         committed = state.committed[p]
         if committed[:len(read)] != read:
@@ -93,14 +100,15 @@ def consumer_sees_no_loss_or_duplicate(model, state):
     "reads_below_hw_are_committed", kind="state",
     statement="Every broker that leads a partition holds, below its high watermark, exactly the committed records: "
               "any consumer, reading from any leader at any time, sees no loss and no duplicate; the guarantee "
-              "lapses for a partition once no disk holds one of its committed records.",
+              "lapses for a partition once no disk holds one of its committed records, or once its topic is being "
+              "deleted.",
     reference="KIP-112 test plan (a consumer works without message loss or duplication); Log.read up to the HW",
 )
 def reads_below_hw_are_committed(model, state):
     # Equivalent to consumer_sees_no_loss_or_duplicate for every consumer schedule: a consumer may wait and then
     # read from this leader offset by offset, so a mismatch here is one some consumer reads (docs/model.md, 9).
     for p in range(model.cfg.partitions):
-        if state.wiped >> p & 1:
+        if lapsed(state, p):
             continue
         committed = state.committed[p]
         for b in model.assignments[p]:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from model.broker import has_offline_dir, live_copy_dir
-from model.state import DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, SERVING, bits
+from model.state import (
+    D_NONE, DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, SERVING, bits,
+)
 
 from .registry import invariant
 
@@ -100,30 +102,36 @@ def offline_broker_serves_nothing(broker):
 @invariant(
     "leader_is_live_isr_member", kind="quiescent",
     statement="When no message is in flight, a partition's leader, if it has one, is in its ISR and holds its log "
-              "on a live dir of a running broker.",
+              "on a good dir (not offline, not saturated) of a running broker; topics being deleted are left out.",
     reference="KIP-112 scenario 2 (controller elects leader only from online replicas)",
 )
 def leader_is_live_isr_member(model, state):
     for p, part in enumerate(state.controller.partitions):
         leader = part.leader
-        if leader == NO_LEADER:
+        if leader == NO_LEADER or state.controller.deletion[p] != D_NONE:
             continue
         if not part.isr >> leader & 1:
             return f"partition {p}'s leader {leader} is not in its ISR {_brokers(part.isr)}"
         broker = state.brokers[leader]
         if not broker.up:
             return f"partition {p}'s leader {leader} is down"
-        if live_copy_dir(broker, p) < 0:
-            return f"partition {p}'s leader {leader} holds no copy of it on a live dir"
+        if not on_good_dir(broker, p):
+            return f"partition {p}'s leader {leader} holds no copy of it on a good dir"
     return None
 
 
+def on_good_dir(broker, p: int) -> bool:
+    """The broker's live copy of p is on a good dir: it can be served (not offline, not saturated: KIP-928)."""
+    d = live_copy_dir(broker, p)
+    return d >= 0 and broker.dirs[d] == GOOD
+
+
 def truly_offline_replicas(model, state, p: int) -> int:
-    """The assigned replicas of p that cannot be served: on a dead broker, or with no copy on a live dir."""
+    """The assigned replicas of p that cannot be served: on a dead broker, or with no copy on a good dir."""
     mask = 0
-    for b in model.assignments[p]:
+    for b in state.controller.assigned[p]:
         broker = state.brokers[b]
-        if not broker.up or live_copy_dir(broker, p) < 0:
+        if not broker.up or not on_good_dir(broker, p):
             mask |= 1 << b
     return mask
 
@@ -131,13 +139,13 @@ def truly_offline_replicas(model, state, p: int) -> int:
 @invariant(
     "metadata_shows_offline_replicas", kind="quiescent",
     statement="When no message is in flight, every running broker's metadata lists as offline exactly the replicas "
-              "on offline dirs of running brokers plus the replicas on dead brokers (for every partition with a leader "
-              "record).",
+              "on offline (or, with KIP-928, saturated) dirs of running brokers plus the replicas on dead brokers (for "
+              "every partition with a leader record whose topic is not being deleted).",
     reference="KIP-112 scenario 5 (user queries replicas state): offline_replicas in UpdateMetadata and Metadata",
 )
 def metadata_shows_offline_replicas(model, state):
     for p, part in enumerate(state.controller.partitions):
-        if part.leader_epoch < 0:
+        if part.leader_epoch < 0 or state.controller.deletion[p] != D_NONE:
             continue
         truth = truly_offline_replicas(model, state, p)
         for b, broker in enumerate(state.brokers):

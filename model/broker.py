@@ -3,8 +3,8 @@ the reaction to a failed log dir, and what a crash leaves behind."""
 from __future__ import annotations
 
 from .state import (
-    E_NONE, E_STALE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_STOPPED, LIVE_DIR, OFFLINE,
-    SERVING, Broker, PartitionMeta, replace_at,
+    E_NONE, E_STALE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_SATURATED, H_STOPPED,
+    LEADER_DURING_DELETE, LIVE_DIR, OFFLINE, SATURATED, SERVING, Broker, PartitionMeta, replace_at,
 )
 
 
@@ -49,18 +49,24 @@ def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries)
     leader caches the request's ISR and keeps its HW if it already led (else starts at 0, to be advanced);
     a follower keeps neither."""
     copies, hosted, epoch = list(broker.copies), list(broker.hosted), list(broker.epoch)
-    logs, hw, isr = list(broker.logs), list(broker.hw), list(broker.isr)
+    logs, hw, isr, segs = list(broker.logs), list(broker.hw), list(broker.isr), list(broker.segs)
     response = []
     for e in entries:
         p = e.partition
-        if hosted[p] == H_OFFLINE:
+        if hosted[p] in (H_OFFLINE, H_SATURATED):
             response.append((p, E_STORAGE))
             continue
         if hosted[p] != H_NONE and e.leader_epoch <= epoch[p]:
             response.append((p, E_STALE))  # the leader epoch is not newer: the request is ignored for it
             continue
         current = broker._replace(copies=tuple(copies))
-        if live_copy_dir(current, p) < 0:
+        found = live_copy_dir(current, p)
+        if found >= 0 and broker.dirs[found] == SATURATED:
+            hosted[p] = H_SATURATED  # KIP-928: a replica on a saturated dir is not served
+            hw[p] = isr[p] = 0
+            response.append((p, E_STORAGE))
+            continue
+        if found < 0:
             d = choose_new_log_dir(current) if may_create_log(variant, current, e.is_new) else -1
             if d < 0:
                 hosted[p] = H_OFFLINE  # KafkaStorageException: the partition is marked offline
@@ -68,7 +74,7 @@ def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries)
                 response.append((p, E_STORAGE))
                 continue
             copies[p] |= 1 << d
-            logs[p] = ()  # a new log is empty
+            logs[p], segs[p] = (), 0  # a new log is empty
         if e.leader == broker_id:
             hw[p] = hw[p] if hosted[p] == H_LEADER else 0
             isr[p] = e.isr
@@ -79,7 +85,7 @@ def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries)
         epoch[p] = e.leader_epoch
         response.append((p, E_NONE))
     new = broker._replace(copies=tuple(copies), hosted=tuple(hosted), epoch=tuple(epoch), logs=tuple(logs),
-                          hw=tuple(hw), isr=tuple(isr))
+                          hw=tuple(hw), isr=tuple(isr), segs=tuple(segs))
     return new, tuple(response)
 
 
@@ -87,7 +93,8 @@ def handle_update_metadata(broker: Broker, entries) -> Broker:
     """The metadata cache takes the request's values for the partitions it names; the request is consumed."""
     meta = list(broker.meta)
     for e in entries:
-        meta[e.partition] = PartitionMeta(e.leader, e.isr, e.offline)
+        # A partition being deleted comes with leader LeaderDuringDelete: the cache drops it.
+        meta[e.partition] = None if e.leader == LEADER_DURING_DELETE else PartitionMeta(e.leader, e.isr, e.offline)
     return broker._replace(meta=tuple(meta), inbox=broker.inbox[1:])
 
 
@@ -105,14 +112,16 @@ def fail_dir(broker: Broker, d: int) -> tuple[Broker, bool]:
     """A log dir fails. Returns the broker and whether it is still running (it halts with no live dir left)."""
     dirs = replace_at(broker.dirs, d, OFFLINE)
     # The logs whose live copy was on d are out of reach for good (an offline dir never comes back).
-    logs = tuple(() if live_copy_dir(broker, p) == d else log for p, log in enumerate(broker.logs))
+    on_d = [live_copy_dir(broker, p) == d for p in range(len(broker.logs))]
+    logs = tuple(() if x else log for x, log in zip(on_d, broker.logs))
+    segs = tuple(0 if x else n for x, n in zip(on_d, broker.segs))
     if not broker.up:
-        return broker._replace(dirs=dirs, logs=logs), False
+        return broker._replace(dirs=dirs, logs=logs, segs=segs), False
     lost = [broker.copies[p] >> d & 1 and h != H_NONE for p, h in enumerate(broker.hosted)]
     hosted = tuple(H_OFFLINE if x else h for x, h in zip(lost, broker.hosted))
     hw = tuple(0 if x else v for x, v in zip(lost, broker.hw))
     isr = tuple(0 if x else v for x, v in zip(lost, broker.isr))
-    failed = broker._replace(dirs=dirs, hosted=hosted, logs=logs, hw=hw, isr=isr)
+    failed = broker._replace(dirs=dirs, hosted=hosted, logs=logs, hw=hw, isr=isr, segs=segs)
     if not has_live_dir(failed):
         return crashed(failed), False
     return failed, True
@@ -123,5 +132,46 @@ def crashed(broker: Broker) -> Broker:
     n = len(broker.hosted)
     return broker._replace(
         up=False, hosted=(H_NONE,) * n, epoch=(-1,) * n, meta=(None,) * n, inbox=(), replies=(), hw=(0,) * n,
-        isr=(0,) * n,
+        isr=(0,) * n, stop_replies=(),
     )
+
+
+def saturate_dir(broker: Broker, d: int) -> Broker:
+    """KIP-928: a write to dir d failed for lack of space. The dir is saturated, its reserved file (if any) is
+    deleted, and the replicas the broker hosts on it become saturated: no longer led or fetched."""
+    on_d = [broker.hosted[p] != H_NONE and live_copy_dir(broker, p) == d for p in range(len(broker.hosted))]
+    hosted = tuple(H_SATURATED if x else h for x, h in zip(on_d, broker.hosted))
+    hw = tuple(0 if x else v for x, v in zip(on_d, broker.hw))
+    isr = tuple(0 if x else v for x, v in zip(on_d, broker.isr))
+    used, reserved = broker.used, broker.reserved
+    if reserved >> d & 1:
+        used, reserved = replace_at(used, d, used[d] - 1), reserved & ~(1 << d)
+    return broker._replace(dirs=replace_at(broker.dirs, d, SATURATED), hosted=hosted, hw=hw, isr=isr, used=used,
+                           reserved=reserved)
+
+
+def delete_log(broker: Broker, p: int) -> Broker:
+    """The partition's log on its live dirs is deleted, with the space it took; a copy on an offline dir stays."""
+    live_dirs = sum(1 << d for d, status in enumerate(broker.dirs) if LIVE_DIR[status])
+    d = live_copy_dir(broker, p)
+    used = broker.used if d < 0 else replace_at(broker.used, d, broker.used[d] - broker.segs[p])
+    return broker._replace(
+        copies=replace_at(broker.copies, p, broker.copies[p] & ~live_dirs), logs=replace_at(broker.logs, p, ()),
+        segs=replace_at(broker.segs, p, 0), used=used, hosted=replace_at(broker.hosted, p, H_NONE),
+        epoch=replace_at(broker.epoch, p, -1), hw=replace_at(broker.hw, p, 0), isr=replace_at(broker.isr, p, 0),
+    )
+
+
+def handle_stop_replica_delete(broker: Broker, partitions) -> tuple[Broker, tuple]:
+    """ReplicaManager.stopReplicas with delete=true: a partition marked offline answers KAFKA_STORAGE_ERROR
+    (its log is out of reach); any other (led, followed, stopped, saturated or not hosted) stops and its log
+    is deleted from the live dirs, answering NONE. Returns the broker and its response."""
+    response = []
+    for p in partitions:
+        if broker.hosted[p] == H_OFFLINE:
+            response.append((p, E_STORAGE))
+            continue
+        broker = delete_log(broker, p)
+        response.append((p, E_NONE))
+    return broker._replace(inbox=broker.inbox[1:]), tuple(response)
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 import attrs
 
 VARIANTS = ("kip112", "legacy")
+SATURATION_RECOVERIES = ("free-space", "restart", "free-space-unchanged-controller")
 
 # Bounds on environment events: each keeps every preset finite. Name -> (help text).
 BOUNDS = {
@@ -52,6 +53,29 @@ class ModelConfig:
     # An explicit consumer (the Consume rule). Without it, reads_below_hw_are_committed still covers every
     # consumer: it says what any consumer reading from any leader at any time would see.
     consumer: bool = True
+    # KIP-928 (docs/model.md, section 6.4): a full dir is saturated rather than offline; disk space in units.
+    saturation: bool = False
+    dir_capacity: int = 3               # units of space per dir (the reserved file takes one)
+    reserved_file: bool = True          # KIP-928's space of last resort, written at start-up
+    # How a saturated dir becomes good again (the KIP is silent): "free-space" (DirRecover, once retention or
+    # deletion freed enough; the controller reacts to replicas that answer without error again), "restart" (only
+    # when its broker restarts) or "free-space-unchanged-controller" (DirRecover with KIP-112's controller as it
+    # is: the replicas come back, but nothing re-elects their partitions or refreshes the metadata).
+    saturation_recovery: str = "free-space"
+    # Topic deletion (KIP-112 scenario 8; TopicDeletionManager): the DeleteTopic rule and the deletion states.
+    deletion: bool = False
+    # With KIP-928 (StopReplica(delete=true) goes to every replica, saturated or offline, and answers for
+    # itself): a replica whose deletion started is not failed when a LeaderAndIsr answer shows it offline. False
+    # keeps Kafka's failReplicaDeletion, which lets a stale StopReplica answer count a re-created replica as
+    # deleted (docs/model.md, section 6.5).
+    deletion_waits_for_response: bool = True
+    # Partition reassignment (KIP-112 scenario 7; KafkaController.onPartitionReassignment, Kafka 1.0 to 2.3):
+    # partition 0 may be moved once, from its assignment to the next brokers (see reassignment_target).
+    reassignment: bool = False
+    # The log-dir probe queries replicas in NewReplica too, with isNewReplica=true, as KIP-112 scenarios 2 and 3
+    # say (False: Kafka's code, where OnlineReplica from NewReplica sends nothing; only a reassignment leaves a
+    # replica in NewReplica, so this matters only with --reassignment).
+    probe_new_replicas: bool = True
 
     def __attrs_post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -64,12 +88,25 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be a whole number of at least 0, not {value!r}")
-        for name in ("eager_metadata", "unclean_election", "consumer"):
+        for name in ("eager_metadata", "unclean_election", "consumer", "saturation", "reserved_file", "deletion",
+                     "deletion_waits_for_response", "reassignment",
+                     "probe_new_replicas"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be true or false, not {getattr(self, name)!r}")
         self._check_min_isr()
+        if self.saturation_recovery not in SATURATION_RECOVERIES:
+            raise ConfigError(f"unknown --saturation-recovery {self.saturation_recovery!r} "
+                              f"(known: {', '.join(SATURATION_RECOVERIES)})")
+        capacity = self.dir_capacity
+        if not isinstance(capacity, int) or isinstance(capacity, bool) or not 1 <= capacity <= 8:
+            raise ConfigError(f"--dir-capacity must be a whole number between 1 and 8, not {self.dir_capacity!r}")
+        if self.saturation and self.reserved_file and self.dir_capacity < 2:
+            raise ConfigError("--dir-capacity must be at least 2 with the reserved file (it takes one unit)")
         if self.rf > self.brokers:
             raise ConfigError(f"--rf {self.rf} is larger than --brokers {self.brokers}: each replica needs its own broker")
+        if self.reassignment and self.rf >= self.brokers:
+            raise ConfigError(f"--reassignment needs a broker outside partition 0's assignment: --rf {self.rf} must "
+                              f"be smaller than --brokers {self.brokers}")
         if self.brokers > 16 or self.dirs > 8 or self.partitions > 16:
             raise ConfigError("the model supports at most 16 brokers, 8 dirs per broker and 16 partitions")
 
@@ -97,6 +134,13 @@ class ModelConfig:
     def assignment(self, partition: int) -> tuple[int, ...]:
         """Replica assignment of a partition, in assignment order (the first is the preferred leader)."""
         return tuple((partition + i) % self.brokers for i in range(self.rf))
+
+    def reassignment_target(self, partition: int) -> tuple[int, ...] | None:
+        """The assignment a reassignment moves the partition to: partition 0 only, every replica to the next
+        broker (e.g. [0, 1] -> [1, 2]), so that the leader moves and a new broker receives a replica."""
+        if not self.reassignment or partition != 0:
+            return None
+        return tuple((b + 1) % self.brokers for b in self.assignment(partition))
 
     def as_dict(self) -> dict:
         """Every field, JSON-ready (per-partition values as lists)."""

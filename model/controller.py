@@ -8,22 +8,28 @@ what they send is appended to the brokers' FIFO inboxes.
 from __future__ import annotations
 
 from .state import (
-    LEADER_AND_ISR, NO_LEADER, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE, R_NEW, R_NONEXISTENT, R_OFFLINE,
-    R_ONLINE, STOP_REPLICA, UPDATE_METADATA, Controller, LeaderAndIsrEntry, Message, Partition, State,
-    UpdateMetadataEntry,
+    D_INELIGIBLE, D_QUEUED, LEADER_AND_ISR, LEADER_DURING_DELETE, NO_LEADER, P_NEW, P_NONEXISTENT, P_OFFLINE,
+    P_ONLINE, R_DELETION_INELIGIBLE, R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NEW, R_NONEXISTENT, R_OFFLINE,
+    R_ONLINE, STOP_REPLICA, STOP_REPLICA_DELETE, UPDATE_METADATA, Controller, LeaderAndIsrEntry, Message,
+    Partition, State, UpdateMetadataEntry,
 )
 
-# ReplicaStateMachine's valid previous states for each target (the deletion states come with deletion).
+# ReplicaStateMachine's valid previous states for each target (KAFKA-NOTES.md).
 VALID_REPLICA_PREVIOUS = {
     R_NEW: (R_NONEXISTENT,),
-    R_ONLINE: (R_NEW, R_ONLINE, R_OFFLINE),
-    R_OFFLINE: (R_NEW, R_ONLINE, R_OFFLINE),
+    R_ONLINE: (R_NEW, R_ONLINE, R_OFFLINE, R_DELETION_INELIGIBLE),
+    R_OFFLINE: (R_NEW, R_ONLINE, R_OFFLINE, R_DELETION_INELIGIBLE),
+    R_DELETION_STARTED: (R_OFFLINE,),
+    R_DELETION_SUCCESSFUL: (R_DELETION_STARTED,),
+    R_DELETION_INELIGIBLE: (R_OFFLINE, R_DELETION_STARTED),
+    R_NONEXISTENT: (R_DELETION_SUCCESSFUL,),
 }
 # PartitionStateMachine's valid previous states for each target.
 VALID_PARTITION_PREVIOUS = {
     P_NEW: (P_NONEXISTENT,),
     P_ONLINE: (P_NEW, P_ONLINE, P_OFFLINE),
     P_OFFLINE: (P_NEW, P_ONLINE, P_OFFLINE),
+    P_NONEXISTENT: (P_OFFLINE,),
 }
 
 
@@ -37,6 +43,9 @@ class ControllerStep:
         self.offline = list(c.offline)
         self.partitions = list(c.partitions)
         self.replicas = [list(r) for r in c.replicas]
+        self.deletion = list(c.deletion)
+        self.assigned = list(c.assigned)
+        self.reassigning = list(c.reassigning)
         self.inboxes = [b.inbox for b in state.brokers]
         self.replies = [b.replies for b in state.brokers]
         self.notifications = state.notifications
@@ -54,14 +63,27 @@ class ControllerStep:
         return [b for b in range(self.m.cfg.brokers) if self.live >> b & 1]
 
     def replicas_on(self, broker: int) -> list[tuple[int, int]]:
-        """(partition, replica index) of every replica the broker holds in an existing partition."""
-        return [(p, i) for p, i in self.m.replicas_on[broker] if self.partitions[p].state != P_NONEXISTENT]
+        """(partition, replica index) of every replica assigned to the broker in a partition that exists, or
+        whose topic is being deleted (its assignment stays until the deletion completes)."""
+        return [(p, i) for p, i in self.m.replicas_on[broker] if self.is_assigned(p) and broker in self.assigned[p]]
+
+    def assigned_replicas(self, p: int) -> list[tuple[int, int]]:
+        """(partition, replica index) of the partition's currently assigned replicas, in assignment order."""
+        slots = self.m.assignments[p]
+        return [(p, slots.index(b)) for b in self.assigned[p]]
+
+    def is_assigned(self, p: int) -> bool:
+        return self.partitions[p].state != P_NONEXISTENT or self.is_queued_for_deletion(p)
+
+    def is_queued_for_deletion(self, p: int) -> bool:
+        return self.deletion[p] in (D_QUEUED, D_INELIGIBLE)
 
     # ---- request batches (ControllerBrokerRequestBatch) -----------------------------------------
     def _new_batch(self) -> None:
         self.batch_lai: dict[int, dict[int, LeaderAndIsrEntry]] = {}
         self.batch_um: set[int] = set()
         self.batch_sr: dict[int, list[int]] = {}
+        self.batch_srd: dict[int, list[int]] = {}
 
     def add_leader_and_isr(self, brokers, p: int, is_new: bool) -> None:
         """addLeaderAndIsrRequestForBrokers: the partition's current record, and UpdateMetadata to all live brokers."""
@@ -75,8 +97,8 @@ class ControllerStep:
     def add_update_metadata(self, partitions) -> None:
         self.batch_um.update(p for p in partitions if self.has_leadership_record(p))
 
-    def add_stop_replica(self, broker: int, p: int) -> None:
-        self.batch_sr.setdefault(broker, []).append(p)
+    def add_stop_replica(self, broker: int, p: int, delete: bool = False) -> None:
+        (self.batch_srd if delete else self.batch_sr).setdefault(broker, []).append(p)
 
     def _send(self, broker: int, message: Message) -> None:
         # The controller has a channel only to brokers it believes alive; a request to a broker that is
@@ -95,12 +117,16 @@ class ControllerStep:
                 self._send(b, Message(UPDATE_METADATA, entries))
         for b in sorted(self.batch_sr):
             self._send(b, Message(STOP_REPLICA, tuple(sorted(set(self.batch_sr[b])))))
+        for b in sorted(self.batch_srd):
+            self._send(b, Message(STOP_REPLICA_DELETE, tuple(sorted(set(self.batch_srd[b])))))
         self._new_batch()
 
     def _metadata_entry(self, p: int) -> UpdateMetadataEntry:
         part = self.partitions[p]
+        if self.is_queued_for_deletion(p):
+            return UpdateMetadataEntry(p, LEADER_DURING_DELETE, part.isr, 0)
         offline = 0
-        for b in self.m.assignments[p]:
+        for b in self.assigned[p]:
             if not self.is_replica_online(b, p):
                 offline |= 1 << b
         return UpdateMetadataEntry(p, part.leader, part.isr, offline)
@@ -128,7 +154,8 @@ class ControllerStep:
         self.flush()
 
     def replicas_to_offline(self, replicas) -> None:
-        """To OfflineReplica: StopReplica(delete=false), removal from the ISR, LeaderAndIsr to the others."""
+        """To OfflineReplica: StopReplica(delete=false), removal from the ISR, LeaderAndIsr to the others (not
+        for a topic being deleted)."""
         for p, i in replicas:
             if self.replicas[p][i] not in VALID_REPLICA_PREVIOUS[R_OFFLINE]:
                 continue
@@ -136,9 +163,18 @@ class ControllerStep:
             self.add_stop_replica(broker, p)
             if self.has_leadership_record(p):
                 self._remove_replica_from_isr(p, broker)
-                others = [b for b in self.m.assignments[p] if b != broker]
-                self.add_leader_and_isr(others, p, is_new=False)
+                if not self.is_queued_for_deletion(p):
+                    others = [b for b in self.assigned[p] if b != broker]
+                    self.add_leader_and_isr(others, p, is_new=False)
             self.replicas[p][i] = R_OFFLINE
+        self.flush()
+
+    def replicas_to(self, replicas, target: int) -> None:
+        """A deletion state change: ReplicaDeletionStarted sends StopReplica(delete=true); NonExistentReplica
+        forgets the replica; the others send nothing. Invalid transitions are refused."""
+        for p, i in replicas:
+            if self._set_replica_state(p, i, target) and target == R_DELETION_STARTED:
+                self.add_stop_replica(self.m.assignments[p][i], p, delete=True)
         self.flush()
 
     def _remove_replica_from_isr(self, p: int, broker: int) -> None:
@@ -172,6 +208,8 @@ class ControllerStep:
         where one can be elected."""
         for p in range(len(self.partitions)) if partitions is None else partitions:
             part = self.partitions[p]
+            if self.is_queued_for_deletion(p):
+                continue  # topics queued for deletion are left out (PartitionStateMachine)
             if part.state == P_NEW:
                 self._initialize_leader_and_isr(p)
             elif part.state == P_OFFLINE:
@@ -179,7 +217,7 @@ class ControllerStep:
         self.flush()
 
     def _initialize_leader_and_isr(self, p: int) -> None:
-        live = [b for b in self.m.assignments[p] if self.is_replica_online(b, p)]
+        live = [b for b in self.assigned[p] if self.is_replica_online(b, p)]
         if not live:
             return  # no live replica: the partition stays New
         isr = 0
@@ -190,7 +228,7 @@ class ControllerStep:
 
     def _elect_offline_leader(self, p: int) -> None:
         part = self.partitions[p]
-        live = [b for b in self.m.assignments[p] if self.is_replica_online(b, p)]
+        live = [b for b in self.assigned[p] if self.is_replica_online(b, p)]
         live_isr = [b for b in live if part.isr >> b & 1]
         if not live_isr:
             if not (self.m.cfg.unclean_election and live):
@@ -203,16 +241,22 @@ class ControllerStep:
         self.add_leader_and_isr(live, p, is_new=False)
 
     # ---- controller procedures ------------------------------------------------------------------
-    def on_replicas_become_offline(self, replicas) -> None:
-        """KafkaController.onReplicasBecomeOffline."""
+    def on_replicas_become_offline(self, replicas, answer_pending: bool = False) -> None:
+        """KafkaController.onReplicasBecomeOffline: replicas of topics being deleted fail their deletion, except,
+        when answer_pending, those whose StopReplica(delete=true) is on its way to a live broker (KIP-928)."""
         without_leader = [
             p for p, part in enumerate(self.partitions)
-            if self.has_leadership_record(p) and part.state != P_NONEXISTENT
+            if self.has_leadership_record(p) and part.state != P_NONEXISTENT and not self.is_queued_for_deletion(p)
             and (part.leader == NO_LEADER or not self.is_replica_online(part.leader, p))
         ]
         self.partitions_to_offline(without_leader)
         self.trigger_online_partition_state_change()
-        self.replicas_to_offline(replicas)
+        self.replicas_to_offline([(p, i) for p, i in replicas if not self.is_queued_for_deletion(p)])
+        failed = [(p, i) for p, i in replicas if self.is_queued_for_deletion(p)
+                  and not (answer_pending and self.replicas[p][i] == R_DELETION_STARTED)]
+        if failed:
+            from .deletion import fail_replica_deletion
+            fail_replica_deletion(self, failed)
         if not without_leader:
             self.add_update_metadata(range(len(self.partitions)))
             self.flush()
@@ -223,7 +267,8 @@ class ControllerStep:
             for b, inbox, replies in zip(self.state.brokers, self.inboxes, self.replies)
         )
         controller = Controller(
-            self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(tuple(r) for r in self.replicas)
+            self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(tuple(r) for r in self.replicas),
+            tuple(self.deletion), tuple(self.assigned), tuple(self.reassigning),
         )
         s = self.state
         return State(brokers, controller, self.notifications, s.budget, s.committed, s.acked, s.consumed, s.wiped)

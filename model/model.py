@@ -5,11 +5,15 @@ from typing import Iterator, NamedTuple
 
 from . import rules as _rules  # noqa: F401  (registers every rule)
 from . import rules_data as _rules_data  # noqa: F401  (the data path's rules, after the others)
+from . import rules_space as _rules_space  # noqa: F401  (KIP-928's disk space)
+from . import rules_deletion as _rules_deletion  # noqa: F401  (topic deletion)
+from . import rules_reassignment as _rules_reassignment  # noqa: F401  (partition reassignment)
 from .config import ModelConfig
 from .registry import RULES, Rule, rule_by_name
 from .symmetry import canonical_fingerprint, dir_symmetry_sound
 from .state import (
-    GOOD, H_NONE, NO_LEADER, P_NONEXISTENT, R_NONEXISTENT, UPDATE_METADATA, BUDGET_FIELDS, Broker, Controller, Partition, State,
+    BUDGET_FIELDS, D_NONE, GOOD, H_NONE, NO_LEADER, P_NONEXISTENT, R_NONEXISTENT, RA_NONE, UPDATE_METADATA, Broker,
+    Controller, Partition, State,
     fingerprint, is_quiescent,
 )
 
@@ -35,8 +39,16 @@ class Model:
         self.rules: tuple[Rule, ...] = tuple(RULES)
         self.rule_index = {r.name: i for i, r in enumerate(self.rules)}
         self._update_metadata = rule_by_name("BrokerUpdateMetadata")
+        # KIP-928's reserved file: one unit of every dir, written at start-up (section 6.4).
+        self.reserves = cfg.saturation and cfg.reserved_file
         self.bounds = tuple(getattr(cfg, name) for name in BUDGET_FIELDS)
-        self.assignments = tuple(cfg.assignment(p) for p in range(cfg.partitions))
+        # Per partition: every broker that may hold a replica ("slots", the controller's replica states are kept
+        # per slot): the assignment, then the brokers a reassignment adds. The current assignment is in the state.
+        self.original = tuple(cfg.assignment(p) for p in range(cfg.partitions))
+        self.targets = tuple(cfg.reassignment_target(p) for p in range(cfg.partitions))
+        self.assignments = tuple(
+            a + tuple(b for b in (t or ()) if b not in a) for a, t in zip(self.original, self.targets)
+        )
         self.replicas_on = tuple(
             tuple((p, i) for p in range(cfg.partitions) for i, b in enumerate(self.assignments[p]) if b == broker)
             for broker in range(cfg.brokers)
@@ -51,11 +63,14 @@ class Model:
         broker = Broker(
             up=True, dirs=(GOOD,) * c.dirs, copies=(0,) * p, hosted=(H_NONE,) * p, epoch=(-1,) * p,
             meta=(None,) * p, inbox=(), replies=(), logs=((),) * p, hw=(0,) * p, isr=(0,) * p,
+            used=(1 if self.reserves else 0,) * c.dirs, reserved=(1 << c.dirs) - 1 if self.reserves else 0,
+            segs=(0,) * p, stop_replies=(),
         )
         controller = Controller(
             epoch=1, live=(1 << c.brokers) - 1, offline=(0,) * c.brokers,
             partitions=(Partition(P_NONEXISTENT, NO_LEADER, -1, 0),) * p,
-            replicas=((R_NONEXISTENT,) * c.rf,) * p,
+            replicas=tuple((R_NONEXISTENT,) * len(a) for a in self.assignments), deletion=(D_NONE,) * p,
+            assigned=self.original, reassigning=(RA_NONE,) * p,
         )
         return [State((broker,) * c.brokers, controller, 0, (0,) * len(BUDGET_FIELDS),
                       committed=((),) * p, acked=(0,) * p, consumed=((),) * p, wiped=0)]

@@ -1,6 +1,7 @@
 """Named configurations. Each exhausts without bounds on one machine (figures in docs/performance.md): tiny in
-seconds, small in minutes, medium in under ten minutes. All carry records (the data path); tiny has the
-explicit consumer, small and medium rely on reads_below_hw_are_committed, which covers every consumer."""
+seconds, small in minutes, medium in under ten minutes; the feature presets (saturation, deletion, reassignment)
+in one to three minutes. tiny has the explicit consumer; the others rely on reads_below_hw_are_committed, which
+covers every consumer."""
 from __future__ import annotations
 
 from .config import ConfigError, ModelConfig
@@ -21,6 +22,19 @@ PRESETS: dict[str, tuple[str, dict]] = {
     "medium": ("3 brokers x 2 dirs, 2 partitions, RF 2; one record in partition 0; one of each event, at most two "
                "faults",
                dict(brokers=3, dirs=2, partitions=2, rf=2, max_records=(1, 0), consumer=False, **_ONE_OF_EACH)),
+    "saturation": ("KIP-928: 2 brokers x 2 dirs, 1 partition, RF 2; 2 units a dir (the reserved file takes one); "
+                   "one record; one dir failure, saturation, crash, restart; at most two faults",
+                   dict(brokers=2, dirs=2, partitions=1, rf=2, saturation=True, dir_capacity=2, max_records=1,
+                        consumer=False, **{**_ONE_OF_EACH, "max_failovers": 0, "max_fixes": 0})),
+    "deletion": ("Topic deletion under KIP-112 + KIP-928: 2 brokers x 2 dirs, 1 partition, RF 2; 2 units a dir; no "
+                 "records; one of each event but failover; at most two faults",
+                 dict(brokers=2, dirs=2, partitions=1, rf=2, saturation=True, deletion=True, dir_capacity=2,
+                      max_records=0, **{**_ONE_OF_EACH, "max_failovers": 0})),
+    "reassignment": ("Partition reassignment: 2 brokers x 2 dirs, 1 partition with one replica, moved from broker 0 "
+                     "to broker 1; one record; one of each event, at most two faults (finds a race: docs/model.md "
+                     "11.1)",
+                     dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1, consumer=False,
+                          **_ONE_OF_EACH)),
 }
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 from . import broker as B
 from .controller import ControllerStep
 from .data import advance_leaders, note_wiped
+from .deletion import resume_deletion_for, resume_deletions
+from .reassignment import resume_reassignments
 from .registry import rule
 from .state import (
-    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, GOOD,
-    LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE, R_OFFLINE, R_ONLINE, REMOVED,
-    SATURATED, STOP_REPLICA, UPDATE_METADATA, State, replace_at,
+    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
+    D_QUEUED, GOOD, LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE,
+    R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, REMOVED, SATURATED, STOP_REPLICA, UPDATE_METADATA, State, replace_at,
 )
 
 
@@ -30,6 +32,18 @@ def _partitions(m):
 
 def _nothing(m):
     return [()]
+
+
+def bounded(domain, field: str):
+    """An environment event's domain, empty when its bound is 0: the configuration leaves the event out (the
+    coverage report then lists it as not in the configuration rather than as never fired)."""
+    def bounded_domain(m):
+        return domain(m) if getattr(m.cfg, field) > 0 and m.cfg.max_faults + (field in _RECOVERY_FIELDS) > 0 else []
+    bounded_domain.__name__ = f"{domain.__name__}_if_{field}"
+    return bounded_domain
+
+
+_RECOVERY_FIELDS = ("max_restarts", "max_fixes")
 
 
 _RECOVERIES = (B_RESTARTS, B_FIXES)
@@ -65,6 +79,8 @@ def _set_broker(s: State, b: int, broker, notifications=None, budget=None) -> St
 def _guard_create_topic(m, s, partition):
     if s.controller.partitions[partition].state != P_NONEXISTENT:
         return f"partition {partition} already exists"
+    if s.controller.deletion[partition] != D_NONE:
+        return f"partition {partition}'s topic was deleted (the model does not re-create a topic)"
     return None
 
 
@@ -90,7 +106,8 @@ def _guard_dir_fail(m, s, broker, dir):
     return _budget_left(m, s, B_DIR_FAILURES)
 
 
-@rule("DirFail", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_dir_fail, kind="environment",
+@rule("DirFail", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_dir_failures"),
+      guard=_guard_dir_fail, kind="environment",
       reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
 def dir_fail(m, s, broker, dir):
     """A log dir fails (any I/O error). On a running broker: the partitions it hosts on that dir are marked
@@ -102,44 +119,14 @@ def dir_fail(m, s, broker, dir):
     return _set_broker(s, broker, new, notifications=notifications, budget=_spend(s, B_DIR_FAILURES))
 
 
-def _guard_dir_saturate(m, s, broker, dir):
-    if s.brokers[broker].dirs[dir] != GOOD:
-        return f"dir {dir} of broker {broker} is not good"
-    return _budget_left(m, s, B_SATURATIONS)
-
-
-@rule("DirSaturate", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_dir_saturate, kind="environment",
-      reference="KIP-928 (log dirs becoming full): the saturated dir state")
-def dir_saturate(m, s, broker, dir):
-    """A good log dir fills up and becomes saturated. In this model a saturated dir takes no new replica; its
-    other KIP-928 consequences are not modelled yet."""
-    b = s.brokers[broker]
-    new = b._replace(dirs=replace_at(b.dirs, dir, SATURATED))
-    return _set_broker(s, broker, new, budget=_spend(s, B_SATURATIONS))
-
-
-def _guard_dir_free_up(m, s, broker, dir):
-    if s.brokers[broker].dirs[dir] != SATURATED:
-        return f"dir {dir} of broker {broker} is not saturated"
-    return None
-
-
-@rule("DirFreeUp", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_dir_free_up, kind="environment",
-      reference="KIP-928 (log dirs becoming full): space freed, the dir is good again")
-def dir_free_up(m, s, broker, dir):
-    """Space is freed on a saturated dir, which becomes good again."""
-    b = s.brokers[broker]
-    new = b._replace(dirs=replace_at(b.dirs, dir, GOOD))
-    return _set_broker(s, broker, new)
-
-
 def _guard_broker_crash(m, s, broker):
     if not s.brokers[broker].up:
         return f"broker {broker} is down"
     return _budget_left(m, s, B_CRASHES)
 
 
-@rule("BrokerCrash", params=("broker",), domain=_brokers, guard=_guard_broker_crash, kind="environment",
+@rule("BrokerCrash", params=("broker",), domain=bounded(_brokers, "max_crashes"), guard=_guard_broker_crash,
+      kind="environment",
       reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
 def broker_crash(m, s, broker):
     """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
@@ -156,16 +143,31 @@ def _guard_broker_restart(m, s, broker):
         return f"the controller has not yet processed broker {broker}'s failure"
     if not B.has_live_dir(b):
         return f"broker {broker} has no live (good or saturated) log dir and would exit at start-up"
+    if m.reserves:
+        for d, status in enumerate(b.dirs):
+            if LIVE_DIR[status] and not b.reserved >> d & 1 and b.used[d] >= m.cfg.dir_capacity:
+                return f"dir {d} of broker {broker} has no space for the reserved file: the broker would shut down"
     return _budget_left(m, s, B_RESTARTS)
 
 
-@rule("BrokerRestart", params=("broker",), domain=_brokers, guard=_guard_broker_restart, kind="environment",
+@rule("BrokerRestart", params=("broker",), domain=bounded(_brokers, "max_restarts"), guard=_guard_broker_restart,
+      kind="environment",
       reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
 def broker_restart(m, s, broker):
     """A stopped broker starts: it loads the logs found on its live dirs (offline dirs stay offline) and
-    registers in ZooKeeper. It hosts no partition until the controller's LeaderAndIsr arrives."""
+    registers in ZooKeeper. It hosts no partition until the controller's LeaderAndIsr arrives. With KIP-928 a
+    saturated dir is good again (saturation is not persisted), and the reserved file is written to every live
+    dir that lacks it before anything else (no space for it: the broker shuts down, see the guard)."""
     b = s.brokers[broker]
-    return _set_broker(s, broker, b._replace(up=True), budget=_spend(s, B_RESTARTS))
+    dirs, used, reserved = b.dirs, b.used, b.reserved
+    if SATURATED in dirs:
+        dirs = tuple(GOOD if status == SATURATED else status for status in dirs)
+    if m.reserves:
+        for d, status in enumerate(dirs):
+            if LIVE_DIR[status] and not reserved >> d & 1:
+                used, reserved = replace_at(used, d, used[d] + 1), reserved | 1 << d
+    new = b._replace(up=True, dirs=dirs, used=used, reserved=reserved)
+    return _set_broker(s, broker, new, budget=_spend(s, B_RESTARTS))
 
 
 def _guard_fix_dir(m, s, broker, dir):
@@ -180,18 +182,21 @@ def _guard_fix_dir(m, s, broker, dir):
 def _fix_dir(m, s, broker, dir, status):
     b = s.brokers[broker]
     cleared = tuple(mask & ~(1 << dir) for mask in b.copies)
-    new = b._replace(dirs=replace_at(b.dirs, dir, status), copies=cleared)
+    new = b._replace(dirs=replace_at(b.dirs, dir, status), copies=cleared, used=replace_at(b.used, dir, 0),
+                     reserved=b.reserved & ~(1 << dir))
     return note_wiped(m, _set_broker(s, broker, new, budget=_spend(s, B_FIXES)))
 
 
-@rule("ReplaceDisk", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_fix_dir, kind="environment",
+@rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes"),
+      guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
 def replace_disk(m, s, broker, dir):
     """While the broker is down, an offline dir's disk is replaced by an empty good one: the logs it held are gone."""
     return _fix_dir(m, s, broker, dir, GOOD)
 
 
-@rule("RemoveDirFromConfig", params=("broker", "dir"), domain=_broker_dirs, guard=_guard_fix_dir, kind="environment",
+@rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes"),
+      guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
 def remove_dir_from_config(m, s, broker, dir):
     """While the broker is down, an offline dir is removed from its config: it is no longer a log dir of the
@@ -203,17 +208,20 @@ def _guard_controller_failover(m, s):
     return _budget_left(m, s, B_FAILOVERS)
 
 
-@rule("ControllerFailover", params=(), domain=_nothing, guard=_guard_controller_failover, kind="controller",
+@rule("ControllerFailover", params=(), domain=bounded(_nothing, "max_failovers"),
+      guard=_guard_controller_failover, kind="controller",
       reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
 def controller_failover(m, s):
     """The controller moves to another broker. The old one's queued requests and unprocessed responses are
     lost. The new controller (epoch + 1) reads the live brokers and leader-and-ISR records from ZooKeeper,
     starts with no knowledge of offline dirs, deletes pending log-dir notifications and sends UpdateMetadata
     to every live broker. Its replica state machine starts: live replicas go OnlineReplica (LeaderAndIsr
-    with isNewReplica=false), the others OfflineReplica (removed from the ISR except the last member, leader
-    none if they led). Its partition state machine starts: partitions are Online (leader live), Offline or
-    New (no record), and leaders are elected for the New and Offline ones."""
-    brokers = tuple(b._replace(inbox=(), replies=()) for b in s.brokers)
+    with isNewReplica=false), the others ReplicaDeletionIneligible then OfflineReplica (removed from the ISR
+    except the last member, leader none if they led); a topic being deleted with a replica not online is
+    ineligible for deletion. Its partition state machine starts: partitions are Online (leader live), Offline
+    or New (no record), and leaders are elected for the New and Offline ones that are not being deleted. Then
+    it restarts the reassignments in progress and resumes the topic deletions."""
+    brokers = tuple(b._replace(inbox=(), replies=(), stop_replies=()) for b in s.brokers)
     live = 0
     for i, b in enumerate(s.brokers):
         if b.up:
@@ -223,22 +231,24 @@ def controller_failover(m, s):
     step = ControllerStep(m, s._replace(brokers=brokers, controller=cleared, notifications=0, budget=_spend(s, B_FAILOVERS)))
     step.add_update_metadata(range(m.cfg.partitions))
     step.flush()
-    # ReplicaStateMachine.startup (Kafka 2.x to 3.6): initializeReplicaState, then the state changes. Kafka
-    # starts replicas that are not online in ReplicaDeletionIneligible; without deletion states the model
-    # uses OfflineReplica, which has the same valid transitions to OnlineReplica and OfflineReplica.
+    # ReplicaStateMachine.startup (Kafka 2.x to 3.6): initializeReplicaState puts the replicas that are not
+    # online in ReplicaDeletionIneligible, then the online ones go OnlineReplica and the others OfflineReplica.
     online, offline = [], []
-    for p, part in enumerate(step.partitions):
-        if part.state == P_NONEXISTENT:
+    for p in range(m.cfg.partitions):
+        if not step.is_assigned(p):
             continue
-        for i, b in enumerate(m.assignments[p]):
-            is_online = step.is_replica_online(b, p)
-            step.replicas[p][i] = R_ONLINE if is_online else R_OFFLINE
+        for _, i in step.assigned_replicas(p):
+            is_online = step.is_replica_online(m.assignments[p][i], p)
+            step.replicas[p][i] = R_ONLINE if is_online else R_DELETION_INELIGIBLE
             (online if is_online else offline).append((p, i))
+        if step.is_queued_for_deletion(p):  # TopicDeletionManager.init: replicas not online make it ineligible
+            step.deletion[p] = D_INELIGIBLE if any(q == p for q, _ in offline) else D_QUEUED
     step.replicas_to_online(online)
     step.replicas_to_offline(offline)
-    # PartitionStateMachine.startup: initializePartitionState, then triggerOnlinePartitionStateChange.
+    # PartitionStateMachine.startup: initializePartitionState (from ZooKeeper, where a topic being deleted still
+    # has its partitions), then triggerOnlinePartitionStateChange (which leaves out topics being deleted).
     for p, part in enumerate(step.partitions):
-        if part.state == P_NONEXISTENT:
+        if not step.is_assigned(p):
             continue
         if not step.has_leadership_record(p):
             state = P_NEW
@@ -248,6 +258,8 @@ def controller_failover(m, s):
             state = P_OFFLINE
         step.partitions[p] = part._replace(state=state)
     step.trigger_online_partition_state_change()
+    resume_reassignments(step)  # maybeTriggerPartitionReassignment
+    resume_deletions(step)  # TopicDeletionManager.tryTopicDeletion
     return step.finish()
 
 
@@ -268,7 +280,9 @@ def _guard_controller_broker_startup(m, s, broker):
 def controller_broker_startup(m, s, broker):
     """The controller sees a newly registered broker: it counts it live and forgets what it knew of its offline
     dirs, sends UpdateMetadata for every partition to every live broker, moves the broker's replicas to
-    OnlineReplica (LeaderAndIsr with isNewReplica=false) and elects leaders for New and Offline partitions."""
+    OnlineReplica (LeaderAndIsr with isNewReplica=false) and elects leaders for New and Offline partitions;
+    then it restarts the reassignments with a target replica on the broker and resumes the deletion of the
+    topics with a replica on it."""
     step = ControllerStep(m, s)
     step.live |= 1 << broker
     step.offline[broker] = 0
@@ -276,6 +290,8 @@ def controller_broker_startup(m, s, broker):
     step.flush()
     step.replicas_to_online(step.replicas_on(broker))
     step.trigger_online_partition_state_change()
+    resume_reassignments(step, broker)  # maybeResumeReassignments: those with a target replica on the broker
+    resume_deletion_for(step, [p for p, _ in step.replicas_on(broker) if step.is_queued_for_deletion(p)])
     return step.finish()
 
 
@@ -292,7 +308,8 @@ def _guard_controller_broker_failure(m, s, broker):
 def controller_broker_failure(m, s, broker):
     """The controller sees a broker's registration vanish: it counts it dead, forgets its offline dirs, moves
     partitions whose leader is no longer live to Offline, elects new leaders, and moves the broker's replicas
-    to OfflineReplica (removed from the ISR, except the last member)."""
+    to OfflineReplica (removed from the ISR, except the last member); those of topics being deleted fail
+    their deletion (ReplicaDeletionIneligible)."""
     step = ControllerStep(m, s)
     step.live &= ~(1 << broker)
     step.offline[broker] = 0
@@ -310,11 +327,20 @@ def _guard_controller_log_dir_event(m, s):
       kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")
 def controller_log_dir_event(m, s):
     """The controller reads the pending /log_dir_event_notification znodes, moves every replica of the brokers
-    they name to OnlineReplica (a LeaderAndIsr with isNewReplica=false that probes the broker) and deletes
-    the znodes."""
+    they name to OnlineReplica (a LeaderAndIsr with isNewReplica=false that probes the broker; for a replica in
+    NewReplica, being added by a reassignment, one with isNewReplica=true, or nothing with
+    --no-probe-new-replicas as in Kafka's code) and deletes the znodes."""
     step = ControllerStep(m, s)
     named = [b for b in range(m.cfg.brokers) if s.notifications >> b & 1]
-    step.replicas_to_online([r for b in named for r in step.replicas_on(b)])
+    replicas = [r for b in named for r in step.replicas_on(b)]
+    if m.cfg.probe_new_replicas:
+        # KIP-112 scenarios 2 and 3: query every partition on the broker, a NewReplica with isNewReplica=true.
+        # (Kafka's OnlineReplica transition sends nothing from NewReplica: a replica being added by a
+        # reassignment is then never probed; --no-probe-new-replicas.)
+        for p, i in replicas:
+            if step.replicas[p][i] == R_NEW and step.has_leadership_record(p):
+                step.add_leader_and_isr([m.assignments[p][i]], p, is_new=True)
+    step.replicas_to_online(replicas)
     step.notifications = 0
     return step.finish()
 
@@ -330,7 +356,9 @@ def _guard_has_reply(m, s, broker):
 def controller_leader_and_isr_response(m, s, broker):
     """The controller handles a broker's oldest LeaderAndIsr response: the broker's offline-replica set becomes
     (previous set minus partitions answered without error) plus partitions answered KAFKA_STORAGE_ERROR; for
-    newly offline replicas it runs onReplicasBecomeOffline (leader election, OfflineReplica, UpdateMetadata)."""
+    newly offline replicas it runs onReplicasBecomeOffline (leader election, OfflineReplica, UpdateMetadata).
+    With KIP-928 and --saturation-recovery free-space, replicas answered without error that were offline (back
+    from a saturated dir) make it elect leaders for Offline partitions and send UpdateMetadata to every broker."""
     b = s.brokers[broker]
     response = b.replies[0]
     s = _set_broker(s, broker, b._replace(replies=b.replies[1:]))
@@ -346,8 +374,15 @@ def controller_leader_and_isr_response(m, s, broker):
     newly = current & ~previous
     if newly:
         step.on_replicas_become_offline(
-            [(p, i) for p, i in m.replicas_on[broker] if newly >> p & 1]
+            [(p, i) for p, i in m.replicas_on[broker] if newly >> p & 1],
+            answer_pending=m.cfg.saturation and m.cfg.deletion_waits_for_response,
         )
+    if previous & ~current and m.cfg.saturation and m.cfg.saturation_recovery == "free-space":
+        # KIP-928 is silent here; the model's choice (docs/model.md, 6.4): replicas back from a saturated dir
+        # make the controller elect leaders for Offline partitions and refresh every broker's metadata.
+        step.trigger_online_partition_state_change()
+        step.add_update_metadata(range(m.cfg.partitions))
+        step.flush()
     return step.finish()
 
 

@@ -16,23 +16,37 @@ DIR_NAMES = ("good", "saturated", "offline", "removed")
 LIVE_DIR = (True, True, False, False)  # the broker can read and write it (saturated: read and delete only)
 
 # The broker's hold on a partition (ReplicaManager's HostedPartition plus the replica's role).
-H_NONE, H_OFFLINE, H_STOPPED, H_FOLLOWER, H_LEADER = 0, 1, 2, 3, 4
-HOSTED_NAMES = ("none", "offline", "stopped", "follower", "leader")
-SERVING = (False, False, False, True, True)
+# H_SATURATED is KIP-928's saturated replica: its dir is full, so it neither leads nor fetches, but retention
+# and deletion still run on it.
+H_NONE, H_OFFLINE, H_STOPPED, H_FOLLOWER, H_LEADER, H_SATURATED = 0, 1, 2, 3, 4, 5
+HOSTED_NAMES = ("none", "offline", "stopped", "follower", "leader", "saturated")
+SERVING = (False, False, False, True, True, False)
 
 # Controller replica states (ReplicaStateMachine).
 R_NONEXISTENT, R_NEW, R_ONLINE, R_OFFLINE = 0, 1, 2, 3
-REPLICA_STATE_NAMES = ("NonExistentReplica", "NewReplica", "OnlineReplica", "OfflineReplica")
+R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_DELETION_INELIGIBLE = 4, 5, 6
+REPLICA_STATE_NAMES = ("NonExistentReplica", "NewReplica", "OnlineReplica", "OfflineReplica",
+                       "ReplicaDeletionStarted", "ReplicaDeletionSuccessful", "ReplicaDeletionIneligible")
 
 # Controller partition states (PartitionStateMachine).
 P_NONEXISTENT, P_NEW, P_ONLINE, P_OFFLINE = 0, 1, 2, 3
 PARTITION_STATE_NAMES = ("NonExistentPartition", "NewPartition", "OnlinePartition", "OfflinePartition")
 
 NO_LEADER = -1
+LEADER_DURING_DELETE = -2  # the leader an UpdateMetadata names for a partition being deleted: brokers drop it
+
+# Topic deletion, per partition (one partition a topic): TopicDeletionManager's topicsToBeDeleted and
+# topicsIneligibleForDeletion, and a completed deletion (the topic is gone for good: it is not re-created).
+D_NONE, D_QUEUED, D_INELIGIBLE, D_DONE = 0, 1, 2, 3
+DELETION_NAMES = ("none", "queued", "ineligible", "deleted")
+
+# Partition reassignment, per partition: none requested, in progress (/admin/reassign_partitions), done.
+RA_NONE, RA_IN_PROGRESS, RA_DONE = 0, 1, 2
+REASSIGNMENT_NAMES = ("none", "in progress", "done")
 
 # Messages from the controller to a broker.
-LEADER_AND_ISR, UPDATE_METADATA, STOP_REPLICA = 0, 1, 2
-MESSAGE_NAMES = ("LeaderAndIsr", "UpdateMetadata", "StopReplica")
+LEADER_AND_ISR, UPDATE_METADATA, STOP_REPLICA, STOP_REPLICA_DELETE = 0, 1, 2, 3
+MESSAGE_NAMES = ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "StopReplica(delete)")
 
 # Per-partition error codes in a LeaderAndIsr response.
 E_NONE, E_STORAGE, E_STALE = 0, 1, 2
@@ -93,6 +107,12 @@ class Broker(NamedTuple):
                               # that appended it; () when the broker has no live copy (on disk: survives restarts)
     hw: tuple                 # per partition: the high watermark, kept by the leader only (0 on any other replica)
     isr: tuple                # per partition: the leader's cached ISR bitmask (0 on any other replica)
+    # KIP-928's disk space (docs/model.md, section 6.4), constant unless the saturation feature is on:
+    used: tuple               # per dir: units of space in use (segments, plus the reserved file)
+    reserved: int             # bitmask of dirs holding the reserved space-of-last-resort file
+    segs: tuple               # per partition: units (segments) of the log on its live copy
+    stop_replies: tuple       # StopReplica(delete=true) responses not yet handled by the controller:
+                              # tuples of (partition, error)
 
     __repr__ = tuple.__repr__
 
@@ -113,6 +133,9 @@ class Controller(NamedTuple):
     offline: tuple            # per broker: bitmask of partitions it knows to be on offline dirs (replicasOnOfflineDirs)
     partitions: tuple         # per partition: Partition
     replicas: tuple           # per partition: per assigned replica (assignment order): R_*
+    deletion: tuple           # per partition: D_* (topic deletion)
+    assigned: tuple           # per partition: the brokers of its replica assignment in ZooKeeper, in order
+    reassigning: tuple        # per partition: RA_* (partition reassignment)
 
     __repr__ = tuple.__repr__
 
@@ -183,7 +206,7 @@ def is_quiescent(state: State) -> bool:
         return False
     live = 0
     for b, broker in enumerate(state.brokers):
-        if broker.inbox or broker.replies:
+        if broker.inbox or broker.replies or broker.stop_replies:
             return False
         if broker.up:
             live |= 1 << b

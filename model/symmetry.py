@@ -21,7 +21,9 @@ from .state import Broker, State, encode
 
 
 def dir_symmetry_sound(cfg) -> bool:
-    return cfg.dirs > 1 and (cfg.partitions == 1 or (cfg.dirs == 2 and cfg.partitions <= 2))
+    # With KIP-928's disk space a dir also has its units in use and its reserved file, which the canonical
+    # form does not permute: no reduction then.
+    return cfg.dirs > 1 and not cfg.saturation and (cfg.partitions == 1 or (cfg.dirs == 2 and cfg.partitions <= 2))
 
 
 def _canonical_broker(broker: Broker) -> Broker:

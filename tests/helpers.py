@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from model import Model, ModelConfig
+from model.state import replace_at
 from model.presets import preset_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -12,7 +13,8 @@ SCENARIOS = REPO / "scenarios"
 # Rules that only move messages and events the environment already produced: no new fault, no new topic.
 DELIVERY_RULES = (
     "BrokerLeaderAndIsr", "BrokerUpdateMetadata", "BrokerStopReplica", "ControllerLeaderAndIsrResponse",
-    "ControllerLogDirEvent", "ControllerBrokerFailure", "ControllerBrokerStartup",
+    "ControllerLogDirEvent", "ControllerBrokerFailure", "ControllerBrokerStartup", "BrokerStopReplicaDelete",
+    "ControllerStopReplicaResponse",
 )
 
 
@@ -65,3 +67,20 @@ def deliver_all(model: Model, state, trace: list | None = None, limit: int = 500
 def created_topic(model: Model):
     """Partition 0 created and every resulting message delivered: a healthy, quiescent cluster."""
     return deliver_all(model, step(model, init(model), "CreateTopic", 0))
+
+
+def guard(model: Model, state, name: str, *args):
+    """The rule's guard: None when enabled, else the reason it is not."""
+    return model.rule(name).guard(model, state, *args)
+
+
+def run(model: Model, state, *steps):
+    """Take the steps in order: each is (rule name, *args)."""
+    for name, *args in steps:
+        state = step(model, state, name, *args)
+    return state
+
+
+def with_broker(state, b: int, **fields):
+    """A hand-made state: broker b with the given fields replaced."""
+    return state._replace(brokers=replace_at(state.brokers, b, state.brokers[b]._replace(**fields)))

@@ -54,7 +54,10 @@ def test_explore_tiny_is_ok_and_every_rule_fires():
     p = cli("explore", "--preset", "tiny", "-q")
     assert p.returncode == 0, p.stderr
     assert "Result: ok" in p.stdout
-    assert "Every rule fired" in p.stdout
+    # tiny leaves the feature rules out (saturation, deletion, reassignment); every other rule fires.
+    assert "Every rule of this configuration fired." in p.stdout
+    assert "Rules not in this configuration (no action in their domain): Write, DirSaturate" in p.stdout
+    assert "never fired" not in p.stdout
     assert "VIOLATION" not in p.stdout
     assert p.stderr == ""  # -q: no progress lines
 
@@ -109,7 +112,10 @@ def test_json_report_of_a_clean_run(capsys):
     assert code == 0
     report = json.loads(out)
     _check_report(report, "tiny", "kip112", expect_violation=False)
-    assert all(n > 0 for n in report["coverage"].values())
+    absent = set(report["rules_not_in_configuration"])
+    assert {"Write", "DeleteTopic", "ReassignPartition"} <= absent
+    assert all(n > 0 for rule, n in report["coverage"].items() if rule not in absent)
+    assert all(report["coverage"][rule] == 0 for rule in absent)
     assert report["states_generated"] >= report["distinct_states"] - 1
 
 
@@ -304,3 +310,75 @@ def test_python_dash_m_explorer_help():
     for option in ("--preset", "--variant", "--brokers", "--dirs", "--partitions", "--rf", "--max-depth",
                    "--max-states", "--seed", "--invariant", "--all-violations", "--json"):
         assert option in p.stdout, option
+
+
+# ---- the feature presets and options (saturation, deletion, reassignment) ------------------------------------------
+
+FEATURES = ("saturation", "deletion", "reassignment")
+
+
+def test_presets_json_lists_the_feature_presets_with_their_switches(capsys):
+    code, out, _ = in_process(capsys, "presets", "--json")
+    assert code == 0
+    entries = {e["name"]: e for e in json.loads(out)}
+    switches = {"saturation": {"saturation"}, "deletion": {"saturation", "deletion"}, "reassignment": {"reassignment"}}
+    for name, on in switches.items():
+        model = entries[name]["model"]
+        assert {f for f in FEATURES if model[f]} == on, name
+        assert entries[name]["description"]
+    for name in ("tiny", "small", "medium"):
+        assert not any(entries[name]["model"][f] for f in FEATURES), name
+    assert entries["reassignment"]["model"]["rf"] < entries["reassignment"]["model"]["brokers"]
+    assert entries["reassignment"]["model"]["probe_new_replicas"] is True
+    _, text, _ = in_process(capsys, "presets")
+    assert "features: reassignment" in text and "features: saturation (dir_capacity=2" in text
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--reassignment", "--brokers", "2", "--rf", "2"), ("--reassignment", "--rf 2", "--brokers 2")),
+    (("--preset", "reassignment", "--rf", "2"), ("--reassignment",)),
+    (("--preset", "saturation", "--saturation-recovery", "bogus"), ("--saturation-recovery", "bogus")),
+    (("--preset", "saturation", "--dir-capacity", "0"), ("--dir-capacity",)),
+    (("--preset", "saturation", "--dir-capacity", "1"), ("--dir-capacity", "reserved file")),
+    (("--preset", "tiny", "--dir-capacity", "9"), ("--dir-capacity",)),
+    (("--preset", "deletion", "--dir-capacity", "two"), ("two",)),
+])
+def test_bad_feature_options_exit_2_with_one_line(capsys, args, words):
+    code, out, err = in_process(capsys, "explore", *args, "-q", "--max-depth", "1", "--workers", "1")
+    assert code == 2 and out == "" and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jbodcheck"), err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+def test_a_bad_reassignment_option_through_a_fresh_interpreter():
+    assert_bad_input(cli("explore", "--reassignment", "--brokers", "3", "--rf", "3", "-q"), "--reassignment")
+
+
+def _reassign_scenario(expect):
+    scenario = json.loads((REPO / "scenarios" / "kip112-7-reassign-onto-a-broker-with-an-offline-dir.json").read_text())
+    return {**scenario, "expect": expect}
+
+
+@pytest.mark.parametrize("expect, key", [
+    ({"reassigned": [7]}, "reassigned"), ({"assignment": {"0": "1,2"}}, "assignment"),
+    ({"deleted_topics": "0"}, "deleted_topics"), ({"dirs": {"0": ["good"]}}, "dirs"),
+])
+def test_a_bad_new_expect_value_exits_2(tmp_path, capsys, expect, key):
+    path = _scenario(tmp_path, f"bad-{key}.json", _reassign_scenario(expect))
+    code, out, err = in_process(capsys, "replay", path)
+    assert code == 2 and "Traceback" not in out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"expect.{key}" in lines[0], err
+
+
+def test_a_wrong_new_expectation_exits_1_and_is_named(tmp_path, capsys):
+    path = _scenario(tmp_path, "wrong.json", _reassign_scenario({"reassigned": [0], "assignment": {"0": [0, 1]}}))
+    code, out, _ = in_process(capsys, "replay", path)
+    assert code == 1
+    assert "Expectations that do not hold" in out and "partition 0's assignment to be [0, 1], found [1, 2]" in out
+    code, out, _ = in_process(capsys, "replay", path, "--json", "-")
+    report = json.loads(out)
+    assert code == 1 and report["result"] == "violation" and report["violations"] == []
+    assert len(report["expectations_failed"]) == 1 and "assignment" in report["expectations_failed"][0]

@@ -8,6 +8,7 @@ conftest.py before collection). A failing item prints the counterexample as the 
 Profiles (docs/testing.md): ``ci`` exhausts tiny under every variant (with every violation reported) and checks
 that small-legacy is caught; ``thorough`` exhausts every preset, medium included, under every variant.
 Besides the variants, the suite runs kip112 with unclean leader election, which must lose acknowledged data.
+The feature presets run under kip112 only (the reassignment preset is expected to find its race).
 """
 from __future__ import annotations
 
@@ -38,7 +39,20 @@ SETTINGS = {"kip112": {}, "legacy": {"variant": "legacy"}, "unclean": {"unclean_
 # lose data (BFS to the first violation) and exhausted in the thorough profile.
 CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "legacy")}
 
-CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS]
+# The feature presets (saturation, deletion, reassignment) run under kip112 only; the reassignment preset finds
+# the completion race of docs/model.md 11.1 (finding 4), which also loses the acknowledged record.
+FEATURE_PRESETS = ("saturation", "deletion", "reassignment")
+PRESET_EXPECTED = {
+    "reassignment": frozenset({"reassignment_keeps_an_in_sync_copy", "no_acked_record_lost",
+                               "reads_below_hw_are_committed"}),
+}
+
+CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS
+           if setting == "kip112" or preset not in FEATURE_PRESETS]
+
+
+def expected_of(preset: str, variant: str) -> frozenset:
+    return EXPECTED[variant] | PRESET_EXPECTED.get(preset, frozenset())
 
 
 def exhaustive(preset: str, variant: str) -> bool:
@@ -73,7 +87,7 @@ def test_every_variant_has_an_expected_outcome():
 @pytest.mark.parametrize("preset, variant", CONFIGS, ids=[f"{p}-{v}" for p, v in CONFIGS])
 def test_preset_outcome(preset, variant):
     """The search ends (no bound) and finds exactly the expected violations."""
-    expected = EXPECTED[variant]
+    expected = expected_of(preset, variant)
     if not exhaustive(preset, variant):
         if not expected:
             pytest.skip(f"{preset}-{variant} is exhausted only in the thorough profile (JBODCHECK_PROFILE=thorough)")
@@ -106,7 +120,7 @@ def test_invariant(preset, variant, invariant_id):
         pytest.skip(f"{preset}-{variant} is exhausted only in the thorough profile (JBODCHECK_PROFILE=thorough)")
     model, result = exhaust(preset, variant)
     found = {v.invariant.id: v for v in result.violations}
-    if invariant_id in EXPECTED[variant]:
+    if invariant_id in expected_of(preset, variant):
         assert invariant_id in found, f"{preset}-{variant}: {invariant_id} was expected to be violated, it holds"
         trace = found[invariant_id].trace
         assert trace[0][0] is None and len(trace) > 1

@@ -13,11 +13,11 @@ import invariants
 from explorer.search import Checker
 from model.broker import crashed
 from model.state import (
-    GOOD, H_FOLLOWER, H_LEADER, H_OFFLINE, NO_LEADER, OFFLINE, REMOVED, SATURATED,
-    PartitionMeta, replace_at,
+    D_DONE, D_QUEUED, GOOD, H_FOLLOWER, H_LEADER, H_OFFLINE, H_SATURATED, NO_LEADER, OFFLINE, R_DELETION_STARTED,
+    R_DELETION_SUCCESSFUL, REMOVED, SATURATED, PartitionMeta, replace_at,
 )
 
-from helpers import created_topic, deliver_all, init, model_of, step
+from helpers import created_topic, custom_model, deliver_all, init, model_of, step, with_broker
 
 EXPECTED_IDS = {
     "no_recreate_with_bad_dir": "transition",
@@ -31,6 +31,9 @@ EXPECTED_IDS = {
     "isr_logs_agree_below_hw": "state",
     "consumer_sees_no_loss_or_duplicate": "state",
     "reads_below_hw_are_committed": "state",
+    "no_serving_from_saturated_dir": "state",
+    "saturated_dir_can_free_space": "state",
+    "deleted_replica_holds_no_data": "state",
 }
 
 
@@ -38,9 +41,6 @@ def inv(id_: str):
     (found,) = invariants.select([id_])
     return found
 
-
-def with_broker(state, b, **fields):
-    return state._replace(brokers=replace_at(state.brokers, b, state.brokers[b]._replace(**fields)))
 
 
 def with_partition(state, p, **fields):
@@ -57,6 +57,18 @@ def check(id_, model, *args):
 @pytest.fixture(scope="module")
 def small():
     return model_of("small")
+
+
+@pytest.fixture(scope="module")
+def kip928():
+    """small with KIP-928's disk space (capacity 3, the reserved file takes one unit) and topic deletion."""
+    return model_of("small", saturation=True, deletion=True)
+
+
+@pytest.fixture(scope="module")
+def reassign():
+    """Two brokers x 2 dirs, one partition with one replica (on broker 0) that may move to broker 1."""
+    return custom_model(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1)
 
 
 @pytest.fixture(scope="module")
@@ -465,6 +477,78 @@ def _stale_leader_serves_another_record(small):
     return (with_broker(s, 1, hosted=(H_LEADER,), epoch=(s.brokers[1].epoch[0] - 1,), hw=(1,), logs=((7,),)),)
 
 
+def _on(fixture):
+    """The maker's hand-made input is for the model of that fixture (default: small)."""
+    def mark(make):
+        make.fixture = fixture
+        return make
+    return mark
+
+
+def _saturated_leader_dir(kip928):
+    """Broker 0's dir 0 filled up and saturated (a real state): its replica there is no longer served."""
+    s = created_topic(kip928)
+    s = step(kip928, step(kip928, s, "Write", 0, 0), "Write", 0, 0)
+    s = step(kip928, s, "DirSaturate", 0, 0)
+    b = s.brokers[0]
+    assert b.dirs == (SATURATED, GOOD) and b.hosted == (H_SATURATED,) and b.used == (2, 1) and b.segs == (2,)
+    return s
+
+
+@_on("kip928")
+def _leading_from_a_saturated_dir(kip928):
+    return (with_broker(_saturated_leader_dir(kip928), 0, hosted=(H_LEADER,)),)
+
+
+@_on("kip928")
+def _following_on_a_saturated_dir(kip928):
+    s = created_topic(kip928)
+    return (with_broker(s, 2, dirs=(SATURATED, GOOD)),)  # broker 2 follows partition 0 on dir 0
+
+
+@_on("kip928")
+def _saturated_dir_full_of_segments(kip928):
+    """No reserved file to delete: the saturated dir stays full while it holds the log's segments."""
+    return (with_broker(_saturated_leader_dir(kip928), 0, used=(3, 1), segs=(3,)),)
+
+
+@_on("kip928")
+def _deleted_topic_still_on_a_dir(kip928):
+    s = deliver_all(kip928, step(kip928, created_topic(kip928), "DeleteTopic", 0))
+    assert s.controller.deletion == (D_DONE,) and all(b.copies == (0,) for b in s.brokers)
+    return (with_broker(s, 1, copies=(0b01,)),)
+
+
+@_on("kip928")
+def _successful_deletion_before_the_broker_deleted(kip928):
+    """The controller counts broker 0's replica deleted while its StopReplica(delete=true) is still queued."""
+    s = step(kip928, created_topic(kip928), "DeleteTopic", 0)
+    c = s.controller
+    assert c.deletion == (D_QUEUED,) and c.replicas[0][0] == R_DELETION_STARTED and s.brokers[0].copies == (0b01,)
+    replicas = (replace_at(c.replicas[0], 0, R_DELETION_SUCCESSFUL),)
+    return (s._replace(controller=c._replace(replicas=replicas)),)
+
+
+def _reassigned(reassign):
+    """Partition 0 (one replica, on broker 0) holds an acknowledged record; its reassignment to broker 1 has
+    started, broker 1 has fetched the record and joined the ISR. Returns (state, action, after) for the step that
+    completes the reassignment."""
+    s = step(reassign, created_topic(reassign), "Produce", 0, 0)
+    s = deliver_all(reassign, step(reassign, s, "ReassignPartition", 0))
+    s = step(reassign, s, "ReplicaFetch", 1, 0)
+    assert s.acked == (0b1,) and s.controller.partitions[0].isr == 0b11
+    action, after = reassign.step(s, "ControllerReassignmentIsrChange", (0,))
+    assert after.controller.assigned == ((1,),) and after.brokers[1].logs == ((0,),)
+    return s, action, after
+
+
+@_on("reassign")
+def _reassignment_completes_without_the_record(reassign):
+    """The completing step, with broker 1's copy gone (its dir failed) before the controller knew."""
+    s, action, after = _reassigned(reassign)
+    return (s, action, with_broker(after, 1, logs=((),)))
+
+
 # id -> hand-made arguments for check(model, *args) that must make it return a message.
 BREAKS = {
     "no_recreate_with_bad_dir": [_break_no_recreate],
@@ -482,6 +566,10 @@ BREAKS = {
                                            _consumer_read_an_uncommitted_record, _consumer_skipped_a_record],
     "reads_below_hw_are_committed": [_leader_serves_another_record_below_hw, _leader_hw_past_the_committed_history,
                                      _stale_leader_serves_another_record],
+    "no_serving_from_saturated_dir": [_leading_from_a_saturated_dir, _following_on_a_saturated_dir],
+    "saturated_dir_can_free_space": [_saturated_dir_full_of_segments],
+    "deleted_replica_holds_no_data": [_deleted_topic_still_on_a_dir, _successful_deletion_before_the_broker_deleted],
+    "reassignment_keeps_an_in_sync_copy": [_reassignment_completes_without_the_record],
 }
 
 BREAK_CASES = [pytest.param(id_, make, id=f"{id_}-{make.__name__.strip('_')}")
@@ -496,23 +584,55 @@ def test_breaks_table_covers_every_registered_invariant():
     assert set(EXPECTED_IDS) <= set(BREAKS)
 
 
+def _model_for(request, make):
+    return request.getfixturevalue(getattr(make, "fixture", "small"))
+
+
 @pytest.mark.parametrize("id_, make", BREAK_CASES)
-def test_invariant_breaks_on_hand_made_input(small, id_, make):
-    args = make(small)
-    message = check(id_, small, *args)
+def test_invariant_breaks_on_hand_made_input(request, id_, make):
+    model = _model_for(request, make)
+    args = make(model)
+    message = check(id_, model, *args)
     assert isinstance(message, str) and message.strip(), f"{id_} did not notice the hand-made violation"
 
 
 @pytest.mark.parametrize("id_, make", BREAK_CASES)
-def test_checker_reports_the_hand_made_violation(small, id_, make):
+def test_checker_reports_the_hand_made_violation(request, id_, make):
     """The engines' Checker dispatches on kind: the same input is reported under the invariant's id."""
-    args = make(small)
-    checker = Checker(small, invariants.select([id_]))
+    model = _model_for(request, make)
+    args = make(model)
+    checker = Checker(model, invariants.select([id_]))
     if inv(id_).kind == "transition":
         found = checker.check_transition(*args)
     else:
         found = checker.check_state(*args)
     assert [i.id for i, _ in found] == [id_]
+
+
+def test_kip928_invariants_hold_on_the_real_states_the_breaks_start_from(kip928):
+    saturated = _saturated_leader_dir(kip928)
+    for id_ in ("no_serving_from_saturated_dir", "saturated_dir_can_free_space", "no_serving_from_offline_dir"):
+        assert check(id_, kip928, saturated) is None
+    # Deletion, step by step to its end: no replica counts as deleted while it still holds data.
+    s, trace = step(kip928, created_topic(kip928), "DeleteTopic", 0), []
+    deliver_all(kip928, s, trace)
+    states = [s]
+    for name, args in trace:
+        states.append(step(kip928, states[-1], name, *args))
+    assert states[-1].controller.deletion == (D_DONE,) and len(states) > 3
+    for x in states:
+        assert check("deleted_replica_holds_no_data", kip928, x) is None
+
+
+def test_kip928_messages_name_broker_dir_and_partition(kip928):
+    message = check("no_serving_from_saturated_dir", kip928, *_leading_from_a_saturated_dir(kip928))
+    assert "leader" in message and "partition 0" in message and "saturated dir 0" in message
+    message = check("saturated_dir_can_free_space", kip928, *_saturated_dir_full_of_segments(kip928))
+    assert "broker 0" in message and "dir 0" in message and "3 of 3" in message and "partition 0" in message
+    message = check("deleted_replica_holds_no_data", kip928, *_successful_deletion_before_the_broker_deleted(kip928))
+    assert "broker 0" in message and "partition 0" in message and "dir 0" in message and "succeeded" in message
+    message = check("deleted_replica_holds_no_data", kip928, *_deleted_topic_still_on_a_dir(kip928))
+    assert "broker 1" in message and "complete" in message
 
 
 def test_no_recreate_message_names_broker_partition_and_dirs(small):

@@ -14,8 +14,8 @@ from model.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, C
 from model.presets import PRESETS, preset_config
 from model.state import (
     E_NONE, E_STALE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_STOPPED, LEADER_AND_ISR, NO_LEADER,
-    OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE, PARTITION_STATE_NAMES, R_NEW, R_NONEXISTENT, R_OFFLINE,
-    R_ONLINE, REMOVED, REPLICA_STATE_NAMES, SATURATED, STOP_REPLICA, LeaderAndIsrEntry, replace_at,
+    OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE, PARTITION_STATE_NAMES, R_NONEXISTENT, R_OFFLINE,
+    H_SATURATED, R_ONLINE, REMOVED, REPLICA_STATE_NAMES, SATURATED, STOP_REPLICA, LeaderAndIsrEntry, replace_at,
 )
 
 from helpers import REPO, created_topic, custom_model, deliver_all, init, model_of, step
@@ -192,10 +192,19 @@ def test_no_offline_dir_and_not_new_creates(variant):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_existing_log_on_a_live_dir_is_used_as_it_is(variant):
-    b = _broker([OFFLINE, SATURATED], copies=[0b10, 0])
+    b = _broker([OFFLINE, GOOD], copies=[0b10, 0])
     new, response = B.handle_leader_and_isr(variant, 1, b, (_lai(leader=0, is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies == b.copies and new.hosted[0] == H_FOLLOWER
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_existing_log_on_a_saturated_dir_is_not_served(variant):
+    # KIP-928: the log is there and readable, but a replica on a saturated dir is impaired, not served.
+    b = _broker([OFFLINE, SATURATED], copies=[0b10, 0])
+    new, response = B.handle_leader_and_isr(variant, 1, b, (_lai(leader=0, is_new=False),))
+    assert response == ((0, E_STORAGE),)
+    assert new.copies == b.copies and new.hosted[0] == H_SATURATED
 
 
 def test_removed_dir_is_not_an_offline_dir():
@@ -281,21 +290,21 @@ KAFKA_PARTITION_TABLE = {
     "OfflinePartition": {"NewPartition", "OnlinePartition", "OfflinePartition"},
     "NonExistentPartition": {"OfflinePartition"},
 }
-_DELETION = {"ReplicaDeletionStarted", "ReplicaDeletionSuccessful", "ReplicaDeletionIneligible"}
 
 
-def test_replica_state_machine_matches_kafka_without_deletion():
+def test_replica_state_machine_matches_kafka():
+    """The full table of KAFKA-NOTES.md, deletion states included (ReplicaStateMachine's validPreviousStates)."""
     model_table = {REPLICA_STATE_NAMES[t]: {REPLICA_STATE_NAMES[f] for f in fs} for t, fs in VALID_REPLICA_PREVIOUS.items()}
-    # The non-deletion rows: targets that are not deletion states and that do not need deletion to be reached.
-    expected = {t: fs - _DELETION for t, fs in KAFKA_REPLICA_TABLE.items() if t not in _DELETION and fs - _DELETION}
-    assert model_table == expected
+    assert model_table == KAFKA_REPLICA_TABLE
+    assert set(REPLICA_STATE_NAMES) == set(KAFKA_REPLICA_TABLE)  # every state has a row
 
 
-def test_partition_state_machine_matches_kafka_without_deletion():
+def test_partition_state_machine_matches_kafka():
+    """The full table of KAFKA-NOTES.md, NonExistentPartition (topic deletion) included."""
     model_table = {PARTITION_STATE_NAMES[t]: {PARTITION_STATE_NAMES[f] for f in fs}
                    for t, fs in VALID_PARTITION_PREVIOUS.items()}
-    expected = {t: fs for t, fs in KAFKA_PARTITION_TABLE.items() if t != "NonExistentPartition"}
-    assert model_table == expected
+    assert model_table == KAFKA_PARTITION_TABLE
+    assert set(PARTITION_STATE_NAMES) == set(KAFKA_PARTITION_TABLE)
 
 
 def test_kafka_notes_tables_are_transcribed_correctly():
@@ -312,8 +321,8 @@ def test_kafka_notes_tables_are_transcribed_correctly():
     assert {k: rows[k] for k in KAFKA_PARTITION_TABLE} == KAFKA_PARTITION_TABLE
 
 
-@pytest.mark.parametrize("target", [R_NEW, R_ONLINE, R_OFFLINE])
-@pytest.mark.parametrize("current", [R_NONEXISTENT, R_NEW, R_ONLINE, R_OFFLINE])
+@pytest.mark.parametrize("target", range(len(REPLICA_STATE_NAMES)), ids=lambda t: REPLICA_STATE_NAMES[t])
+@pytest.mark.parametrize("current", range(len(REPLICA_STATE_NAMES)), ids=lambda t: REPLICA_STATE_NAMES[t])
 def test_replica_transitions_are_applied_only_when_valid(current, target):
     m = model_of("small")
     s = init(m)

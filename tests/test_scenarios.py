@@ -142,3 +142,63 @@ def test_legacy_variant_also_breaks_the_replay_through_the_cli(capsys):
     assert e.value.code in (1, 2)
     assert "Traceback" not in out + err
     assert ("no_recreate_with_bad_dir" in out) or (len(err.strip().splitlines()) == 1 and "step" in err)
+
+
+# ---- the expectation keys of the feature scenarios: deleted_topics, reassigned, assignment, dirs ----------------
+
+REASSIGN = SCENARIOS / "kip112-7-reassign-onto-a-broker-with-an-offline-dir.json"
+DELETE = SCENARIOS / "kip112-8-delete-a-topic-on-a-saturated-dir.json"
+
+
+def test_the_feature_scenarios_state_their_new_facts():
+    for path, keys in ((REASSIGN, {"reassigned", "assignment"}), (DELETE, {"deleted_topics", "dirs"})):
+        assert keys <= set(load_scenario(str(path)).expect), path.name
+
+
+@pytest.mark.parametrize("expect", [
+    {"deleted_topics": 0}, {"deleted_topics": [1]}, {"deleted_topics": [True]}, {"deleted_topics": ["0"]},
+    {"reassigned": {"0": True}}, {"reassigned": [-1]}, {"reassigned": [1]},
+    {"assignment": [1, 2]}, {"assignment": {"1": [1, 2]}}, {"assignment": {"0": 1}}, {"assignment": {"0": [3]}},
+    {"assignment": {"0": [True]}},
+    {"dirs": ["good", "good"]}, {"dirs": {"3": ["good", "good"]}}, {"dirs": {"2": ["good"]}},
+    {"dirs": {"2": ["good", "full"]}}, {"dirs": {"x": ["good", "good"]}}, {"dirs": {"2": "good"}},
+], ids=repr)
+def test_a_bad_value_of_a_new_expect_key_is_a_scenario_error(expect):
+    """On kip112-7's model (3 brokers, 2 dirs, 1 partition): rejected before the first step."""
+    scenario = load_scenario(str(REASSIGN))
+    model = model_for(scenario)
+    key = next(iter(expect))
+    with pytest.raises(ScenarioError, match=f"expect.{key}"):
+        replay(model, attrs.evolve(scenario, expect=expect), invariants.select())
+
+
+def test_the_new_expect_keys_are_really_checked():
+    scenario, model, _, trace, _ = replayed(REASSIGN)
+    final = trace[-1][1]
+    right = {"reassigned": [0], "assignment": {"0": [1, 2]}, "deleted_topics": [],
+             "dirs": {"0": ["good", "good"], "1": ["good", "good"], "2": ["good", "good"]}}
+    assert check_expectations(model, final, right) == []
+    wrong = [
+        ({"reassigned": []}, "reassignment"),
+        ({"assignment": {"0": [0, 1]}}, "assignment"),
+        ({"assignment": {"0": [2, 1]}}, "assignment"),                  # order matters: the first is preferred
+        ({"deleted_topics": [0]}, "topic deletion"),
+        ({"dirs": {"2": ["offline", "good"]}}, "broker 2's dirs"),       # the disk was replaced
+    ]
+    for expect, words in wrong:
+        failed = check_expectations(model, final, expect)
+        assert len(failed) == 1 and words in failed[0], (expect, failed)
+    scenario, model, _, trace, _ = replayed(DELETE)
+    final = trace[-1][1]
+    assert check_expectations(model, final, {"deleted_topics": [0], "reassigned": []}) == []
+    for expect in ({"deleted_topics": []}, {"dirs": {"1": ["saturated", "good"]}}):
+        assert len(check_expectations(model, final, expect)) == 1, expect
+    result, _, failed = replay(model, attrs.evolve(scenario, expect={"deleted_topics": []}), invariants.select())
+    assert result.result == "violation" and failed and result.violations == []
+
+
+def test_the_reassignment_scenario_holds_with_kafkas_probe_too():
+    """--no-probe-new-replicas does not change kip112-7: its target replica is never probed while in NewReplica
+    (it refuses the isNewReplica=false request first): the same steps and facts hold."""
+    scenario, model, result, trace, failed = replayed(REASSIGN, probe_new_replicas=False)
+    assert result.result == "ok" and failed == []

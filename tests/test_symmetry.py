@@ -6,7 +6,7 @@ import pytest
 
 from model import Model, ModelConfig
 from model.presets import preset_config
-from model.state import GOOD, OFFLINE, SATURATED, fingerprint
+from model.state import GOOD, OFFLINE, fingerprint
 from model.symmetry import canonical, canonical_fingerprint, dir_symmetry_sound, orbit, permute_dirs
 
 from helpers import created_topic, deliver_all, init, step
@@ -79,13 +79,26 @@ def test_canonical_form_sorts_each_brokers_dirs_and_moves_the_logs_with_them():
 
 
 def test_states_that_differ_by_more_than_a_dir_swap_stay_apart():
+    """The dir that holds the log failing and the empty dir failing are not a dir swap of each other: the
+    reduction must keep them apart (and apart from the healthy state), with or without the controller's
+    reaction."""
     m = Model(preset_config("tiny"), symmetry=True)
+    assert m.symmetry
     s = created_topic(m)
-    failed = deliver_all(m, step(m, s, "DirFail", 0, 0))
-    saturated = step(m, s, "DirSaturate", 0, 1)
-    assert failed.brokers[0].dirs == (OFFLINE, GOOD)
-    assert saturated.brokers[0].dirs == (GOOD, SATURATED)
-    assert len({m.fingerprint(x) for x in (s, failed, saturated)}) == 3
+    assert s.brokers[0].copies == (0b01,)
+    log_dir_failed = step(m, s, "DirFail", 0, 0)
+    empty_dir_failed = step(m, s, "DirFail", 0, 1)
+    assert log_dir_failed.brokers[0].dirs == (OFFLINE, GOOD) and log_dir_failed.brokers[0].copies == (0b01,)
+    assert empty_dir_failed.brokers[0].dirs == (GOOD, OFFLINE) and empty_dir_failed.brokers[0].copies == (0b01,)
+    # Swapping the dirs of one does not give the other (the log would sit on the offline dir, or on the good one).
+    swapped = empty_dir_failed._replace(brokers=(permute_dirs(empty_dir_failed.brokers[0], (1, 0)),)
+                                        + empty_dir_failed.brokers[1:])
+    assert swapped.brokers[0].dirs == log_dir_failed.brokers[0].dirs
+    assert swapped.brokers[0].copies != log_dir_failed.brokers[0].copies
+    assert len({m.fingerprint(x) for x in (s, log_dir_failed, empty_dir_failed)}) == 3
+    delivered = [deliver_all(m, x) for x in (log_dir_failed, empty_dir_failed)]
+    assert delivered[0].brokers[0].hosted != delivered[1].brokers[0].hosted  # offline vs still leading
+    assert len({m.fingerprint(x) for x in (s, *delivered)}) == 3
 
 
 def test_symmetry_is_used_only_where_sound():
@@ -95,4 +108,12 @@ def test_symmetry_is_used_only_where_sound():
     assert not dir_symmetry_sound(ModelConfig(brokers=3, dirs=3, partitions=2, rf=2))
     assert not dir_symmetry_sound(ModelConfig(brokers=3, dirs=1, partitions=1, rf=3))
     m = Model(ModelConfig(brokers=3, dirs=3, partitions=2, rf=2), symmetry=True)
+    assert not m.symmetry and m.fingerprint is fingerprint
+
+
+def test_symmetry_is_off_with_disk_space():
+    """KIP-928's units in use and reserved file are per dir and not permuted by the canonical form."""
+    assert dir_symmetry_sound(ModelConfig(brokers=2, dirs=2, partitions=1, rf=2))
+    assert not dir_symmetry_sound(ModelConfig(brokers=2, dirs=2, partitions=1, rf=2, saturation=True))
+    m = Model(preset_config("tiny", saturation=True), symmetry=True)
     assert not m.symmetry and m.fingerprint is fingerprint

@@ -1,0 +1,84 @@
+"""Partition reassignment: KafkaController.onPartitionReassignment (ZooKeeper mode, Kafka 1.0 to 2.3) over a
+ControllerStep. KIP-112 scenario 7: the procedure stays as it was; replicas count as online by broker liveness
+and LeaderAndIsr answers (ControllerStep.is_replica_online), and a StopReplica to an offline replica fails; the
+destination replicas are created as at topic creation, with isNewReplica=true (NewReplica)."""
+from __future__ import annotations
+
+from .deletion import resume_deletion_for
+from .state import (
+    P_ONLINE, R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NONEXISTENT, RA_DONE, RA_IN_PROGRESS, Partition,
+)
+
+
+def _slot(step, p: int, b: int) -> tuple[int, int]:
+    return p, step.m.assignments[p].index(b)
+
+
+def target_in_isr(step, p: int) -> bool:
+    isr = step.partitions[p].isr
+    return all(isr >> b & 1 for b in step.m.targets[p])
+
+
+def on_partition_reassignment(step, p: int) -> None:
+    """Steps 1-3 while the target replicas are not all in the ISR (in ZooKeeper): the assignment becomes old +
+    target; LeaderAndIsr with a bumped leader epoch to all of them (isNewReplica=false); the added replicas go
+    NewReplica (LeaderAndIsr with isNewReplica=true). Once they are all in the ISR, complete (steps 5-12)."""
+    old, target = step.m.original[p], step.m.targets[p]
+    if target_in_isr(step, p):
+        _complete(step, p)
+        return
+    both = old + tuple(b for b in target if b not in old)
+    step.assigned[p] = both
+    _update_leader_epoch_and_send(step, p, both)
+    step.replicas_to_new([_slot(step, p, b) for b in target if b not in old])
+    step.reassigning[p] = RA_IN_PROGRESS
+
+
+def _update_leader_epoch_and_send(step, p: int, recipients) -> None:
+    """updateLeaderEpochAndSendRequest: the leader epoch in ZooKeeper + 1, LeaderAndIsr (isNewReplica=false)."""
+    part = step.partitions[p]
+    if not step.has_leadership_record(p):
+        return
+    step.partitions[p] = part._replace(leader_epoch=part.leader_epoch + 1)
+    step.add_leader_and_isr(recipients, p, is_new=False)
+    step.flush()
+
+
+def _complete(step, p: int) -> None:
+    old, target = step.m.original[p], step.m.targets[p]
+    step.replicas_to_online([_slot(step, p, b) for b in target])                        # 5
+    step.assigned[p] = target                                                             # 6
+    _move_leader_if_required(step, p)                                                     # 7
+    removed = [_slot(step, p, b) for b in old if b not in target]                         # 8, 9
+    step.replicas_to_offline(removed)
+    for state in (R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NONEXISTENT):
+        step.replicas_to(removed, state)
+    step.reassigning[p] = RA_DONE                                                         # 10, 11
+    step.add_update_metadata([p])                                                         # 12
+    step.flush()
+    resume_deletion_for(step, [p])
+
+
+def _move_leader_if_required(step, p: int) -> None:
+    """moveReassignedPartitionLeaderIfRequired: if the leader is not a live target replica, elect the first
+    target replica that is live and in the ISR (ReassignedPartitionLeaderSelector; the ISR is kept) and send
+    LeaderAndIsr to the targets; with none, the election fails and nothing changes. Otherwise bump the leader
+    epoch and send LeaderAndIsr to the targets."""
+    part, target = step.partitions[p], step.m.targets[p]
+    if part.leader in target and step.is_replica_online(part.leader, p):
+        _update_leader_epoch_and_send(step, p, target)
+        return
+    candidates = [b for b in target if step.is_replica_online(b, p) and part.isr >> b & 1]
+    if not candidates:
+        return
+    step.partitions[p] = Partition(P_ONLINE, candidates[0], part.leader_epoch + 1, part.isr)
+    step.add_leader_and_isr(target, p, is_new=False)
+    step.flush()
+
+
+def resume_reassignments(step, broker: int | None = None) -> None:
+    """Restart the reassignments in progress (after a failover), or those with a target replica on a broker
+    that just started."""
+    for p, state in enumerate(step.reassigning):
+        if state == RA_IN_PROGRESS and (broker is None or broker in step.m.targets[p]):
+            on_partition_reassignment(step, p)

@@ -1,0 +1,87 @@
+"""Topic deletion (KIP-112 scenario 8): the admin's request, the broker's StopReplica(delete=true), and the
+controller's handling of its response. Enabled with the deletion feature (docs/model.md, section 6.5); the last
+two also with reassignment, which deletes the old replicas."""
+from __future__ import annotations
+
+from . import broker as B
+from .controller import ControllerStep
+from .deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
+from .registry import rule
+from .rules import _set_broker
+from .state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
+
+
+def _partitions(m):
+    return [(p,) for p in range(m.cfg.partitions)] if m.cfg.deletion else []
+
+
+def _brokers(m):
+    # StopReplica(delete=true) also removes the old replicas of a reassignment.
+    return [(b,) for b in range(m.cfg.brokers)] if m.cfg.deletion or m.cfg.reassignment else []
+
+
+def _guard_delete_topic(m, s, partition):
+    c = s.controller
+    if c.deletion[partition] != D_NONE:
+        return f"partition {partition}'s topic is already being deleted or deleted"
+    if c.partitions[partition].state == P_NONEXISTENT:
+        return f"partition {partition} does not exist"
+    return None
+
+
+@rule("DeleteTopic", params=("partition",), domain=_partitions, guard=_guard_delete_topic, kind="controller",
+      reference="KIP-112 scenario 8 (topic deletion); TopicDeletionManager.enqueueTopicsForDeletion, onTopicDeletion")
+def delete_topic(m, s, partition):
+    """An admin deletes the partition's topic and the controller queues it for deletion, then (resumeDeletions)
+    starts it: the partition goes Offline then NonExistent, UpdateMetadata with LeaderDuringDelete makes every
+    live broker drop it from its cache; replicas the controller does not count as online are ineligible at once
+    (KIP-112: an offline replica is handled as if its broker were offline; with KIP-928 only replicas on dead
+    brokers), which makes the topic ineligible; the others go OfflineReplica (StopReplica without delete) and
+    ReplicaDeletionStarted (StopReplica with delete)."""
+    step = ControllerStep(m, s)
+    step.deletion[partition] = D_QUEUED
+    resume_deletions(step)
+    return step.finish()
+
+
+def _guard_stop_replica_delete(m, s, broker):
+    inbox = s.brokers[broker].inbox
+    if not inbox:
+        return f"broker {broker} has no request waiting"
+    if inbox[0].kind != STOP_REPLICA_DELETE:
+        return f"broker {broker}'s oldest request is not StopReplica(delete=true)"
+    return None
+
+
+@rule("BrokerStopReplicaDelete", params=("broker",), domain=_brokers, guard=_guard_stop_replica_delete,
+      kind="broker", reference="KIP-112 scenario 8; KIP-928 Goal deletion; ReplicaManager.stopReplicas (delete=true)")
+def broker_stop_replica_delete(m, s, broker):
+    """The broker handles its oldest request, a StopReplica with delete: for a partition it marked offline it
+    answers KAFKA_STORAGE_ERROR (the log is out of reach); otherwise (led, followed, stopped, saturated or not
+    hosted) it stops the replica and deletes its log from its live dirs, freeing the space, and answers NONE.
+    A copy on an offline dir stays where it is."""
+    b = s.brokers[broker]
+    new, response = B.handle_stop_replica_delete(b, b.inbox[0].body)
+    return _set_broker(s, broker, new._replace(stop_replies=b.stop_replies + (response,)))
+
+
+def _guard_stop_replica_response(m, s, broker):
+    if not s.brokers[broker].stop_replies:
+        return f"no StopReplica(delete=true) response from broker {broker} is waiting"
+    return None
+
+
+@rule("ControllerStopReplicaResponse", params=("broker",), domain=_brokers, guard=_guard_stop_replica_response,
+      kind="controller", reference="KIP-112 scenario 8; TopicDeletionStopReplicaResponseReceived")
+def controller_stop_replica_response(m, s, broker):
+    """The controller handles a broker's oldest StopReplica(delete=true) response: replicas answered with an
+    error go ReplicaDeletionIneligible (their topic is ineligible until retried, e.g. when the broker starts
+    again), the others ReplicaDeletionSuccessful; a topic whose replicas are all deleted is complete: they
+    become NonExistentReplica and the topic's znodes are deleted."""
+    b = s.brokers[broker]
+    response = b.stop_replies[0]
+    step = ControllerStep(m, _set_broker(s, broker, b._replace(stop_replies=b.stop_replies[1:])))
+    index = {p: i for p, i in m.replicas_on[broker]}
+    fail_replica_deletion(step, [(p, index[p]) for p, error in response if error != E_NONE])
+    complete_replica_deletion(step, [(p, index[p]) for p, error in response if error == E_NONE])
+    return step.finish()

@@ -1,0 +1,62 @@
+"""Partition reassignment (KIP-112 scenario 7): the admin's request and the ISR change that completes it.
+Enabled only with the reassignment feature (docs/model.md, section 6.6)."""
+from __future__ import annotations
+
+from .controller import ControllerStep
+from .reassignment import on_partition_reassignment
+from .registry import rule
+from .state import D_NONE, P_NONEXISTENT, RA_IN_PROGRESS, RA_NONE
+
+
+def _partitions(m):
+    return [(p,) for p in range(m.cfg.partitions) if m.targets[p] is not None]
+
+
+def _guard_reassign(m, s, partition):
+    c = s.controller
+    if c.reassigning[partition] != RA_NONE:
+        return f"partition {partition} has already been reassigned (or is being reassigned)"
+    if c.partitions[partition].state == P_NONEXISTENT or c.partitions[partition].leader_epoch < 0:
+        return f"partition {partition} does not exist or has no leader-and-ISR record yet"
+    if c.deletion[partition] != D_NONE:
+        return f"partition {partition}'s topic is being deleted"
+    down = [b for b in m.targets[partition] if not (c.live >> b & 1) or c.offline[b] >> partition & 1]
+    if down:
+        return f"target replica(s) {down} are not online: the controller rejects the reassignment"
+    return None
+
+
+@rule("ReassignPartition", params=("partition",), domain=_partitions, guard=_guard_reassign, kind="controller",
+      reference="KIP-112 scenario 7 (partition reassignment); KafkaController.onPartitionReassignment steps 1-3")
+def reassign_partition(m, s, partition):
+    """An admin asks to move the partition to its target replicas (every replica to the next broker); the
+    controller accepts when every target replica is online. Its assignment becomes old + target, the leader epoch
+    is bumped and LeaderAndIsr (isNewReplica=false) goes to all of them; the added replicas go NewReplica
+    (LeaderAndIsr with isNewReplica=true, as at topic creation). If the targets are already in the ISR the
+    reassignment completes at once (see ControllerReassignmentIsrChange)."""
+    step = ControllerStep(m, s)
+    on_partition_reassignment(step, partition)
+    return step.finish()
+
+
+def _guard_isr_change(m, s, partition):
+    if s.controller.reassigning[partition] != RA_IN_PROGRESS:
+        return f"partition {partition} is not being reassigned"
+    isr = s.controller.partitions[partition].isr
+    if not all(isr >> b & 1 for b in m.targets[partition]):
+        return f"the target replicas of partition {partition} are not all in its ISR"
+    return None
+
+
+@rule("ControllerReassignmentIsrChange", params=("partition",), domain=_partitions, guard=_guard_isr_change,
+      kind="controller",
+      reference="KIP-112 scenario 7; PartitionReassignmentIsrChange, onPartitionReassignment steps 5-12")
+def controller_reassignment_isr_change(m, s, partition):
+    """The controller sees the partition's ISR (in ZooKeeper) contain every target replica and completes the
+    reassignment: the targets go OnlineReplica, the assignment becomes the target, a new leader is elected
+    among the live in-sync targets if the leader is not one (else the leader epoch is bumped), the old replicas
+    go OfflineReplica, ReplicaDeletionStarted (StopReplica with delete; the answer is not awaited),
+    ReplicaDeletionSuccessful and NonExistentReplica, and UpdateMetadata goes to every live broker."""
+    step = ControllerStep(m, s)
+    on_partition_reassignment(step, partition)
+    return step.finish()

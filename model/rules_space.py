@@ -1,0 +1,138 @@
+"""KIP-928's disk space: writes fill a dir, a write that finds no space saturates it, retention frees space.
+
+Enabled only with the saturation feature (docs/model.md, section 6.4). Space is counted in abstract units:
+a unit is a segment's worth of data; the reserved file takes one unit of every dir.
+"""
+from __future__ import annotations
+
+from . import broker as B
+from .registry import rule
+from .rules import _budget_left, _set_broker, _spend, bounded
+from .state import B_SATURATIONS, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_SATURATED, SATURATED, replace_at
+
+
+def _replicas(m):
+    if not m.cfg.saturation:
+        return []
+    return [(b, p) for p in range(m.cfg.partitions) for b in m.assignments[p]]
+
+
+def _broker_dirs(m):
+    if not m.cfg.saturation:
+        return []
+    return [(b, d) for b in range(m.cfg.brokers) for d in range(m.cfg.dirs)]
+
+
+def _recoverable_dirs(m):
+    return _broker_dirs(m) if m.cfg.saturation_recovery.startswith("free-space") else []
+
+
+def _guard_write(m, s, broker, partition):
+    b = s.brokers[broker]
+    if not b.up or b.hosted[partition] not in (H_LEADER, H_FOLLOWER):
+        return f"broker {broker} neither leads nor follows partition {partition}"
+    d = B.live_copy_dir(b, partition)
+    if d < 0 or b.dirs[d] != GOOD:
+        return f"broker {broker}'s log of partition {partition} is not on a good dir"
+    if b.used[d] >= m.cfg.dir_capacity:
+        return f"dir {d} of broker {broker} is full (a write there fails: DirSaturate)"
+    return None
+
+
+@rule("Write", params=("broker", "partition"), domain=_replicas, guard=_guard_write, kind="client",
+      reference="KIP-928 (log dirs becoming full): traffic fills the dir; Log.roll")
+def write(m, s, broker, partition):
+    """Traffic to a replica the broker leads or follows (produce on a leader, replication on a follower) fills
+    one more unit of its dir: the log grows by a segment. Only the space is modelled; the records the data path
+    tracks are the newest and retention never reaches them."""
+    b = s.brokers[broker]
+    d = B.live_copy_dir(b, partition)
+    new = b._replace(segs=replace_at(b.segs, partition, b.segs[partition] + 1),
+                     used=replace_at(b.used, d, b.used[d] + 1))
+    return _set_broker(s, broker, new)
+
+
+def _guard_dir_saturate(m, s, broker, dir):
+    b = s.brokers[broker]
+    if not b.up:
+        return f"broker {broker} is down"
+    if b.dirs[dir] != GOOD:
+        return f"dir {dir} of broker {broker} is not good"
+    if b.used[dir] < m.cfg.dir_capacity:
+        return f"dir {dir} of broker {broker} has free space"
+    if not any(h in (H_LEADER, H_FOLLOWER) and B.live_copy_dir(b, p) == dir for p, h in enumerate(b.hosted)):
+        return f"broker {broker} serves no replica on dir {dir}: nothing writes there"
+    return _budget_left(m, s, B_SATURATIONS)
+
+
+@rule("DirSaturate", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_saturations"),
+      guard=_guard_dir_saturate, kind="environment",
+      reference="KIP-928 Goal state (a write fails with no space left on device: the dir is saturated)")
+def dir_saturate(m, s, broker, dir):
+    """A write to a replica on a full good dir fails for lack of space. The dir becomes saturated (any other I/O
+    error takes it offline instead: DirFail); the broker deletes its reserved file there, stops the fetchers of
+    the replicas on it and stops leading them (they become saturated: retention and deletion still run), and
+    writes a /log_dir_event_notification znode, as for a failed dir."""
+    new = B.saturate_dir(s.brokers[broker], dir)
+    return _set_broker(s, broker, new, notifications=s.notifications | 1 << broker,
+                       budget=_spend(s, B_SATURATIONS))
+
+
+def _guard_retention(m, s, broker, partition):
+    b = s.brokers[broker]
+    if not b.up:
+        return f"broker {broker} is down"
+    d = B.live_copy_dir(b, partition)
+    if d < 0:
+        return f"broker {broker} has no live copy of partition {partition}"
+    if b.segs[partition] == 0:
+        return f"broker {broker}'s log of partition {partition} holds no segment to delete"
+    if b.used[d] >= m.cfg.dir_capacity:
+        return f"dir {d} of broker {broker} has no space to roll a new segment before deleting the old ones"
+    return None
+
+
+@rule("Retention", params=("broker", "partition"), domain=_replicas, guard=_guard_retention, kind="broker",
+      reference="KIP-928 Goal state (retention continues on saturated dirs) and the reserved file; "
+                "Log.deleteOldSegments (rolls a new segment before deleting them all)")
+def retention(m, s, broker, partition):
+    """Every segment of the log (on a good or saturated dir) is past retention: the broker rolls a new, empty
+    active segment, which needs one free unit of the dir while it is created, then deletes the old segments,
+    freeing their units. With no free unit the roll fails and nothing is freed (see the guard)."""
+    b = s.brokers[broker]
+    d = B.live_copy_dir(b, partition)
+    new = b._replace(segs=replace_at(b.segs, partition, 0),
+                     used=replace_at(b.used, d, b.used[d] - b.segs[partition]))
+    return _set_broker(s, broker, new)
+
+
+def _guard_dir_recover(m, s, broker, dir):
+    b = s.brokers[broker]
+    if not b.up:
+        return f"broker {broker} is down"
+    if b.dirs[dir] != SATURATED:
+        return f"dir {dir} of broker {broker} is not saturated"
+    needed = 2 if m.reserves else 1
+    if m.cfg.dir_capacity - b.used[dir] < needed:
+        return (f"dir {dir} of broker {broker} has fewer than {needed} free units "
+                f"({'the reserved file and ' if m.reserves else ''}a unit to write)")
+    return None
+
+
+@rule("DirRecover", params=("broker", "dir"), domain=_recoverable_dirs, guard=_guard_dir_recover,
+      kind="broker", reference="KIP-928 (silent on recovery: the model's choice, --saturation-recovery free-space)")
+def dir_recover(m, s, broker, dir):
+    """Retention or deletion freed enough of a saturated dir: a unit for the reserved file (rewritten) and one to
+    write. The dir is good again; its saturated replicas are no longer hosted (as after a restart), and the
+    broker writes a /log_dir_event_notification znode so that the controller probes it with LeaderAndIsr and
+    learns, from the answers without error, that they are online again."""
+    b = s.brokers[broker]
+    on_d = [h == H_SATURATED and B.live_copy_dir(b, p) == dir for p, h in enumerate(b.hosted)]
+    hosted = tuple(H_NONE if x else h for x, h in zip(on_d, b.hosted))
+    epoch = tuple(-1 if x else e for x, e in zip(on_d, b.epoch))
+    used, reserved = b.used, b.reserved
+    if m.reserves:
+        used, reserved = replace_at(used, dir, used[dir] + 1), reserved | 1 << dir
+    new = b._replace(dirs=replace_at(b.dirs, dir, GOOD), hosted=hosted, epoch=epoch, used=used, reserved=reserved)
+    return _set_broker(s, broker, new, notifications=s.notifications | 1 << broker)
+
