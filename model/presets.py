@@ -1,6 +1,6 @@
 """Named configurations. Each exhausts without bounds on one machine (figures in docs/performance.md): tiny in
-seconds, small in minutes, medium in under ten minutes; the feature presets (saturation, deletion, reassignment)
-in one to three minutes. tiny has the explicit consumer; the others rely on reads_below_hw_are_committed, which
+seconds, small in minutes, medium in under ten minutes; the feature presets (saturation, deletion, reassignment,
+reassignment-race) in seconds to three minutes. tiny has the explicit consumer; the others rely on reads_below_hw_are_committed, which
 covers every consumer."""
 from __future__ import annotations
 
@@ -31,10 +31,14 @@ PRESETS: dict[str, tuple[str, dict]] = {
                  dict(brokers=2, dirs=2, partitions=1, rf=2, saturation=True, deletion=True, dir_capacity=2,
                       max_records=0, **{**_ONE_OF_EACH, "max_failovers": 0})),
     "reassignment": ("Partition reassignment: 2 brokers x 2 dirs, 1 partition with one replica, moved from broker 0 "
-                     "to broker 1; one record; one of each event, at most two faults (finds a race: docs/model.md "
-                     "11.1)",
+                     "to broker 1; one record; a crash, a restart and a controller failover, no disk failure (see "
+                     "reassignment-race)",
                      dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1, consumer=False,
-                          **_ONE_OF_EACH)),
+                          **{**_ONE_OF_EACH, "max_dir_failures": 0, "max_fixes": 0})),
+    "reassignment-race": ("The reassignment preset with one disk failure and one disk repair as well: finds the race "
+                          "of docs/model.md 11.1, finding 4 (exits 1 by design)",
+                          dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1,
+                               consumer=False, **_ONE_OF_EACH)),
 }
 
 

@@ -323,7 +323,15 @@ def _guard_controller_log_dir_event(m, s):
     return None
 
 
-@rule("ControllerLogDirEvent", params=(), domain=_nothing, guard=_guard_controller_log_dir_event,
+def _if_notifications(m):
+    """A notification is written by a dir failure or saturation (and a recovery, which needs a saturation): with
+    neither possible in the configuration, the controller's handler has nothing to handle."""
+    c = m.cfg
+    possible = c.max_faults > 0 and (c.max_dir_failures > 0 or (c.saturation and c.max_saturations > 0))
+    return [()] if possible else []
+
+
+@rule("ControllerLogDirEvent", params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
       kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")
 def controller_log_dir_event(m, s):
     """The controller reads the pending /log_dir_event_notification znodes, moves every replica of the brokers

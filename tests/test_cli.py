@@ -321,7 +321,8 @@ def test_presets_json_lists_the_feature_presets_with_their_switches(capsys):
     code, out, _ = in_process(capsys, "presets", "--json")
     assert code == 0
     entries = {e["name"]: e for e in json.loads(out)}
-    switches = {"saturation": {"saturation"}, "deletion": {"saturation", "deletion"}, "reassignment": {"reassignment"}}
+    switches = {"saturation": {"saturation"}, "deletion": {"saturation", "deletion"}, "reassignment": {"reassignment"},
+                "reassignment-race": {"reassignment"}}
     for name, on in switches.items():
         model = entries[name]["model"]
         assert {f for f in FEATURES if model[f]} == on, name
@@ -330,6 +331,11 @@ def test_presets_json_lists_the_feature_presets_with_their_switches(capsys):
         assert not any(entries[name]["model"][f] for f in FEATURES), name
     assert entries["reassignment"]["model"]["rf"] < entries["reassignment"]["model"]["brokers"]
     assert entries["reassignment"]["model"]["probe_new_replicas"] is True
+    # The race preset is the reassignment preset with a disk failure and a disk repair allowed.
+    race, plain = entries["reassignment-race"]["model"], entries["reassignment"]["model"]
+    assert plain["max_dir_failures"] == 0 and race["max_dir_failures"] == 1
+    assert {k: v for k, v in race.items() if k not in ("max_dir_failures", "max_fixes")} == \
+        {k: v for k, v in plain.items() if k not in ("max_dir_failures", "max_fixes")}
     _, text, _ = in_process(capsys, "presets")
     assert "features: reassignment" in text and "features: saturation (dir_capacity=2" in text
 

@@ -297,7 +297,7 @@ RACE = [
 
 
 def test_bfs_finds_the_reassignment_race_in_9_steps():
-    m = Model(preset_config("reassignment", max_failovers=0, max_fixes=0), symmetry=True)
+    m = Model(preset_config("reassignment-race", max_failovers=0, max_fixes=0), symmetry=True)
     r = explore("bfs", m, invariants.select(), SearchOptions())
     assert r.result == "violation"
     (v,) = r.violations
@@ -310,7 +310,7 @@ def test_bfs_finds_the_reassignment_race_in_9_steps():
 
 @pytest.mark.parametrize("completion", ["ControllerReassignmentIsrChange", "ControllerFailover"])
 def test_the_race_step_by_step(completion):
-    m = model_of("reassignment")
+    m = model_of("reassignment-race")
     s = init(m)
     for name, *args in RACE:
         s = step(m, s, name, *args)
