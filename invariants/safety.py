@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from model.broker import has_offline_dir, live_copy_dir
+from model.memo import by_identity
 from model.state import (
     D_NONE, DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, SERVING, bits,
 )
@@ -16,17 +17,13 @@ def _brokers(mask: int) -> str:
 def per_broker(check):
     """Lift check(broker) -> None | text into check(model, state), naming the first broker that fails.
     Successor states share most brokers with their parents, so results are remembered by broker identity."""
-    memo: dict = {}
+    cached = by_identity(check, 1 << 16)
 
     def run(model, state):
         for b, broker in enumerate(state.brokers):
-            entry = memo.get(id(broker))
-            if entry is None or entry[0] is not broker:
-                if len(memo) >= 1 << 16:
-                    memo.clear()
-                entry = memo[id(broker)] = (broker, check(broker))
-            if entry[1] is not None:
-                return f"broker {b} {entry[1]}"
+            failure = cached(broker)
+            if failure is not None:
+                return f"broker {b} {failure}"
         return None
 
     run.__name__, run.__doc__ = check.__name__, check.__doc__

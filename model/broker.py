@@ -150,6 +150,20 @@ def saturate_dir(broker: Broker, d: int) -> Broker:
                            reserved=reserved)
 
 
+def recover_dir(broker: Broker, d: int, reserves: bool) -> Broker:
+    """A saturated dir d has space again and is good: its saturated replicas are no longer hosted (as after a
+    restart: the logs are loaded, nothing is hosted until a LeaderAndIsr) and, if reserves, the reserved file is
+    written again."""
+    on_d = [h == H_SATURATED and live_copy_dir(broker, p) == d for p, h in enumerate(broker.hosted)]
+    hosted = tuple(H_NONE if x else h for x, h in zip(on_d, broker.hosted))
+    epoch = tuple(-1 if x else e for x, e in zip(on_d, broker.epoch))
+    used, reserved = broker.used, broker.reserved
+    if reserves:
+        used, reserved = replace_at(used, d, used[d] + 1), reserved | 1 << d
+    return broker._replace(dirs=replace_at(broker.dirs, d, GOOD), hosted=hosted, epoch=epoch, used=used,
+                           reserved=reserved)
+
+
 def delete_log(broker: Broker, p: int) -> Broker:
     """The partition's log on its live dirs is deleted, with the space it took; a copy on an offline dir stays."""
     live_dirs = sum(1 << d for d, status in enumerate(broker.dirs) if LIVE_DIR[status])

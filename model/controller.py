@@ -7,6 +7,7 @@ what they send is appended to the brokers' FIFO inboxes.
 """
 from __future__ import annotations
 
+from .deletion import fail_replica_deletion
 from .state import (
     D_INELIGIBLE, D_QUEUED, LEADER_AND_ISR, LEADER_DURING_DELETE, NO_LEADER, P_NEW, P_NONEXISTENT, P_OFFLINE,
     P_ONLINE, R_DELETION_INELIGIBLE, R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NEW, R_NONEXISTENT, R_OFFLINE,
@@ -33,6 +34,17 @@ VALID_PARTITION_PREVIOUS = {
 }
 
 
+def is_replica_online(live: int, offline, broker: int, partition: int) -> bool:
+    """controllerContext.isReplicaOnline: broker alive and not known to hold the partition on an offline dir
+    (live: the controller's live-broker bitmask; offline: per broker, the partitions it knows to be offline)."""
+    return bool(live >> broker & 1) and not (offline[broker] >> partition & 1)
+
+
+def targets_in_isr(m, isr: int, p: int) -> bool:
+    """Every target replica of p's reassignment is in the ISR bitmask."""
+    return all(isr >> b & 1 for b in m.targets[p])
+
+
 class ControllerStep:
     def __init__(self, model, state: State):
         self.m = model
@@ -53,8 +65,7 @@ class ControllerStep:
 
     # ---- queries -------------------------------------------------------------------------------
     def is_replica_online(self, broker: int, partition: int) -> bool:
-        """controllerContext.isReplicaOnline: broker alive and not known to hold the partition on an offline dir."""
-        return bool(self.live >> broker & 1) and not (self.offline[broker] >> partition & 1)
+        return is_replica_online(self.live, self.offline, broker, partition)
 
     def has_leadership_record(self, p: int) -> bool:
         return self.partitions[p].leader_epoch >= 0
@@ -255,7 +266,6 @@ class ControllerStep:
         failed = [(p, i) for p, i in replicas if self.is_queued_for_deletion(p)
                   and not (answer_pending and self.replicas[p][i] == R_DELETION_STARTED)]
         if failed:
-            from .deletion import fail_replica_deletion
             fail_replica_deletion(self, failed)
         if not without_leader:
             self.add_update_metadata(range(len(self.partitions)))

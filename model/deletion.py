@@ -13,12 +13,8 @@ from .state import (
 )
 
 
-def _replicas(step, p: int) -> list[tuple[int, int]]:
-    return step.assigned_replicas(p)
-
-
 def _in_state(step, p: int, state: int) -> list[tuple[int, int]]:
-    return [(p, i) for p, i in _replicas(step, p) if step.replicas[p][i] == state]
+    return [(p, i) for p, i in step.assigned_replicas(p) if step.replicas[p][i] == state]
 
 
 def on_topic_deletion(step, partitions) -> None:
@@ -44,7 +40,7 @@ def _start_replica_deletion(step, p: int) -> None:
     else:
         alive = lambda b: step.is_replica_online(b, p)  # noqa: E731
     dead, retry = [], []
-    for q, i in _replicas(step, p):
+    for q, i in step.assigned_replicas(p):
         if step.replicas[q][i] == R_DELETION_SUCCESSFUL:
             continue
         (retry if alive(step.m.assignments[q][i]) else dead).append((q, i))
@@ -67,7 +63,7 @@ def resume_deletions(step) -> None:
     for p in range(len(step.partitions)):
         if not step.is_queued_for_deletion(p):
             continue
-        states = [step.replicas[p][i] for _, i in _replicas(step, p)]
+        states = [step.replicas[p][i] for _, i in step.assigned_replicas(p)]
         if all(r == R_DELETION_SUCCESSFUL for r in states):
             _complete_delete_topic(step, p)
             continue

@@ -4,6 +4,7 @@ and LeaderAndIsr answers (ControllerStep.is_replica_online), and a StopReplica t
 destination replicas are created as at topic creation, with isNewReplica=true (NewReplica)."""
 from __future__ import annotations
 
+from .controller import targets_in_isr
 from .deletion import resume_deletion_for
 from .state import (
     P_ONLINE, R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NONEXISTENT, RA_DONE, RA_IN_PROGRESS, Partition,
@@ -14,17 +15,12 @@ def _slot(step, p: int, b: int) -> tuple[int, int]:
     return p, step.m.assignments[p].index(b)
 
 
-def target_in_isr(step, p: int) -> bool:
-    isr = step.partitions[p].isr
-    return all(isr >> b & 1 for b in step.m.targets[p])
-
-
 def on_partition_reassignment(step, p: int) -> None:
     """Steps 1-3 while the target replicas are not all in the ISR (in ZooKeeper): the assignment becomes old +
     target; LeaderAndIsr with a bumped leader epoch to all of them (isNewReplica=false); the added replicas go
     NewReplica (LeaderAndIsr with isNewReplica=true). Once they are all in the ISR, complete (steps 5-12)."""
     old, target = step.m.original[p], step.m.targets[p]
-    if target_in_isr(step, p):
+    if targets_in_isr(step.m, step.partitions[p].isr, p):
         _complete(step, p)
         return
     both = old + tuple(b for b in target if b not in old)

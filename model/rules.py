@@ -34,16 +34,15 @@ def _nothing(m):
     return [()]
 
 
-def bounded(domain, field: str):
-    """An environment event's domain, empty when its bound is 0: the configuration leaves the event out (the
-    coverage report then lists it as not in the configuration rather than as never fired)."""
+def bounded(domain, field: str, fault: bool = True):
+    """An environment event's domain, empty when its bound is 0 (for a fault, also when --max-faults is 0): the
+    configuration leaves the event out, and the coverage report lists it as not in the configuration rather than
+    as never fired."""
     def bounded_domain(m):
-        return domain(m) if getattr(m.cfg, field) > 0 and m.cfg.max_faults + (field in _RECOVERY_FIELDS) > 0 else []
+        possible = getattr(m.cfg, field) > 0 and (m.cfg.max_faults > 0 or not fault)
+        return domain(m) if possible else []
     bounded_domain.__name__ = f"{domain.__name__}_if_{field}"
     return bounded_domain
-
-
-_RECOVERY_FIELDS = ("max_restarts", "max_fixes")
 
 
 _RECOVERIES = (B_RESTARTS, B_FIXES)
@@ -150,8 +149,8 @@ def _guard_broker_restart(m, s, broker):
     return _budget_left(m, s, B_RESTARTS)
 
 
-@rule("BrokerRestart", params=("broker",), domain=bounded(_brokers, "max_restarts"), guard=_guard_broker_restart,
-      kind="environment",
+@rule("BrokerRestart", params=("broker",), domain=bounded(_brokers, "max_restarts", fault=False),
+      guard=_guard_broker_restart, kind="environment",
       reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
 def broker_restart(m, s, broker):
     """A stopped broker starts: it loads the logs found on its live dirs (offline dirs stay offline) and
@@ -187,7 +186,7 @@ def _fix_dir(m, s, broker, dir, status):
     return note_wiped(m, _set_broker(s, broker, new, budget=_spend(s, B_FIXES)))
 
 
-@rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes"),
+@rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
 def replace_disk(m, s, broker, dir):
@@ -195,7 +194,7 @@ def replace_disk(m, s, broker, dir):
     return _fix_dir(m, s, broker, dir, GOOD)
 
 
-@rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes"),
+@rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
 def remove_dir_from_config(m, s, broker, dir):
@@ -228,7 +227,8 @@ def controller_failover(m, s):
             live |= 1 << i
     c = s.controller
     cleared = c._replace(epoch=c.epoch + 1, live=live, offline=(0,) * m.cfg.brokers)
-    step = ControllerStep(m, s._replace(brokers=brokers, controller=cleared, notifications=0, budget=_spend(s, B_FAILOVERS)))
+    step = ControllerStep(m, s._replace(brokers=brokers, controller=cleared, notifications=0,
+                                        budget=_spend(s, B_FAILOVERS)))
     step.add_update_metadata(range(m.cfg.partitions))
     step.flush()
     # ReplicaStateMachine.startup (Kafka 2.x to 3.6): initializeReplicaState puts the replicas that are not

@@ -2,7 +2,7 @@
 Enabled only with the reassignment feature (docs/model.md, section 6.6)."""
 from __future__ import annotations
 
-from .controller import ControllerStep
+from .controller import ControllerStep, is_replica_online, targets_in_isr
 from .reassignment import on_partition_reassignment
 from .registry import rule
 from .state import D_NONE, P_NONEXISTENT, RA_IN_PROGRESS, RA_NONE
@@ -20,7 +20,7 @@ def _guard_reassign(m, s, partition):
         return f"partition {partition} does not exist or has no leader-and-ISR record yet"
     if c.deletion[partition] != D_NONE:
         return f"partition {partition}'s topic is being deleted"
-    down = [b for b in m.targets[partition] if not (c.live >> b & 1) or c.offline[b] >> partition & 1]
+    down = [b for b in m.targets[partition] if not is_replica_online(c.live, c.offline, b, partition)]
     if down:
         return f"target replica(s) {down} are not online: the controller rejects the reassignment"
     return None
@@ -42,8 +42,7 @@ def reassign_partition(m, s, partition):
 def _guard_isr_change(m, s, partition):
     if s.controller.reassigning[partition] != RA_IN_PROGRESS:
         return f"partition {partition} is not being reassigned"
-    isr = s.controller.partitions[partition].isr
-    if not all(isr >> b & 1 for b in m.targets[partition]):
+    if not targets_in_isr(m, s.controller.partitions[partition].isr, partition):
         return f"the target replicas of partition {partition} are not all in its ISR"
     return None
 

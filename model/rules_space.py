@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import broker as B
 from .registry import rule
 from .rules import _budget_left, _set_broker, _spend, bounded
-from .state import B_SATURATIONS, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_SATURATED, SATURATED, replace_at
+from .state import B_SATURATIONS, GOOD, H_FOLLOWER, H_LEADER, SATURATED, replace_at
 
 
 def _replicas(m):
@@ -126,13 +126,6 @@ def dir_recover(m, s, broker, dir):
     write. The dir is good again; its saturated replicas are no longer hosted (as after a restart), and the
     broker writes a /log_dir_event_notification znode so that the controller probes it with LeaderAndIsr and
     learns, from the answers without error, that they are online again."""
-    b = s.brokers[broker]
-    on_d = [h == H_SATURATED and B.live_copy_dir(b, p) == dir for p, h in enumerate(b.hosted)]
-    hosted = tuple(H_NONE if x else h for x, h in zip(on_d, b.hosted))
-    epoch = tuple(-1 if x else e for x, e in zip(on_d, b.epoch))
-    used, reserved = b.used, b.reserved
-    if m.reserves:
-        used, reserved = replace_at(used, dir, used[dir] + 1), reserved | 1 << dir
-    new = b._replace(dirs=replace_at(b.dirs, dir, GOOD), hosted=hosted, epoch=epoch, used=used, reserved=reserved)
+    new = B.recover_dir(s.brokers[broker], dir, m.reserves)
     return _set_broker(s, broker, new, notifications=s.notifications | 1 << broker)
 

@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 import xxhash
 
+from .memo import by_identity
+
 # Log dir status (per broker, per configured dir).
 GOOD, SATURATED, OFFLINE, REMOVED = 0, 1, 2, 3
 DIR_NAMES = ("good", "saturated", "offline", "removed")
@@ -156,21 +158,8 @@ class State(NamedTuple):
     __repr__ = tuple.__repr__
 
 
-_REPR_MEMO: dict = {}
-_MEMO_LIMIT = 1 << 18
-
-
-def _memo_repr(part) -> str:
-    # Children share most brokers (and often the controller) with their parent object: remember the
-    # encodings by identity (the memo keeps the object alive, so its id is not reused while cached).
-    entry = _REPR_MEMO.get(id(part))
-    if entry is not None and entry[0] is part:
-        return entry[1]
-    if len(_REPR_MEMO) >= _MEMO_LIMIT:
-        _REPR_MEMO.clear()
-    text = repr(part)
-    _REPR_MEMO[id(part)] = (part, text)
-    return text
+# The encodings of brokers and controllers, remembered by identity (children share them with their parent).
+_memo_repr = by_identity(repr, 1 << 18)
 
 
 def encode(state: State) -> bytes:

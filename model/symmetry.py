@@ -17,6 +17,7 @@ from itertools import permutations
 
 import xxhash
 
+from .memo import by_identity
 from .state import Broker, State, encode
 
 
@@ -48,19 +49,7 @@ def permute_dirs(broker: Broker, order) -> Broker:
     return broker._replace(dirs=dirs, copies=copies)
 
 
-_CANON_MEMO: dict = {}
-_MEMO_LIMIT = 1 << 16
-
-
-def canonical_broker(broker: Broker) -> Broker:
-    entry = _CANON_MEMO.get(id(broker))
-    if entry is not None and entry[0] is broker:
-        return entry[1]
-    if len(_CANON_MEMO) >= _MEMO_LIMIT:
-        _CANON_MEMO.clear()
-    canon = _canonical_broker(broker)
-    _CANON_MEMO[id(broker)] = (broker, canon)
-    return canon
+canonical_broker = by_identity(_canonical_broker, 1 << 16)
 
 
 def canonical(state: State) -> State:
