@@ -7,6 +7,7 @@ process. Not a test: figures vary with the machine (and with whatever else runs 
     python3 benchmarks/scale.py small --workers 2                # one preset, 1 and 2 workers
     python3 benchmarks/scale.py tiny small medium --symmetry     # dedup up to dir symmetry (the CLI default)
     python3 benchmarks/scale.py small --symmetry --max-depth 20  # a bounded run of a big preset
+    python3 benchmarks/scale.py medium --symmetry --workers 1 --max-states 200000   # a quick per-change figure
     python3 benchmarks/scale.py tiny --set max_faults=1 --json
 
 Peak memory is the sum of the processes' peak resident set sizes (the search process, plus each worker's
@@ -31,13 +32,14 @@ from model.presets import preset_config
 name, variant, workers, overrides = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
 symmetry = sys.argv[5] == "1"
 max_depth = int(sys.argv[6]) if sys.argv[6] else None
+max_states = int(sys.argv[7]) if sys.argv[7] else None
 cfg = preset_config(name, variant=variant, **overrides)
 model = Model(cfg, symmetry=True) if symmetry else Model(cfg)
 def cpu():
     return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
                                                   resource.getrusage(resource.RUSAGE_CHILDREN)))
 start, cpu_start = time.monotonic(), cpu()
-result = bfs(model, invariants.select(), SearchOptions(workers=workers, max_depth=max_depth))
+result = bfs(model, invariants.select(), SearchOptions(workers=workers, max_depth=max_depth, max_states=max_states))
 wall, cpu_s = time.monotonic() - start, cpu() - cpu_start   # the workers have been joined: their CPU counts
 own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 peak = own_peak + sum(result.memory.get("worker_peak_rss", []))
@@ -62,11 +64,13 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def run(preset: str, variant: str, workers: int, overrides: dict, symmetry: bool, max_depth: int | None) -> dict:
+def run(preset: str, variant: str, workers: int, overrides: dict, symmetry: bool, max_depth: int | None,
+        max_states: int | None = None) -> dict:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", _CHILD, preset, variant, str(workers), json.dumps(overrides),
-                          "1" if symmetry else "0", "" if max_depth is None else str(max_depth)],
+                          "1" if symmetry else "0", "" if max_depth is None else str(max_depth),
+                          "" if max_states is None else str(max_states)],
                          check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout)
 
@@ -89,6 +93,8 @@ def main() -> None:
                         help="override a model parameter of every preset, e.g. max_faults=1 (repeatable)")
     parser.add_argument("--max-depth", type=int, default=None, metavar="N",
                         help="stop every run after depth N (result bounded): figures for presets too big to exhaust")
+    parser.add_argument("--max-states", type=int, default=None, metavar="N",
+                        help="stop every run after N distinct states (result bounded): a quick per-change figure")
     parser.add_argument("--symmetry", action="store_true",
                         help="dedup by the model's symmetry-reduced fingerprint (where the model finds it sound)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -103,7 +109,7 @@ def main() -> None:
     rows = []
     for preset in args.presets:
         for workers in counts:
-            rows.append(run(preset, args.variant, workers, overrides, args.symmetry, args.max_depth))
+            rows.append(run(preset, args.variant, workers, overrides, args.symmetry, args.max_depth, args.max_states))
             print(f"  ... {preset} on {workers} worker(s): {rows[-1]['wall_s']} s wall, {rows[-1]['cpu_s']} s CPU: "
                   + json.dumps({k: v for k, v in rows[-1].items() if k != "coverage"}), file=sys.stderr)
     for preset in args.presets:
@@ -122,7 +128,8 @@ def main() -> None:
     print(f"Python {machine['python']} on {machine['machine']}, {machine['cpus']} CPUs, load average "
           f"{machine['load_before']} before, {machine['load_after']} after; BFS, all invariants, symmetry reduction "
           f"{'on' if args.symmetry else 'off'}"
-          + (f"; overrides {overrides}" if overrides else "") + (f"; --max-depth {args.max_depth}" if args.max_depth else ""))
+          + (f"; overrides {overrides}" if overrides else "") + (f"; --max-depth {args.max_depth}" if args.max_depth else "")
+          + (f"; --max-states {args.max_states:,}" if args.max_states else ""))
     header = ("preset", "workers", "result", "distinct", "generated", "depth", "wall s", "CPU s", "distinct/s",
               "speed-up", "peak MB", "visited B/state")
     fmt = "{:<8} {:>7} {:<9} {:>10} {:>11} {:>5} {:>8} {:>8} {:>10} {:>8} {:>8} {:>15}"

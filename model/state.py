@@ -1,8 +1,9 @@
 """The model's state: immutable, hashable, canonical values.
 
 Every container is a tuple (NamedTuples for readability). Their ``repr`` is the plain tuple ``repr``,
-written by CPython's C code, so ``repr(state)`` is a canonical encoding; the fingerprint hashes it
-with xxh3-64, which is stable across processes and machines (Python's ``hash()`` is not used).
+written by CPython's C code, so ``repr`` is a canonical encoding; the fingerprint hashes the brokers' and the
+controller's encodings with xxh3-64, then the tuple of those digests and the other fields, so it is stable
+across processes and machines (Python's ``hash()`` is not used).
 """
 from __future__ import annotations
 
@@ -158,21 +159,25 @@ class State(NamedTuple):
     __repr__ = tuple.__repr__
 
 
-# The encodings of brokers and controllers, remembered by identity (children share them with their parent).
-_memo_repr = by_identity(repr, 1 << 18)
+def digest(value) -> int:
+    """xxh3-64 of a value's plain tuple ``repr`` (UTF-8): stable across processes and machines."""
+    return xxhash.xxh3_64_intdigest(repr(value).encode())
 
 
-def encode(state: State) -> bytes:
-    """The canonical encoding: the reprs of the brokers, the controller, then of the other fields."""
-    parts = [_memo_repr(b) for b in state.brokers]
-    parts.append(_memo_repr(state.controller))
-    parts.append(repr(state[2:]))
-    return "|".join(parts).encode()
+# The digests of brokers and controllers, remembered by identity (children share them with their parent).
+component_digest = by_identity(digest, 1 << 18)
+
+
+def fingerprint_of(broker_digest, state: State) -> int:
+    """The fingerprint of a state, given the function that digests each broker: xxh3-64 of the repr of the
+    tuple (digest of each broker, digest of the controller, notifications, budget, committed, acked,
+    consumed, wiped)."""
+    return digest((*map(broker_digest, state.brokers), component_digest(state.controller), *state[2:]))
 
 
 def fingerprint(state: State) -> int:
-    """A 64-bit fingerprint, stable across processes and machines (xxh3-64 of the canonical encoding)."""
-    return xxhash.xxh3_64_intdigest(encode(state))
+    """A 64-bit fingerprint, stable across processes and machines."""
+    return fingerprint_of(component_digest, state)
 
 
 def replace_at(values: tuple, index: int, value) -> tuple:

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from itertools import permutations
 
-import xxhash
-
 from .memo import by_identity
-from .state import Broker, State, encode
+from .state import Broker, State, digest, fingerprint_of
 
 
 def dir_symmetry_sound(cfg) -> bool:
@@ -57,8 +55,13 @@ def canonical(state: State) -> State:
     return state._replace(brokers=brokers)
 
 
+# A broker's digest up to dir symmetry, remembered by the identity of the concrete broker.
+canonical_digest = by_identity(lambda broker: digest(_canonical_broker(broker)), 1 << 18)
+
+
 def canonical_fingerprint(state: State) -> int:
-    return xxhash.xxh3_64_intdigest(encode(canonical(state)))
+    """The fingerprint of canonical(state)."""
+    return fingerprint_of(canonical_digest, state)
 
 
 def orbit(state: State) -> set:
