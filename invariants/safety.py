@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from model.broker import has_offline_dir, live_copy_dir
-from model.memo import by_identity
+from model.memo import by_value
 from model.state import (
     D_NONE, DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, SERVING, bits,
 )
@@ -16,8 +16,8 @@ def _brokers(mask: int) -> str:
 
 def per_broker(check):
     """Lift check(broker) -> None | text into check(model, state), naming the first broker that fails.
-    Successor states share most brokers with their parents, so results are remembered by broker identity."""
-    cached = by_identity(check, 1 << 16)
+    Few distinct brokers recur across the states, so results are remembered by broker value (model/memo.py)."""
+    cached = by_value(check, 1 << 16)
 
     def run(model, state):
         for b, broker in enumerate(state.brokers):

@@ -1,25 +1,33 @@
-"""Memoisation by object identity, for the explorer's hot path.
+"""Memoisation by value, for the explorer's hot path.
 
-A successor shares most of its brokers (and often the controller) with its parent: the very same objects.
-Remembering a function's result by ``id`` skips recomputing it for them. Each entry keeps its argument alive, so
-its id is not reused while it is cached; the cache is cleared when it reaches its limit.
+States are built from a few components (the brokers, the controller) that recur across very many states:
+medium's first 200,000 states hold about 16,000 distinct brokers and 330 distinct controllers. Remembering a
+function of a component by its value computes it once per distinct component. The key is the component
+itself (Python's tuple hash, in this process only: nothing stored or sent depends on it; a component the
+cache already holds, as a successor's unchanged brokers are, is found by identity without a comparison).
+
+Sound because the model never puts equal values of different types in the same field (``True`` where ``1`` is
+kept, say), which would compare equal here but encode differently; tests/test_model.py checks this on the
+reachable states of the small presets. The cache is cleared when it reaches its limit.
 """
 from __future__ import annotations
 
 
-def by_identity(fn, limit: int):
-    """fn(obj), remembered for the last (up to) ``limit`` distinct objects by their identity."""
+_MISSING = object()
+
+
+def by_value(fn, limit: int):
+    """fn(value), remembered for the last (up to) ``limit`` distinct values."""
     memo: dict = {}
 
-    def cached(obj):
-        entry = memo.get(id(obj))
-        if entry is not None and entry[0] is obj:
-            return entry[1]
-        if len(memo) >= limit:
-            memo.clear()
-        value = fn(obj)
-        memo[id(obj)] = (obj, value)
-        return value
+    def cached(value):
+        result = memo.get(value, _MISSING)
+        if result is _MISSING:
+            if len(memo) >= limit:
+                memo.clear()
+            result = memo[value] = fn(value)
+        return result
 
     cached.__name__, cached.__doc__ = fn.__name__, fn.__doc__
+    cached.cache = memo
     return cached

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import xxhash
 
-from .memo import by_identity
+from .memo import by_value
 
 # Log dir status (per broker, per configured dir).
 GOOD, SATURATED, OFFLINE, REMOVED = 0, 1, 2, 3
@@ -164,8 +164,8 @@ def digest(value) -> int:
     return xxhash.xxh3_64_intdigest(repr(value).encode())
 
 
-# The digests of brokers and controllers, remembered by identity (children share them with their parent).
-component_digest = by_identity(digest, 1 << 18)
+# The digests of brokers and controllers, remembered by value (model/memo.py).
+component_digest = by_value(digest, 1 << 18)
 
 
 def fingerprint_of(broker_digest, state: State) -> int:

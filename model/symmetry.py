@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from itertools import permutations
 
-from .memo import by_identity
+from .memo import by_value
 from .state import Broker, State, digest, fingerprint_of
 
 
@@ -47,7 +47,7 @@ def permute_dirs(broker: Broker, order) -> Broker:
     return broker._replace(dirs=dirs, copies=copies)
 
 
-canonical_broker = by_identity(_canonical_broker, 1 << 16)
+canonical_broker = by_value(_canonical_broker, 1 << 16)
 
 
 def canonical(state: State) -> State:
@@ -55,8 +55,8 @@ def canonical(state: State) -> State:
     return state._replace(brokers=brokers)
 
 
-# A broker's digest up to dir symmetry, remembered by the identity of the concrete broker.
-canonical_digest = by_identity(lambda broker: digest(_canonical_broker(broker)), 1 << 18)
+# A broker's digest up to dir symmetry, remembered by the concrete broker's value.
+canonical_digest = by_value(lambda broker: digest(_canonical_broker(broker)), 1 << 18)
 
 
 def canonical_fingerprint(state: State) -> int:
