@@ -7,6 +7,7 @@ across processes and machines (Python's ``hash()`` is not used).
 """
 from __future__ import annotations
 
+import struct
 from typing import NamedTuple
 
 import xxhash
@@ -164,15 +165,18 @@ def digest(value) -> int:
     return xxhash.xxh3_64_intdigest(repr(value).encode())
 
 
-# The digests of brokers and controllers, remembered by value (model/memo.py).
+# The digests of brokers, of controllers and of the other fields, remembered by value (model/memo.py).
 component_digest = by_value(digest, 1 << 18)
 
 
 def fingerprint_of(broker_digest, state: State) -> int:
-    """The fingerprint of a state, given the function that digests each broker: xxh3-64 of the repr of the
-    tuple (digest of each broker, digest of the controller, notifications, budget, committed, acked,
-    consumed, wiped)."""
-    return digest((*map(broker_digest, state.brokers), component_digest(state.controller), *state[2:]))
+    """The fingerprint of a state, given the function that digests each broker: xxh3-64 of the little-endian
+    64-bit digests of each broker, of the controller and of the tuple of the other fields (notifications,
+    budget, committed, acked, consumed, wiped), in that order."""
+    brokers = state.brokers
+    return xxhash.xxh3_64_intdigest(struct.pack(
+        f"<{len(brokers) + 2}Q", *map(broker_digest, brokers), component_digest(state.controller),
+        component_digest(state[2:])))
 
 
 def fingerprint(state: State) -> int:

@@ -12,11 +12,12 @@ from helpers import init, model_of
 
 
 def encoding_clashes(states) -> list:
-    """Pairs of equal brokers or controllers (among the given states') whose encodings (repr) differ."""
+    """Pairs of equal brokers, controllers or tuples of the other fields (among the given states') whose
+    encodings (repr) differ."""
     seen: dict = {}
     clashes = []
     for state in states:
-        for component in (*state.brokers, state.controller):
+        for component in (*state.brokers, state.controller, state[2:]):
             text = repr(component)
             first = seen.setdefault(component, text)
             if first != text:
