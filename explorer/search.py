@@ -19,7 +19,9 @@ import attrs
 import numpy as np
 
 from invariants import Invariant
+from invariants.safety import first_broker_failure
 from model import Action, Model, State, fingerprint, is_quiescent
+from model.memo import by_value
 
 from .visited import ActionIndex, FingerprintSet, ParentTable, format_size, process_memory
 
@@ -106,6 +108,9 @@ def gc_paused():
     try:
         yield
     finally:
+        # Everything allocated meanwhile sits in the youngest generation: freezing it too, then unfreezing all,
+        # moves it to the oldest at once, so the first collection after the search does not scan it.
+        gc.freeze()
         gc.unfreeze()
         if enabled:
             gc.enable()
@@ -120,12 +125,29 @@ class Checker:
         self.quiescent_invs = [i for i in invariants if i.kind == "quiescent"]
         self.transition_invs = [i for i in invariants if i.kind == "transition"]
         self.failed: set[str] = set()
+        # Per-broker state invariants (invariants/safety.py per_broker) are evaluated together, once per distinct
+        # broker: each broker's results as a tuple (slot k: the k-th such invariant), or None when all pass.
+        checks = [i.check.broker_check for i in self.state_invs if hasattr(i.check, "broker_check")]
+        self.broker_slot = {i.id: k for k, i in enumerate(i for i in self.state_invs if hasattr(i.check, "broker_check"))}
+
+        def broker_results(broker):
+            results = tuple(check(broker) for check in checks)
+            return None if all(r is None for r in results) else results
+
+        self.broker_results = by_value(broker_results, 1 << 16)
 
     def check_state(self, state: State) -> list[tuple[Invariant, str]]:
         found = []
+        per_broker = None
         for inv in self.state_invs:
             if inv.id not in self.failed:
-                msg = inv.check(self.model, state)
+                slot = self.broker_slot.get(inv.id)
+                if slot is None:
+                    msg = inv.check(self.model, state)
+                else:
+                    if per_broker is None:
+                        per_broker = list(map(self.broker_results, state.brokers))
+                    msg = first_broker_failure(None if r is None else r[slot] for r in per_broker)
                 if msg is not None:
                     found.append((inv, msg))
         if self.quiescent_invs and is_quiescent(state):

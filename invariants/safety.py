@@ -14,19 +14,26 @@ def _brokers(mask: int) -> str:
     return "{" + ", ".join(str(b) for b in bits(mask)) + "}"
 
 
+def first_broker_failure(failures) -> str | None:
+    """The message for the first broker whose check failed, given each broker's result (None or a text)."""
+    for b, failure in enumerate(failures):
+        if failure is not None:
+            return f"broker {b} {failure}"
+    return None
+
+
 def per_broker(check):
     """Lift check(broker) -> None | text into check(model, state), naming the first broker that fails.
-    Few distinct brokers recur across the states, so results are remembered by broker value (model/memo.py)."""
+    Few distinct brokers recur across the states, so results are remembered by broker value (model/memo.py).
+    The lifted check keeps the broker check as ``broker_check``: the explorer's Checker evaluates all of a
+    search's per-broker checks together, once per distinct broker."""
     cached = by_value(check, 1 << 16)
 
     def run(model, state):
-        for b, broker in enumerate(state.brokers):
-            failure = cached(broker)
-            if failure is not None:
-                return f"broker {b} {failure}"
-        return None
+        return first_broker_failure(map(cached, state.brokers))
 
     run.__name__, run.__doc__ = check.__name__, check.__doc__
+    run.broker_check = check
     return run
 
 

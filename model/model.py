@@ -57,6 +57,7 @@ class Model:
         self.action_space = tuple(
             (ri, r, args) for ri, r in enumerate(self.rules) for args in r.domain(self)
         )
+        self._space = tuple((ri, r.guard, r.effect, args) for ri, r, args in self.action_space)
 
     def init_states(self) -> list[State]:
         c, p = self.cfg, self.cfg.partitions
@@ -77,9 +78,9 @@ class Model:
 
     def successors(self, state: State) -> Iterator[tuple[Action, State]]:
         eager = self.cfg.eager_metadata
-        for ri, r, args in self.action_space:
-            if r.guard(self, state, *args) is None:
-                after = r.effect(self, state, *args)
+        for ri, guard, effect, args in self._space:
+            if guard(self, state, *args) is None:
+                after = effect(self, state, *args)
                 if eager:
                     after, settled = self.settle(after)
                     yield Action(ri, args, settled), after
@@ -90,9 +91,10 @@ class Model:
         """Apply every UpdateMetadata that heads a broker's queue (eager metadata)."""
         settled = ()
         for b, broker in enumerate(state.brokers):
-            while broker.inbox and broker.inbox[0].kind == UPDATE_METADATA:
+            inbox = broker.inbox
+            while inbox and inbox[0].kind == UPDATE_METADATA:
                 state = self._update_metadata.effect(self, state, b)
-                broker = state.brokers[b]
+                inbox = state.brokers[b].inbox
                 settled += (b,)
         return state, settled
 

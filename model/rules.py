@@ -10,6 +10,7 @@ from .controller import ControllerStep
 from .data import advance_leaders, note_wiped
 from .deletion import resume_deletion_for, resume_deletions
 from .reassignment import resume_reassignments
+from .memo import by_value
 from .registry import rule
 from .state import (
     B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
@@ -419,10 +420,20 @@ def broker_leader_and_isr(m, s, broker):
     or it has no good dir: then it marks the partition offline and answers KAFKA_STORAGE_ERROR. Else it
     becomes leader or follower, records the leader epoch, and answers NONE. A new leader caches the request's
     ISR (its HW then rises if the ISR allows, e.g. an ISR of one); a follower keeps no HW or ISR."""
-    b = s.brokers[broker]
-    new, response = B.handle_leader_and_isr(m.cfg.variant, broker, b, b.inbox[0].body)
-    new = new._replace(inbox=b.inbox[1:], replies=b.replies + (response,))
+    new = _leader_and_isr_handled((m.cfg.variant, broker, s.brokers[broker]))
     return advance_leaders(m, _set_broker(s, broker, new), broker)
+
+
+def _handle_leader_and_isr(key):
+    variant, broker_id, b = key
+    new, response = B.handle_leader_and_isr(variant, broker_id, b, b.inbox[0].body)
+    return new._replace(inbox=b.inbox[1:], replies=b.replies + (response,))
+
+
+# The broker's side of a request is a function of the broker alone (and its id and the variant): remembered by
+# value (model/memo.py), as the same broker meets the same request in many states.
+_leader_and_isr_handled = by_value(_handle_leader_and_isr, 1 << 16)
+_update_metadata_handled = by_value(lambda b: B.handle_update_metadata(b, b.inbox[0].body), 1 << 16)
 
 
 @rule("BrokerUpdateMetadata", params=("broker",), domain=_brokers,
@@ -431,9 +442,7 @@ def broker_leader_and_isr(m, s, broker):
 def broker_update_metadata(m, s, broker):
     """The broker handles its oldest request, an UpdateMetadata: its metadata cache (what a MetadataResponse
     shows: leader, ISR, offline_replicas) takes the request's values for the partitions it names."""
-    b = s.brokers[broker]
-    new = B.handle_update_metadata(b, b.inbox[0].body)
-    return _set_broker(s, broker, new)
+    return _set_broker(s, broker, _update_metadata_handled(s.brokers[broker]))
 
 
 @rule("BrokerStopReplica", params=("broker",), domain=_brokers, guard=_head_guard(STOP_REPLICA, "StopReplica"),
