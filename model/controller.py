@@ -277,8 +277,10 @@ class ControllerStep:
             for b, inbox, replies in zip(self.state.brokers, self.inboxes, self.replies)
         )
         controller = Controller(
-            self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(tuple(r) for r in self.replicas),
+            self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(map(tuple, self.replicas)),
             tuple(self.deletion), tuple(self.assigned), tuple(self.reassigning),
         )
         s = self.state
+        if controller == s.controller:
+            controller = s.controller  # the same object: memos and transition invariants see it unchanged at once
         return State(brokers, controller, self.notifications, s.budget, s.committed, s.acked, s.consumed, s.wiped)

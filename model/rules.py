@@ -371,14 +371,17 @@ def controller_leader_and_isr_response(m, s, broker):
     b = s.brokers[broker]
     response = b.replies[0]
     s = _set_broker(s, broker, b._replace(replies=b.replies[1:]))
-    step = ControllerStep(m, s)
-    previous = step.offline[broker]
+    previous = s.controller.offline[broker]
     current = previous
     for p, error in response:
         if error == 0:
             current &= ~(1 << p)
         elif error == 1:
             current |= 1 << p
+    recovered = previous & ~current and m.cfg.saturation and m.cfg.saturation_recovery == "free-space"
+    if current == previous and not recovered:
+        return s  # nothing new for the controller: the response is only consumed
+    step = ControllerStep(m, s)
     step.offline[broker] = current
     newly = current & ~previous
     if newly:
@@ -386,7 +389,7 @@ def controller_leader_and_isr_response(m, s, broker):
             [(p, i) for p, i in m.replicas_on[broker] if newly >> p & 1],
             answer_pending=m.cfg.saturation and m.cfg.deletion_waits_for_response,
         )
-    if previous & ~current and m.cfg.saturation and m.cfg.saturation_recovery == "free-space":
+    if recovered:
         # KIP-928 is silent here; the model's choice (docs/model.md, 6.4): replicas back from a saturated dir
         # make the controller elect leaders for Offline partitions and refresh every broker's metadata.
         step.trigger_online_partition_state_change()
