@@ -67,7 +67,7 @@ def no_recreate_with_bad_dir(model, state, action, after):
 )
 def create_only_on_good_dir(model, state, action, after):
     for b, (before_b, after_b) in enumerate(zip(state.brokers, after.brokers)):
-        if before_b.copies is after_b.copies:
+        if before_b is after_b or before_b.copies == after_b.copies:
             continue
         for p, (old, new) in enumerate(zip(before_b.copies, after_b.copies)):
             for d in bits(new & ~old):
