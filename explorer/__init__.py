@@ -1,2 +1,2 @@
 """jbodcheck's explorer: search engines, reports and the command line."""
-__version__ = "0.3.0"
+__version__ = "0.3.1"
