@@ -84,3 +84,21 @@ def run(model: Model, state, *steps):
 def with_broker(state, b: int, **fields):
     """A hand-made state: broker b with the given fields replaced."""
     return state._replace(brokers=replace_at(state.brokers, b, state.brokers[b]._replace(**fields)))
+
+
+def bfs_states(model: Model, fingerprint, limit: int | None = None) -> dict:
+    """A small independent BFS (no engine involved): fingerprint -> the first state met with it, over every
+    reachable state, or over the first ``limit`` of them in BFS order."""
+    start = init(model)
+    seen = {fingerprint(start): start}
+    frontier = [start]
+    while frontier and (limit is None or len(seen) < limit):
+        nxt = []
+        for s in frontier:
+            for _, t in model.successors(s):
+                fp = fingerprint(t)
+                if fp not in seen:
+                    seen[fp] = t
+                    nxt.append(t)
+        frontier = nxt
+    return seen

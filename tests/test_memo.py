@@ -8,7 +8,7 @@ import pytest
 
 from model.memo import by_value
 
-from helpers import init, model_of
+from helpers import bfs_states, init, model_of
 
 
 def encoding_clashes(states) -> list:
@@ -27,18 +27,8 @@ def encoding_clashes(states) -> list:
 
 def sample_states(model, breadth: int = 4000, walks: int = 150, depth: int = 40, seed: int = 7):
     """The first ``breadth`` states of a BFS, then the states of seeded random walks (deep states)."""
-    start = init(model)
-    states, frontier, seen = [start], [start], {model.fingerprint(start)}
-    while frontier and len(states) < breadth:
-        nxt = []
-        for s in frontier:
-            for _, t in model.successors(s):
-                fp = model.fingerprint(t)
-                if fp not in seen:
-                    seen.add(fp)
-                    nxt.append(t)
-                    states.append(t)
-        frontier = nxt
+    states = list(bfs_states(model, model.fingerprint, breadth).values())
+    start = states[0]
     rng = random.Random(seed)
     for _ in range(walks):
         s = start

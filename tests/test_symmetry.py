@@ -9,41 +9,7 @@ from model.presets import preset_config
 from model.state import GOOD, OFFLINE, fingerprint
 from model.symmetry import canonical, canonical_fingerprint, dir_symmetry_sound, orbit, permute_dirs
 
-from helpers import created_topic, deliver_all, init, step
-
-
-def reachable(model: Model) -> dict:
-    """Every reachable state by plain fingerprint (a small independent BFS, no engine involved)."""
-    start = init(model)
-    seen = {fingerprint(start): start}
-    frontier = [start]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for _, t in model.successors(s):
-                fp = fingerprint(t)
-                if fp not in seen:
-                    seen[fp] = t
-                    nxt.append(t)
-        frontier = nxt
-    return seen
-
-
-def reduced_count(model: Model) -> int:
-    """The reduced search: dedup by model.fingerprint, expand the first concrete state met in each class."""
-    start = init(model)
-    seen = {model.fingerprint(start)}
-    frontier = [start]
-    while frontier:
-        nxt = []
-        for s in frontier:
-            for _, t in model.successors(s):
-                fp = model.fingerprint(t)
-                if fp not in seen:
-                    seen.add(fp)
-                    nxt.append(t)
-        frontier = nxt
-    return len(seen)
+from helpers import bfs_states, created_topic, deliver_all, step
 
 
 @pytest.mark.parametrize("params", [
@@ -56,9 +22,10 @@ def test_reduced_search_finds_exactly_the_classes_of_the_reachable_states(params
     plain = Model(ModelConfig(**params))
     reduced = Model(ModelConfig(**params), symmetry=True)
     assert reduced.symmetry
-    states = reachable(plain)
+    states = bfs_states(plain, fingerprint)
     classes = {canonical_fingerprint(s) for s in states.values()}
-    assert reduced_count(reduced) == len(classes)
+    # The reduced search: dedup by model.fingerprint, expanding the first concrete state met in each class.
+    assert len(bfs_states(reduced, reduced.fingerprint)) == len(classes)
     assert len(classes) < len(states), "the reduction merges some states"
     # Every class is a union of real orbits' members: each member's orbit lands in one class.
     some = list(states.values())[:200]
