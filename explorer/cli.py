@@ -254,7 +254,7 @@ def cli():
                    "e.g. 512M or 2G.")
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True,
               help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
-                   "(docs/model.md, section 10); not with --engine spark.")
+                   "(docs/model.md, section 10); for every engine.")
 @_spark_options
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
             workers, max_memory, symmetry, master, spark_partitions, checkpoint_dir, spark_conf, **kwargs):
@@ -267,7 +267,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
     spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     cfg = _build_config(preset, _model_params(kwargs))
-    model = Model(cfg, symmetry=symmetry and spark is None)
+    model = Model(cfg, symmetry=symmetry)
     selected = _select_invariants(invariant_ids)
     progress = None if quiet else (lambda line: click.echo(f"[{engine}] {line}", err=True))
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,

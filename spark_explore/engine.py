@@ -14,7 +14,7 @@ from typing import Callable
 import attrs
 
 from explorer.search import SearchOptions, SearchResult, Violation, rebuild_trace
-from model import Action, Model, fingerprint
+from model import Action, Model
 
 from . import worker
 from .options import SparkOptions, SparkSetupError, validate
@@ -106,7 +106,7 @@ class _Search:
         self.model, self.invariants, self.options, self.spark = model, list(invariants), options, spark
         self.on_level, self.started = on_level, started
         self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
-        self.cfg_items = tuple(sorted(model.cfg.as_dict().items()))
+        self.model_key = (tuple(sorted(model.cfg.as_dict().items())), bool(getattr(model, "symmetry", False)))
 
     # -- one level -------------------------------------------------------------------------------------
     def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats):
@@ -115,7 +115,7 @@ class _Search:
         sc, parts = self.sc, self.partitions
         if prev is None:
             init = self.model.init_states()[0]
-            fp = fingerprint(init)
+            fp = self.model.fingerprint(init)
             block = worker.pack_block([fp], [0], [worker.NO_ACTION], [init])
             source = sc.parallelize([(worker.owner(fp, parts), block)], 1).partitionBy(parts, worker.route)
         else:
@@ -127,7 +127,7 @@ class _Search:
             if source.getNumPartitions() != parts:   # Spark fell back to a plain union: a bug, not a slowdown
                 raise RuntimeError(f"the union of level {level} has {source.getNumPartitions()} partitions, "
                                    f"not {parts}: the partitioners differ")
-        fn = worker.LevelPass(self.cfg_items, self.invariants, failed, level, parts, expand, stats)
+        fn = worker.LevelPass(self.model_key, self.invariants, failed, level, parts, expand, stats)
         out = source.mapPartitionsWithIndex(fn, preservesPartitioning=True)
         # Persist first: Python-side, a localCheckpoint alone would let the next level pipeline into (and so
         # recompute) this pass instead of reading the checkpointed blocks.
@@ -245,7 +245,7 @@ class _Search:
             else:
                 actions = self._path(out, target, v_depth)
             trace = rebuild_trace(self.model, [self._action(a) for a in actions])
-            if fingerprint(trace[-1][1]) != target:
+            if self.model.fingerprint(trace[-1][1]) != target:
                 raise RuntimeError(f"the rebuilt trace of {by_pos[pos].id} does not end in the violating state "
                                    f"(a fingerprint collision?)")
             result.append((v_depth, Violation(by_pos[pos], message, trace)))

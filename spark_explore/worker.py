@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from model import Model, ModelConfig, fingerprint, is_quiescent
+from model import Model, ModelConfig, is_quiescent
 from model.state import State
 
 U64 = np.uint64
@@ -136,13 +136,15 @@ def merge_sorted(old, new):
 _MODELS: dict = {}
 
 
-def model_for(cfg_items: tuple):
-    """The model of a configuration and its action numbering (a pure function of the configuration)."""
-    entry = _MODELS.get(cfg_items)
+def model_for(model_key: tuple):
+    """The model of a (configuration items, symmetry) key and its action numbering (a pure function of the key).
+    With symmetry the model fingerprints a canonical representative (model/symmetry.py), as on the driver."""
+    entry = _MODELS.get(model_key)
     if entry is None:
-        model = Model(ModelConfig(**dict(cfg_items)))
+        cfg_items, symmetry = model_key
+        model = Model(ModelConfig(**dict(cfg_items)), symmetry=symmetry)
         index = {(ri, args): i for i, (ri, _rule, args) in enumerate(model.action_space)}
-        entry = _MODELS[cfg_items] = (model, index)
+        entry = _MODELS[model_key] = (model, index)
     return entry
 
 
@@ -161,12 +163,12 @@ class LevelPass:
     candidate with the smallest (parent, action); drops those already visited; merges the new ones into the
     visited set; checks the state (and, when quiescent, quiescent) invariants on each new state; expands it
     with ``Model.successors``, checking the transition invariants on every transition; fingerprints each
-    successor and routes it to its owner in blocks. Reports its counts through an accumulator keyed by
+    successor (``Model.fingerprint``: up to symmetry where the model uses it) and routes it to its owner in blocks. Reports its counts through an accumulator keyed by
     (level, partition), so a retried task overwrites rather than adds.
     """
 
-    def __init__(self, cfg_items, invariants, failed, level, partitions, expand, stats):
-        self.cfg_items = cfg_items
+    def __init__(self, model_key, invariants, failed, level, partitions, expand, stats):
+        self.model_key = model_key
         self.invariants = list(invariants)   # Invariant objects: checks travel by reference, plugins by value
         self.failed = frozenset(failed)
         self.level = level
@@ -186,7 +188,8 @@ class LevelPass:
                 gc.enable()
 
     def _run(self, index, records, started):
-        model, action_index = model_for(self.cfg_items)
+        model, action_index = model_for(self.model_key)
+        fingerprint = model.fingerprint
         visited_blob, incoming = None, []
         for record in records:
             tag = record[0]
