@@ -127,8 +127,9 @@ class Checker:
         self.failed: set[str] = set()
         # Per-broker state invariants (invariants/safety.py per_broker) are evaluated together, once per distinct
         # broker: each broker's results as a tuple (slot k: the k-th such invariant), or None when all pass.
-        checks = [i.check.broker_check for i in self.state_invs if hasattr(i.check, "broker_check")]
-        self.broker_slot = {i.id: k for k, i in enumerate(i for i in self.state_invs if hasattr(i.check, "broker_check"))}
+        per_broker = [i for i in self.state_invs if hasattr(i.check, "broker_check")]
+        checks = [i.check.broker_check for i in per_broker]
+        self.broker_slot = {i.id: k for k, i in enumerate(per_broker)}
 
         def broker_results(broker):
             results = tuple(check(broker) for check in checks)

@@ -4,11 +4,12 @@ States are built from a few components (the brokers, the controller) that recur 
 medium's first 200,000 states hold about 16,000 distinct brokers and 330 distinct controllers. Remembering a
 function of a component by its value computes it once per distinct component. The key is the component
 itself (Python's tuple hash, in this process only: nothing stored or sent depends on it; a component the
-cache already holds, as a successor's unchanged brokers are, is found by identity without a comparison).
+cache holds as its very key, as a successor's unchanged brokers often are, is matched by identity without a
+deep comparison).
 
 Sound because the model never puts equal values of different types in the same field (``True`` where ``1`` is
-kept, say), which would compare equal here but encode differently; tests/test_model.py checks this on the
-reachable states of the small presets. The cache is cleared when it reaches its limit.
+kept, say), which would compare equal here but encode differently; tests/test_memo.py checks this on sampled
+reachable states of every preset. The cache is cleared when it reaches its limit.
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ from . import broker as B
 from .controller import ControllerStep
 from .data import advance_leaders, note_wiped
 from .deletion import resume_deletion_for, resume_deletions
-from .reassignment import resume_reassignments
 from .memo import by_value
+from .reassignment import resume_reassignments
 from .registry import rule
 from .state import (
     B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,

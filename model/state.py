@@ -1,9 +1,9 @@
 """The model's state: immutable, hashable, canonical values.
 
 Every container is a tuple (NamedTuples for readability). Their ``repr`` is the plain tuple ``repr``,
-written by CPython's C code, so ``repr`` is a canonical encoding; the fingerprint hashes the brokers' and the
-controller's encodings with xxh3-64, then the tuple of those digests and the other fields, so it is stable
-across processes and machines (Python's ``hash()`` is not used).
+written by CPython's C code, so ``repr`` is a canonical encoding. The fingerprint is xxh3-64 of the packed
+xxh3-64 digests of the brokers', the controller's and the other fields' encodings (docs/model.md, section 10),
+so it is stable across processes and machines (Python's ``hash()`` is not used).
 """
 from __future__ import annotations
 

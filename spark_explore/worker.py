@@ -163,8 +163,9 @@ class LevelPass:
     candidate with the smallest (parent, action); drops those already visited; merges the new ones into the
     visited set; checks the state (and, when quiescent, quiescent) invariants on each new state; expands it
     with ``Model.successors``, checking the transition invariants on every transition; fingerprints each
-    successor (``Model.fingerprint``: up to symmetry where the model uses it) and routes it to its owner in blocks. Reports its counts through an accumulator keyed by
-    (level, partition), so a retried task overwrites rather than adds.
+    successor (``Model.fingerprint``: up to symmetry where the model uses it) and routes it to its owner in
+    blocks. Reports its counts through an accumulator keyed by (level, partition), so a retried task
+    overwrites rather than adds.
     """
 
     def __init__(self, model_key, invariants, failed, level, partitions, expand, stats):
