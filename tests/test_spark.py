@@ -95,6 +95,13 @@ def test_tiny_counts_equal_bfs_up_to_dir_symmetry(sc):
     assert spark.distinct_states < plain.distinct_states, "the reduction merged some states"
 
 
+def test_medium_with_per_partition_records_counts_equal_bfs(sc):
+    """medium's max_records is one value per partition (a list in the configuration's dict)."""
+    model, local, spark, _ = _run_both("medium", sc, symmetry=True, max_depth=6)
+    assert model.cfg.as_dict()["max_records"] == [1, 0] and local.result == "bounded"
+    assert _counts(spark) == _counts(local)
+
+
 def test_counts_do_not_depend_on_partitions(sc):
     _, local, spark, _ = _run_both("tiny", sc, partitions=3, max_depth=9)
     assert local.result == "bounded"
