@@ -1,9 +1,9 @@
 """KIP-928's saturated dirs, topic deletion (KIP-112 scenario 8) and partition reassignment (scenario 7)."""
 from __future__ import annotations
 
-from model.broker import live_copy_dir
+from model.broker import live_copy_dir, served_replicas
 from model.state import (
-    D_DONE, HOSTED_NAMES, LIVE_DIR, R_DELETION_SUCCESSFUL, RA_DONE, SATURATED, SERVING, bits,
+    D_DONE, HOSTED_NAMES, LIVE_DIR, R_DELETION_SUCCESSFUL, RA_DONE, SATURATED, bits,
 )
 
 from .durability import lapsed
@@ -18,11 +18,9 @@ from .safety import per_broker
 )
 @per_broker
 def no_serving_from_saturated_dir(broker):
-    for p, h in enumerate(broker.hosted):
-        if SERVING[h]:
-            d = live_copy_dir(broker, p)
-            if d >= 0 and broker.dirs[d] == SATURATED:
-                return f"is {HOSTED_NAMES[h]} of partition {p}, whose log is on saturated dir {d}"
+    for p, h, d in served_replicas(broker):
+        if d >= 0 and broker.dirs[d] == SATURATED:
+            return f"is {HOSTED_NAMES[h]} of partition {p}, whose log is on saturated dir {d}"
     return None
 
 

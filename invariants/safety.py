@@ -1,10 +1,10 @@
 """KIP-112's safety properties."""
 from __future__ import annotations
 
-from model.broker import has_offline_dir, live_copy_dir
+from model.broker import has_offline_dir, live_copy_dir, served_replicas
 from model.memo import by_value
 from model.state import (
-    D_NONE, DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, SERVING, bits,
+    D_NONE, DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, bits,
 )
 
 from .registry import invariant
@@ -83,8 +83,8 @@ def create_only_on_good_dir(model, state, action, after):
 )
 @per_broker
 def no_serving_from_offline_dir(broker):
-    for p, h in enumerate(broker.hosted):
-        if SERVING[h] and live_copy_dir(broker, p) < 0:
+    for p, h, d in served_replicas(broker):
+        if d < 0:
             return f"is {HOSTED_NAMES[h]} of partition {p} but holds no copy of it on a live dir"
     return None
 

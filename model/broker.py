@@ -17,6 +17,18 @@ def live_copy_dir(broker: Broker, p: int) -> int:
     return -1
 
 
+def served_replicas(broker: Broker) -> list[tuple[int, int, int]]:
+    """(partition, hosted, live dir or -1) of every replica the broker leads or follows."""
+    return [(p, h, live_copy_dir(broker, p)) for p, h in enumerate(broker.hosted) if SERVING[h]]
+
+
+def resize_log(broker: Broker, p: int, segs: int) -> Broker:
+    """The broker with partition p's log at ``segs`` units (KIP-928's space), its live dir's use adjusted."""
+    d = live_copy_dir(broker, p)
+    return broker._replace(segs=replace_at(broker.segs, p, segs),
+                           used=replace_at(broker.used, d, broker.used[d] + segs - broker.segs[p]))
+
+
 def has_offline_dir(broker: Broker) -> bool:
     return OFFLINE in broker.dirs
 

@@ -14,7 +14,7 @@ from .reassignment import resume_reassignments
 from .registry import rule
 from .state import (
     B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
-    D_QUEUED, GOOD, LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE,
+    D_QUEUED, DIR_NAMES, GOOD, LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE,
     R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, REMOVED, SATURATED, STOP_REPLICA, UPDATE_METADATA, State, replace_at,
 )
 
@@ -102,7 +102,7 @@ def create_topic(m, s, partition):
 def _guard_dir_fail(m, s, broker, dir):
     status = s.brokers[broker].dirs[dir]
     if not LIVE_DIR[status]:
-        return f"dir {dir} of broker {broker} is {('good', 'saturated', 'offline', 'removed')[status]}"
+        return f"dir {dir} of broker {broker} is {DIR_NAMES[status]}"
     return _budget_left(m, s, B_DIR_FAILURES)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import broker as B
 from .registry import rule
 from .rules import _budget_left, _set_broker, _spend, bounded
-from .state import B_SATURATIONS, GOOD, H_FOLLOWER, H_LEADER, SATURATED, replace_at
+from .state import B_SATURATIONS, GOOD, SATURATED, SERVING
 
 
 def _replicas(m):
@@ -29,7 +29,7 @@ def _recoverable_dirs(m):
 
 def _guard_write(m, s, broker, partition):
     b = s.brokers[broker]
-    if not b.up or b.hosted[partition] not in (H_LEADER, H_FOLLOWER):
+    if not b.up or not SERVING[b.hosted[partition]]:
         return f"broker {broker} neither leads nor follows partition {partition}"
     d = B.live_copy_dir(b, partition)
     if d < 0 or b.dirs[d] != GOOD:
@@ -46,10 +46,7 @@ def write(m, s, broker, partition):
     one more unit of its dir: the log grows by a segment. Only the space is modelled; the records the data path
     tracks are the newest and retention never reaches them."""
     b = s.brokers[broker]
-    d = B.live_copy_dir(b, partition)
-    new = b._replace(segs=replace_at(b.segs, partition, b.segs[partition] + 1),
-                     used=replace_at(b.used, d, b.used[d] + 1))
-    return _set_broker(s, broker, new)
+    return _set_broker(s, broker, B.resize_log(b, partition, b.segs[partition] + 1))
 
 
 def _guard_dir_saturate(m, s, broker, dir):
@@ -60,7 +57,7 @@ def _guard_dir_saturate(m, s, broker, dir):
         return f"dir {dir} of broker {broker} is not good"
     if b.used[dir] < m.cfg.dir_capacity:
         return f"dir {dir} of broker {broker} has free space"
-    if not any(h in (H_LEADER, H_FOLLOWER) and B.live_copy_dir(b, p) == dir for p, h in enumerate(b.hosted)):
+    if not any(d == dir for _, _, d in B.served_replicas(b)):
         return f"broker {broker} serves no replica on dir {dir}: nothing writes there"
     return _budget_left(m, s, B_SATURATIONS)
 
@@ -99,11 +96,7 @@ def retention(m, s, broker, partition):
     """Every segment of the log (on a good or saturated dir) is past retention: the broker rolls a new, empty
     active segment, which needs one free unit of the dir while it is created, then deletes the old segments,
     freeing their units. With no free unit the roll fails and nothing is freed (see the guard)."""
-    b = s.brokers[broker]
-    d = B.live_copy_dir(b, partition)
-    new = b._replace(segs=replace_at(b.segs, partition, 0),
-                     used=replace_at(b.used, d, b.used[d] - b.segs[partition]))
-    return _set_broker(s, broker, new)
+    return _set_broker(s, broker, B.resize_log(s.brokers[broker], partition, 0))
 
 
 def _guard_dir_recover(m, s, broker, dir):
