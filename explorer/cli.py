@@ -11,8 +11,9 @@ import sys
 import click
 
 import invariants as invariants_pkg
+from invariants.plugins import Plugins
 from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
-from model.config import SATURATION_RECOVERIES
+from model.designs import catalog
 from model.presets import PRESETS, preset_config
 
 from .report import report_dict, summary_text
@@ -38,57 +39,50 @@ def _per_partition(ctx, param, value):
     return values[0] if len(values) == 1 else values
 
 
+def _feature_options(ctx, param, pairs):
+    """--option NAME=VALUE (repeatable): an option of a feature added by a plugin; VALUE is JSON, else text."""
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise BadInput(f"--option takes NAME=VALUE, not {pair!r}")
+        try:
+            out[name.strip()] = json.loads(text)
+        except ValueError:
+            out[name.strip()] = text
+    return out
+
+
+def _flag_option(flag):
+    """The click option of a feature's Flag (model/feature.py)."""
+    kinds = {
+        "switch": {},
+        "int": {"type": int, "metavar": flag.metavar or "N"},
+        "per-partition": {"metavar": flag.metavar or "N[,N...]", "callback": _per_partition},
+        "choice": {"type": click.Choice(flag.choices)},
+        "text": {"metavar": flag.metavar or "TEXT"},
+    }
+    return click.option(flag.decl, flag.field, default=None, help=flag.help, **kinds[flag.type])
+
+
 def _model_options(f):
-    """MODEL options: a preset fills them, explicit flags override the preset."""
+    """MODEL options: a preset fills them, explicit flags override the preset. The features bring their flags
+    (model/feature.py Flag); the bounds are the model's."""
+    f = click.option("--option", "options", multiple=True, metavar="NAME=VALUE", callback=_feature_options,
+                     help="An option of a feature added by a plugin (repeatable; VALUE in JSON, e.g. 2 or true).")(f)
     for name in reversed(tuple(BOUNDS)):
         f = click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
                          help=f"Bound: {BOUNDS[name]}.")(f)
-    f = click.option("--deletion-waits-for-response/--deletion-fails-offline-replicas", "deletion_waits_for_response",
-                     default=None,
-                     help="With --saturation: a replica whose deletion started waits for its StopReplica answer "
-                          "(default) or, as in Kafka, fails when found offline.")(f)
-    f = click.option("--reassignment/--no-reassignment", "reassignment", default=None,
-                     help="Partition reassignment (KIP-112 scenario 7): partition 0 may move to the next brokers.")(f)
-    f = click.option("--probe-new-replicas/--no-probe-new-replicas", "probe_new_replicas", default=None,
-                     help="The log-dir probe also queries replicas in NewReplica (KIP-112, default) or, as in "
-                          "Kafka's code, skips them.")(f)
-    f = click.option("--deletion/--no-deletion", "deletion", default=None,
-                     help="Topic deletion (KIP-112 scenario 8): DeleteTopic and the replica deletion states.")(f)
-    f = click.option("--saturation-recovery", "saturation_recovery", default=None,
-                     type=click.Choice(SATURATION_RECOVERIES),
-                     help="How a saturated dir becomes good again: free-space (DirRecover; the controller re-elects and "
-                          "refreshes the metadata), restart only, or free-space-unchanged-controller (DirRecover "
-                          "with KIP-112's controller as it is).")(f)
-    f = click.option("--reserved-file/--no-reserved-file", "reserved_file", default=None,
-                     help="KIP-928's reserved space-of-last-resort file, one unit of every dir (default on).")(f)
-    f = click.option("--dir-capacity", "dir_capacity", type=int, default=None, metavar="N",
-                     help="Units of space per log dir, with --saturation.")(f)
-    f = click.option("--saturation/--no-saturation", "saturation", default=None,
-                     help="KIP-928: a full dir is saturated, not offline; disk space, retention, reserved file.")(f)
-    f = click.option("--unclean-election/--no-unclean-election", "unclean_election", default=None,
-                     help="unclean.leader.election.enable: elect a live replica outside the ISR when none is in it.")(f)
-    f = click.option("--consumer/--no-consumer", "consumer", default=None,
-                     help="An explicit consumer (the Consume rule); without it reads_below_hw_are_committed "
-                          "covers every consumer.")(f)
-    f = click.option("--min-isr", "min_isr", default=None, metavar="N[,N...]", callback=_per_partition,
-                     help="min.insync.replicas: one value, or one per partition (e.g. 1,2).")(f)
-    f = click.option("--max-records", "max_records", default=None, metavar="N[,N...]", callback=_per_partition,
-                     help="Entries a log may hold (Produce's bound): one value, or one per partition; 0: no data.")(f)
-    f = click.option("--eager-metadata/--no-eager-metadata", "eager_metadata", default=None,
-                     help="Apply UpdateMetadata as soon as it heads a broker's queue (default) or interleave it.")(f)
-    f = click.option("--rf", type=int, default=None, metavar="N", help="Replication factor.")(f)
-    f = click.option("--partitions", type=int, default=None, metavar="N", help="Partitions (one topic each).")(f)
-    f = click.option("--dirs", type=int, default=None, metavar="N", help="Log dirs per broker.")(f)
-    f = click.option("--brokers", type=int, default=None, metavar="N", help="Brokers.")(f)
+    for flag in reversed([flag for feature in catalog() for flag in feature.flags]):
+        f = _flag_option(flag)(f)
     f = click.option("--variant", default=None, metavar="NAME", help=f"Protocol variant: {', '.join(VARIANTS)}.")(f)
     f = click.option("--preset", default=None, metavar="NAME", help=f"Named configuration: {', '.join(PRESETS)}.")(f)
     return f
 
 
-_MODEL_PARAMS = ("variant", "brokers", "dirs", "partitions", "rf", "eager_metadata", "min_isr", "max_records",
-                 "unclean_election", "consumer", "saturation", "dir_capacity", "reserved_file",
-                 "saturation_recovery", "deletion", "deletion_waits_for_response", "reassignment",
-                 "probe_new_replicas", *BOUNDS)
+_MODEL_PARAMS = ("variant", *(flag.field for feature in catalog() for flag in feature.flags), *BOUNDS, "options")
 
 
 def _model_params(kwargs: dict) -> dict:
@@ -96,23 +90,48 @@ def _model_params(kwargs: dict) -> dict:
     return {n: v for n in _MODEL_PARAMS if (v := kwargs.pop(n, None)) is not None}
 
 
+def _plugins() -> Plugins:
+    """What --plugin and JBODCHECK_PLUGINS loaded for this command (invariants/plugins.py)."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.meta.get("jbodcheck.plugins") if ctx is not None else None) or Plugins()
+
+
 def _build_config(preset: str | None, params: dict, base: dict | None = None) -> ModelConfig:
     """The preset (if any), then the scenario file's model (base), then explicit flags."""
     merged = {**(base or {}), **params}
+    extra_presets = {name: p for f in _plugins().features for name, p in f.presets.items()}
     try:
-        return preset_config(preset, **merged) if preset is not None else ModelConfig.from_dict(merged)
+        if preset is not None:
+            return preset_config(preset, extra_presets, **merged)
+        return ModelConfig.from_dict(merged)
     except ConfigError as e:
         raise BadInput(str(e)) from None
     except TypeError as e:
         raise BadInput(f"bad model parameter: {e}") from None
 
 
-def _select_invariants(ids) -> list:
+def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False) -> Model:
+    """The model of this configuration with the plugins' features and invariants, checked with the named
+    invariants (all by default). Says on stderr when an invariant turns the asked-for symmetry reduction off."""
     try:
-        return invariants_pkg.select(list(ids))
+        model = Model(cfg, symmetry=symmetry, plugins=_plugins(), invariants=list(invariant_ids))
+    except ConfigError as e:
+        raise BadInput(str(e)) from None
     except KeyError as e:
-        known = ", ".join(i.id for i in invariants_pkg.INVARIANTS)
-        raise BadInput(f"unknown invariant {e.args[0]} (known: {known})") from None
+        raise BadInput(_unknown_invariants(cfg, e.args[0])) from None
+    if symmetry and not model.symmetry and any(not i.symmetric for i in model.invariants):
+        click.echo(f"jbodcheck: symmetry reduction off: {model.symmetry_note}", err=True)
+    return model
+
+
+def _unknown_invariants(cfg: ModelConfig, unknown: str) -> str:
+    known = Model(cfg, plugins=_plugins())
+    elsewhere = {i.id: f.name for f in catalog() for i in f.invariants}
+    left_out = [f"{i} belongs to feature {elsewhere[i]}, which this configuration leaves out"
+                for i in unknown.split(", ") if i in elsewhere]
+    if left_out:
+        return "invariant " + "; ".join(left_out)
+    return f"unknown invariant {unknown} (known: {', '.join(i.id for i in known.all_invariants)})"
 
 
 def _check_writable(json_path: str | None) -> None:
@@ -143,9 +162,10 @@ def _emit(report: dict, summary: str, json_path: str | None) -> None:
 
 
 def _load_plugins(ctx, param, names) -> None:
-    """--plugin MODULE (repeatable) and JBODCHECK_PLUGINS: import users' invariant modules (docs/extending.md)."""
+    """--plugin MODULE (repeatable) and JBODCHECK_PLUGINS: import users' invariant and feature modules
+    (docs/extending.md); the command's model gets what they declare."""
     try:
-        invariants_pkg.load_plugins(names or (), env=True)
+        ctx.meta["jbodcheck.plugins"] = invariants_pkg.load_plugins(names or (), env=True)
     except invariants_pkg.PluginError as e:
         raise BadInput(str(e)) from None
 
@@ -154,7 +174,7 @@ def _plugin_option(f):
     return click.option("--plugin", "plugins", multiple=True, metavar="MODULE", expose_value=False,
                         callback=_load_plugins,
                         help="Import MODULE (a module name or a .py file) for its @invariants.invariant "
-                             "registrations (repeatable; also JBODCHECK_PLUGINS=mod1,mod2).")(f)
+                             "declarations and FEATURES (repeatable; also JBODCHECK_PLUGINS=mod1,mod2).")(f)
 
 
 def default_workers() -> int:
@@ -267,8 +287,8 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
     spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     cfg = _build_config(preset, _model_params(kwargs))
-    model = Model(cfg, symmetry=symmetry)
-    selected = _select_invariants(invariant_ids)
+    model = _build_model(cfg, invariant_ids, symmetry)
+    selected = list(model.invariants)
     progress = None if quiet else (lambda line: click.echo(f"[{engine}] {line}", err=True))
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
                             all_violations=all_violations, progress=progress, workers=workers,
@@ -298,8 +318,8 @@ def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
         file_model = dict(scenario.model)
         preset = preset or file_model.pop("preset", None)
         cfg = _build_config(preset, _model_params(kwargs), base=file_model)
-        model = Model(cfg)
-        result, trace, failed = replay(model, scenario, _select_invariants(invariant_ids))
+        model = _build_model(cfg, invariant_ids)
+        result, trace, failed = replay(model, scenario, list(model.invariants))
     except ScenarioError as e:
         raise BadInput(str(e)) from None
     from .render import trace_text
@@ -331,24 +351,44 @@ def presets(as_json):
         bounds = ", ".join(f"{k.removeprefix('max_')}={m[k]}" for k in BOUNDS)
         data = (f"records={m['max_records']}, min_isr={m['min_isr']}, consumer={str(m['consumer']).lower()}, "
                 f"unclean_election={str(m['unclean_election']).lower()}")
-        features = [name for name in ("saturation", "deletion", "reassignment") if m[name]]
-        if m["saturation"]:
-            features[0] = (f"saturation (dir_capacity={m['dir_capacity']}, reserved_file="
-                           f"{str(m['reserved_file']).lower()}, recovery={m['saturation_recovery']})")
+        features = []
+        for feature in Model(preset_config(e["name"])).features:
+            if feature.enabled(ModelConfig()) or not feature.config_fields:
+                continue  # always included (the core, the data path), or required by a switched feature
+            switch, *details = feature.config_fields
+            shown = ", ".join(f"{k.replace('saturation_', '')}={_text(m[k])}" for k in details
+                              if k != "deletion_waits_for_response")
+            features.append(f"{feature.name} ({shown})" if shown else feature.name)
         click.echo(f"{e['name']:<8} {e['description']}\n         {m['brokers']} brokers x {m['dirs']} dirs, "
                    f"{m['partitions']} partition(s), RF {m['rf']}, variant {m['variant']}; bounds: {bounds}\n"
                    f"         data: {data}" + (f"\n         features: {', '.join(features)}" if features else ""))
     return EXIT_OK
 
 
+def _text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 @cli.command()
 @_model_options
+@_plugin_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def rules(preset, as_json, **kwargs):
-    """List every rule with its KIP or Kafka-code reference."""
-    model = Model(_build_config(preset, _model_params(kwargs)))
-    entries = [{"name": r.name, "params": list(r.params), "kind": r.kind, "reference": r.reference, "doc": r.doc}
-               for r in model.rules]
+    """List every rule of the design with its feature and its KIP or Kafka-code reference (rules of features the
+    configuration leaves out too: "in_configuration" says which the model includes)."""
+    model = _build_model(_build_config(preset, _model_params(kwargs)))
+    included = {id(r) for r in model.rules}
+    features = model.design.features + tuple(_plugins().features)
+    by_name = {}
+    for feature in features:
+        for r in feature.rules:
+            by_name.setdefault(r.name, (r, feature))
+    for feature in model.features:
+        for r in feature.replaces.values():
+            by_name[r.name] = (r, feature)
+    entries = [{"name": r.name, "params": list(r.params), "kind": r.kind, "feature": feature.name,
+                "in_configuration": id(r) in included, "reference": r.reference, "doc": r.doc}
+               for r, feature in (by_name[name] for name in model.reported_rules)]
     if as_json:
         click.echo(json.dumps(entries, indent=2))
         return EXIT_OK
@@ -361,9 +401,13 @@ def rules(preset, as_json, **kwargs):
 @_plugin_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def invariants_command(as_json):
-    """List every invariant: id, kind, statement, reference."""
-    entries = [{"id": i.id, "kind": i.kind, "statement": i.statement, "reference": i.reference}
-               for i in invariants_pkg.INVARIANTS]
+    """List every invariant: id, kind, statement, reference, the feature that claims it (plugin invariants: none)
+    and whether it is symmetric under the dir symmetry reduction."""
+    plugins = _plugins()
+    claimed = [(i, f.name) for f in catalog() + tuple(plugins.features) for i in f.invariants]
+    entries = [{"id": i.id, "kind": i.kind, "statement": i.statement, "reference": i.reference, "feature": feature,
+                "symmetric": i.symmetric}
+               for i, feature in claimed + [(i, None) for i in plugins.invariants]]
     if as_json:
         click.echo(json.dumps(entries, indent=2))
         return EXIT_OK
@@ -399,8 +443,8 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     if use_loose:
         params = {**LOOSE_BOUNDS, **params}
     cfg = _build_config(preset, params)
-    model = Model(cfg)
-    selected = _select_invariants(invariant_ids)
+    model = _build_model(cfg, invariant_ids)
+    selected = list(model.invariants)
     examples = DEFAULT_EXAMPLES if examples is None else examples
     steps = DEFAULT_STEPS if steps is None else steps
     progress = None if quiet else (lambda line: click.echo(f"[hypothesis] {line}", err=True))

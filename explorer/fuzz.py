@@ -30,7 +30,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 import invariants as invariants_pkg
 from invariants import Invariant
-from model import Action, ActionDisabled, Model, fingerprint, is_quiescent
+from model import Action, ActionDisabled, Model, fingerprint
 
 from .render import trace_text
 from .scenario import Scenario, replay
@@ -198,12 +198,12 @@ def make_state_machine(model: Model, invariants: list[Invariant] | None = None, 
                        stats: FuzzStats | None = None, name: str | None = None) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class for this model, generated from its rules and the given invariants.
 
-    invariants=None: every registered invariant, after loading the plugins named by JBODCHECK_PLUGINS.
+    invariants=None: the model's invariants (those of its features and plugins: build the model with
+    ``plugins=invariants.load_plugins(env=True)`` to check the ones JBODCHECK_PLUGINS names).
     stats: a FuzzStats to count examples, steps, distinct states and per-rule coverage into.
     """
     if invariants is None:
-        invariants_pkg.load_plugins(env=True)
-        invariants = invariants_pkg.select()
+        invariants = list(model.invariants)
     transition_invs = [i for i in invariants if i.kind == "transition"]
     rules = model.rules
     domains = [[] for _ in rules]
@@ -276,7 +276,7 @@ def make_state_machine(model: Model, invariants: list[Invariant] | None = None, 
         quiescent = inv.kind == "quiescent"
 
         def check(self):
-            if quiescent and not is_quiescent(self.state):
+            if quiescent and not model.is_quiescent(self.state):
                 return
             message = inv.check(model, self.state)
             if message is not None:

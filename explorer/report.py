@@ -9,8 +9,14 @@ from .search import SearchResult
 
 
 def not_in_configuration(model: Model) -> list[str]:
+    """The design's rules this configuration has no action of: a feature it leaves out, or a bound of 0."""
     configured = {rule.name for _, rule, _ in model.action_space}
-    return [rule.name for rule in model.rules if rule.name not in configured]
+    return [name for name in model.reported_rules if name not in configured]
+
+
+def full_coverage(model: Model, coverage: dict) -> dict:
+    """Firings per rule of the design (0 for the rules of features this configuration leaves out), in order."""
+    return {name: coverage.get(name, 0) for name in model.reported_rules}
 
 
 def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
@@ -27,7 +33,7 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "states_generated": result.states_generated,
         "depth": result.depth,
         "elapsed_s": result.elapsed_s,
-        "coverage": result.coverage,
+        "coverage": full_coverage(model, result.coverage),
         # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
         "rules_not_in_configuration": not_in_configuration(model),
         "violations": [
@@ -66,21 +72,24 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
     )
     if model.symmetry:
         lines.append("Symmetry reduction: on (a broker's log dirs are interchangeable); states are counted up to it.")
+    elif model.symmetry_note:
+        lines.append(f"Symmetry reduction: off: {model.symmetry_note}.")
     if result.result == "bounded":
         if result.note:
             lines.append(f"The search {result.note}.")
         else:
             lines.append("The search stopped at a bound (--max-depth, --max-states or a random walk budget): "
                          "it is not exhaustive.")
-    width = max(len(name) for name in result.coverage)
+    coverage = full_coverage(model, result.coverage)
+    width = max(len(name) for name in coverage)
     lines.append("Coverage (transitions per rule):")
-    for name, n in result.coverage.items():
+    for name, n in coverage.items():
         lines.append(f"  {name:<{width}}  {n:>12,}")
     absent = not_in_configuration(model)
-    configured = set(result.coverage) - set(absent)
+    configured = set(coverage) - set(absent)
     if absent:
         lines.append("Rules not in this configuration (no action in their domain): " + ", ".join(absent))
-    never = [name for name, n in result.coverage.items() if n == 0 and name in configured]
+    never = [name for name, n in coverage.items() if n == 0 and name in configured]
     if never:
         early = " (the search stopped early)" if result.result != "ok" else ""
         lines.append(f"Rules that never fired{early}: " + ", ".join(never))

@@ -12,7 +12,7 @@ import time
 import attrs
 
 from invariants import Invariant
-from model import ActionDisabled, Model, State, is_quiescent
+from model import ActionDisabled, Model, State
 from model.state import D_DONE, DIR_NAMES, NO_LEADER, RA_DONE, bits
 
 from .search import Checker, SearchResult, Violation
@@ -167,7 +167,7 @@ def validate_expectations(model: Model, expect: dict) -> None:
 def check_expectations(model: Model, state: State, expect: dict) -> list[str]:
     """KIP-112's "validate cluster state" as facts about the final state; returns what does not hold."""
     failed = []
-    if "quiescent" in expect and is_quiescent(state) != expect["quiescent"]:
+    if "quiescent" in expect and model.is_quiescent(state) != expect["quiescent"]:
         failed.append(f"expected the cluster {'quiescent' if expect['quiescent'] else 'busy'}, it is not")
     if "brokers_up" in expect:
         up = [b for b, br in enumerate(state.brokers) if br.up]

@@ -20,7 +20,7 @@ import numpy as np
 
 from invariants import Invariant
 from invariants.safety import first_broker_failure
-from model import Action, Model, State, fingerprint, is_quiescent
+from model import Action, Model, State, fingerprint
 from model.memo import by_value
 
 from .visited import ActionIndex, FingerprintSet, ParentTable, format_size, process_memory
@@ -151,7 +151,7 @@ class Checker:
                     msg = first_broker_failure(None if r is None else r[slot] for r in per_broker)
                 if msg is not None:
                     found.append((inv, msg))
-        if self.quiescent_invs and is_quiescent(state):
+        if self.quiescent_invs and self.model.is_quiescent(state):
             for inv in self.quiescent_invs:
                 if inv.id not in self.failed:
                     msg = inv.check(self.model, state)

@@ -1,6 +1,7 @@
-"""Users' own invariants: plugin modules whose ``@invariants.invariant`` registrations join the registry.
+"""Users' own invariants and features: plugin modules that the CLI, the Hypothesis machine and the tests add to
+the model they check.
 
-A plugin is an ordinary Python module (or a ``.py`` file) that registers invariants when imported::
+A plugin is an ordinary Python module (or a ``.py`` file) that declares invariants::
 
     from invariants import invariant
 
@@ -8,8 +9,11 @@ A plugin is an ordinary Python module (or a ``.py`` file) that registers invaria
     def my_invariant(model, state):
         return None  # or a one-line message when the property is broken
 
-Every engine reads the one registry (``invariants.INVARIANTS``), so once the module is imported the CLI
-(``--plugin MODULE``), the Hypothesis state machine (explorer/fuzz.py) and the pytest suite all check it.
+Its invariants are those it declares with ``@invariant`` (``invariants_in``); a module-level ``FEATURES`` list
+adds whole features (model/feature.py: rules, state fields, options, presets, invariants). ``load_plugins``
+returns them as ``Plugins``, which the CLI (``--plugin MODULE``), the Hypothesis state machine
+(explorer/fuzz.py) and the pytest suite give to ``Model(..., plugins=...)``. An invariant is not symmetric
+under dir symmetry unless it says so (``symmetric=True``); a search that checks one runs without the reduction.
 The environment variable ``JBODCHECK_PLUGINS`` (comma-separated modules or files) does the same as
 ``--plugin`` for the CLI, the Hypothesis machine and the test suite (tests/conftest.py). See
 docs/extending.md.
@@ -22,6 +26,10 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import attrs
+
+from .registry import Invariant, invariants_in
 
 ENV_VAR = "JBODCHECK_PLUGINS"
 
@@ -68,11 +76,26 @@ def _import(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-def load_plugins(names=(), *, env: bool = False) -> list[ModuleType]:
+@attrs.frozen
+class Plugins:
+    """What plugin modules add to a model: features, and invariants no feature of theirs claims."""
+    modules: tuple = ()
+    features: tuple = ()
+    invariants: tuple[Invariant, ...] = ()
+
+    @classmethod
+    def of(cls, modules) -> "Plugins":
+        features = tuple(f for m in modules for f in getattr(m, "FEATURES", ()))
+        claimed = {id(i) for f in features for i in f.invariants}
+        invariants = tuple(i for m in modules for i in invariants_in(m) if id(i) not in claimed)
+        return cls(tuple(modules), features, invariants)
+
+
+def load_plugins(names=(), *, env: bool = False) -> Plugins:
     """Import each named plugin module (a dotted module name or a path to a ``.py`` file), once.
 
     With ``env=True`` the modules named by JBODCHECK_PLUGINS are loaded first. Raises PluginError with a
-    one-line message when a module cannot be imported (or fails while registering its invariants).
+    one-line message when a module cannot be imported (or fails while declaring its invariants).
     """
     wanted = (env_plugins() if env else []) + [n.strip() for n in names if n and n.strip()]
     modules = []
@@ -83,10 +106,10 @@ def load_plugins(names=(), *, env: bool = False) -> list[ModuleType]:
                 module = _import(name)
             except PluginError:
                 raise
-            except Exception as e:  # ImportError, SyntaxError, a duplicate invariant id, ...
+            except Exception as e:  # ImportError, SyntaxError, an error in a declaration, ...
                 detail = " ".join(str(e).split()) or type(e).__name__
                 source = f" (from {ENV_VAR})" if name not in names else ""
                 raise PluginError(f"cannot import plugin {name!r}{source}: {type(e).__name__}: {detail}") from None
             LOADED[name] = module
         modules.append(module)
-    return modules
+    return Plugins.of(modules)

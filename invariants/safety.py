@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from model.broker import has_offline_dir, live_copy_dir, served_replicas
-from model.memo import by_value
 from model.state import (
     D_NONE, DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, bits,
 )
@@ -24,13 +23,12 @@ def first_broker_failure(failures) -> str | None:
 
 def per_broker(check):
     """Lift check(broker) -> None | text into check(model, state), naming the first broker that fails.
-    Few distinct brokers recur across the states, so results are remembered by broker value (model/memo.py).
-    The lifted check keeps the broker check as ``broker_check``: the explorer's Checker evaluates all of a
-    search's per-broker checks together, once per distinct broker."""
-    cached = by_value(check, 1 << 16)
+    Few distinct brokers recur across the states, so results are remembered by broker value, in the model's
+    own cache (``model.cached``). The lifted check keeps the broker check as ``broker_check``: the explorer's
+    Checker evaluates all of a search's per-broker checks together, once per distinct broker."""
 
     def run(model, state):
-        return first_broker_failure(map(cached, state.brokers))
+        return first_broker_failure(map(model.cached(check), state.brokers))
 
     run.__name__, run.__doc__ = check.__name__, check.__doc__
     run.broker_check = check
@@ -38,7 +36,7 @@ def per_broker(check):
 
 
 @invariant(
-    "no_recreate_with_bad_dir", kind="transition",
+    "no_recreate_with_bad_dir", kind="transition", symmetric=True,
     statement="A broker never creates a replica for a LeaderAndIsr with isNewReplica=false while it has an offline log dir.",
     reference="KIP-112 scenario 3 (broker bootstraps with bad log directories); LogManager.getOrCreateLog",
 )
@@ -61,7 +59,7 @@ def no_recreate_with_bad_dir(model, state, action, after):
 
 
 @invariant(
-    "create_only_on_good_dir", kind="transition",
+    "create_only_on_good_dir", kind="transition", symmetric=True,
     statement="A new replica is created only on a good log dir (not saturated, offline or removed).",
     reference="KIP-112 (new replicas will only be created on good log directory); KIP-928 (saturated dirs)",
 )
@@ -77,7 +75,7 @@ def create_only_on_good_dir(model, state, action, after):
 
 
 @invariant(
-    "no_serving_from_offline_dir", kind="state",
+    "no_serving_from_offline_dir", kind="state", symmetric=True,
     statement="A broker never leads or follows a replica whose log is not on one of its live log dirs.",
     reference="KIP-112 (broker will stop serving replicas in any bad log directory)",
 )
@@ -90,7 +88,7 @@ def no_serving_from_offline_dir(broker):
 
 
 @invariant(
-    "offline_broker_serves_nothing", kind="state",
+    "offline_broker_serves_nothing", kind="state", symmetric=True,
     statement="A broker that is down (crashed or halted) hosts no replica.",
     reference="KIP-112 (broker will be offline if all log directories are bad)",
 )
@@ -104,7 +102,7 @@ def offline_broker_serves_nothing(broker):
 
 
 @invariant(
-    "leader_is_live_isr_member", kind="quiescent",
+    "leader_is_live_isr_member", kind="quiescent", symmetric=True,
     statement="When no message is in flight, a partition's leader, if it has one, is in its ISR and holds its log "
               "on a good dir (not offline, not saturated) of a running broker; topics being deleted are left out.",
     reference="KIP-112 scenario 2 (controller elects leader only from online replicas)",
@@ -141,7 +139,7 @@ def truly_offline_replicas(model, state, p: int) -> int:
 
 
 @invariant(
-    "metadata_shows_offline_replicas", kind="quiescent",
+    "metadata_shows_offline_replicas", kind="quiescent", symmetric=True,
     statement="When no message is in flight, every running broker's metadata lists as offline exactly the replicas "
               "on offline (or, with KIP-928, saturated) dirs of running brokers plus the replicas on dead brokers (for "
               "every partition with a leader record whose topic is not being deleted).",
@@ -165,7 +163,7 @@ def metadata_shows_offline_replicas(model, state):
 
 
 @invariant(
-    "offline_gauges_match", kind="state",
+    "offline_gauges_match", kind="state", symmetric=True,
     statement="On every running broker, OfflineReplicaCount (partitions it marked offline) equals the number of "
               "partitions it hosts without a copy on a live dir, and OfflineLogDirectoryCount (configured dirs that "
               "are offline) is less than its number of configured dirs.",

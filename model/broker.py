@@ -49,16 +49,10 @@ def choose_new_log_dir(broker: Broker) -> int:
     return best
 
 
-def may_create_log(variant: str, broker: Broker, is_new: bool) -> bool:
-    """LogManager.getOrCreateLog's KIP-112 check: a missing log with isNew=false and an offline dir is refused."""
-    if variant == "legacy":
-        return True  # before KIP-112 the broker had no isNew flag and always created a missing log
-    return is_new or not has_offline_dir(broker)
-
-
-def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries) -> tuple[Broker, tuple]:
-    """ReplicaManager.becomeLeaderOrFollower for one request; returns the broker and its response. A new
-    leader caches the request's ISR and keeps its HW if it already led (else starts at 0, to be advanced);
+def handle_leader_and_isr(may_create_log, broker_id: int, broker: Broker, entries) -> tuple[Broker, tuple]:
+    """ReplicaManager.becomeLeaderOrFollower for one request; returns the broker and its response.
+    ``may_create_log(broker, is_new)`` is the design's choice of whether a missing log may be created
+    (model/designs.py). A new leader caches the request's ISR and keeps its HW if it already led (else starts at 0, to be advanced);
     a follower keeps neither."""
     copies, hosted, epoch = list(broker.copies), list(broker.hosted), list(broker.epoch)
     logs, hw, isr, segs = list(broker.logs), list(broker.hw), list(broker.isr), list(broker.segs)
@@ -79,7 +73,7 @@ def handle_leader_and_isr(variant: str, broker_id: int, broker: Broker, entries)
             response.append((p, E_STORAGE))
             continue
         if found < 0:
-            d = choose_new_log_dir(current) if may_create_log(variant, current, e.is_new) else -1
+            d = choose_new_log_dir(current) if may_create_log(current, e.is_new) else -1
             if d < 0:
                 hosted[p] = H_OFFLINE  # KafkaStorageException: the partition is marked offline
                 hw[p] = isr[p] = 0
@@ -120,7 +114,7 @@ def handle_stop_replica(broker: Broker, partitions) -> Broker:
     return broker._replace(hosted=hosted, hw=hw, isr=isr)
 
 
-def fail_dir(broker: Broker, d: int) -> tuple[Broker, bool]:
+def fail_dir(m, broker: Broker, d: int) -> tuple[Broker, bool]:
     """A log dir fails. Returns the broker and whether it is still running (it halts with no live dir left)."""
     dirs = replace_at(broker.dirs, d, OFFLINE)
     # The logs whose live copy was on d are out of reach for good (an offline dir never comes back).
@@ -135,17 +129,8 @@ def fail_dir(broker: Broker, d: int) -> tuple[Broker, bool]:
     isr = tuple(0 if x else v for x, v in zip(lost, broker.isr))
     failed = broker._replace(dirs=dirs, hosted=hosted, logs=logs, hw=hw, isr=isr, segs=segs)
     if not has_live_dir(failed):
-        return crashed(failed), False
+        return m.crashed(failed), False
     return failed, True
-
-
-def crashed(broker: Broker) -> Broker:
-    """What survives a crash or halt: the disks. Memory, requests and unsent responses are gone."""
-    n = len(broker.hosted)
-    return broker._replace(
-        up=False, hosted=(H_NONE,) * n, epoch=(-1,) * n, meta=(None,) * n, inbox=(), replies=(), hw=(0,) * n,
-        isr=(0,) * n, stop_replies=(),
-    )
 
 
 def saturate_dir(broker: Broker, d: int) -> Broker:

@@ -18,8 +18,25 @@ BOUNDS = {
 }
 
 
+# Every environment event may happen once, and at most two faults (dir failures, saturations, crashes,
+# failovers) happen in one run, so that each rule fires while the state space stays exhaustible (the presets).
+ONE_OF_EACH = dict(
+    max_dir_failures=1, max_saturations=1, max_crashes=1, max_restarts=1, max_fixes=1, max_failovers=1,
+    max_faults=2,
+)
+
+
 def _tuple_if_list(value):
     return tuple(value) if isinstance(value, list) else value
+
+
+def _option_pairs(value):
+    if isinstance(value, dict):
+        value = value.items()
+    try:
+        return tuple(sorted((str(k), _tuple_if_list(v)) for k, v in value))
+    except (TypeError, ValueError):
+        raise ConfigError(f"options must be an object of option names and values, not {value!r}") from None
 
 
 class ConfigError(ValueError):
@@ -76,6 +93,9 @@ class ModelConfig:
     # say (False: Kafka's code, where OnlineReplica from NewReplica sends nothing; only a reassignment leaves a
     # replica in NewReplica, so this matters only with --reassignment).
     probe_new_replicas: bool = True
+    # The options of features added from outside (model/feature.py Option), as sorted (name, value) pairs; a dict
+    # is accepted. Checked by the model against its features' declarations.
+    options: tuple = attrs.field(default=(), converter=_option_pairs)
 
     def __attrs_post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -143,8 +163,10 @@ class ModelConfig:
         return tuple((b + 1) % self.brokers for b in self.assignment(partition))
 
     def as_dict(self) -> dict:
-        """Every field, JSON-ready (per-partition values as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(self).items()}
+        """Every field, JSON-ready (per-partition values as lists, the options as an object)."""
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(self).items() if k != "options"}
+        out["options"] = {k: list(v) if isinstance(v, tuple) else v for k, v in self.options}
+        return out
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -283,4 +283,4 @@ class ControllerStep:
         s = self.state
         if controller == s.controller:
             controller = s.controller  # the same object: memos and transition invariants see it unchanged at once
-        return State(brokers, controller, self.notifications, s.budget, s.committed, s.acked, s.consumed, s.wiped)
+        return s._replace(brokers=brokers, controller=controller, notifications=self.notifications)

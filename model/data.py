@@ -74,8 +74,8 @@ def advance_hw(m, s: State, p: int, leader: int) -> State:
         for offset in range(old, new):
             if log[offset] == committed[offset]:  # else a committed entry was lost and replaced: not this one
                 acked |= 1 << offset
-    return State(replace_at(s.brokers, leader, lb), s.controller, s.notifications, s.budget,
-                 replace_at(s.committed, p, committed), replace_at(s.acked, p, acked), s.consumed, s.wiped)
+    return s._replace(brokers=replace_at(s.brokers, leader, lb), committed=replace_at(s.committed, p, committed),
+                      acked=replace_at(s.acked, p, acked))
 
 
 def advance_leaders(m, s: State, broker: int) -> State:

@@ -35,15 +35,12 @@ def on_topic_deletion(step, partitions) -> None:
 def _start_replica_deletion(step, p: int) -> None:
     """deleteTopicReplicas: dead replicas are ineligible at once (and so the topic); the others that are not
     deleted yet go OfflineReplica (StopReplica without delete) then ReplicaDeletionStarted (with delete)."""
-    if step.m.cfg.saturation:  # KIP-928: sent whatever the replica's state, to every broker the controller reaches
-        alive = lambda b: bool(step.live >> b & 1)  # noqa: E731
-    else:
-        alive = lambda b: step.is_replica_online(b, p)  # noqa: E731
+    reaches = step.m.hooks.deletion_reaches  # KIP-112: online replicas; KIP-928: every live broker's
     dead, retry = [], []
     for q, i in step.assigned_replicas(p):
         if step.replicas[q][i] == R_DELETION_SUCCESSFUL:
             continue
-        (retry if alive(step.m.assignments[q][i]) else dead).append((q, i))
+        (retry if reaches(step, step.m.assignments[q][i], p) else dead).append((q, i))
     step.replicas_to(dead, R_DELETION_INELIGIBLE)
     step.replicas_to_offline(retry)
     step.replicas_to(retry, R_DELETION_STARTED)

@@ -29,6 +29,25 @@ def by_value(fn, limit: int):
             result = memo[value] = fn(value)
         return result
 
-    cached.__name__, cached.__doc__ = fn.__name__, fn.__doc__
+    cached.__name__ = getattr(fn, "__name__", "cached")
+    cached.__doc__ = fn.__doc__
+    cached.cache = memo
+    return cached
+
+
+def by_args(fn, limit: int):
+    """fn(*args), remembered by the argument tuple for the last (up to) ``limit`` distinct tuples."""
+    memo: dict = {}
+
+    def cached(*args):
+        result = memo.get(args, _MISSING)
+        if result is _MISSING:
+            if len(memo) >= limit:
+                memo.clear()
+            result = memo[args] = fn(*args)
+        return result
+
+    cached.__name__ = getattr(fn, "__name__", "cached")
+    cached.__doc__ = fn.__doc__
     cached.cache = memo
     return cached

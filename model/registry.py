@@ -1,6 +1,8 @@
-"""The rule registry: every transition of the model, each a named pure function (guard and effect).
+"""Rules: every transition of the model is a named pure function (guard and effect).
 
-Every engine (BFS, DFS, simulation, Hypothesis, Spark, replay) enumerates these rules; none has a copy.
+Rules belong to features (model/feature.py); a model (model/model.py) enumerates the rules of the features its
+configuration includes. Every engine (BFS, DFS, simulation, Hypothesis, Spark, replay) enumerates those; none
+has a copy.
 """
 from __future__ import annotations
 
@@ -25,32 +27,7 @@ class Rule:
     effect: Effect
     reference: str
     doc: str
-    kind: str  # "environment", "controller" or "broker"
+    kind: str  # "environment", "controller", "broker" or "client"
 
     def label(self, args: tuple) -> str:
-        return f"{self.name}(" + ", ".join(f"{k}={_show(v)}" for k, v in zip(self.params, args)) + ")"
-
-
-def _show(value) -> str:
-    return str(value)
-
-
-RULES: list[Rule] = []
-
-
-def rule(name: str, *, params: tuple[str, ...], domain: Domain, guard: Guard, reference: str, kind: str):
-    """Register the decorated effect function as a rule; its docstring is the rule's description."""
-
-    def register(effect: Effect) -> Effect:
-        doc = " ".join((effect.__doc__ or "").split())
-        RULES.append(Rule(name, params, domain, guard, effect, reference, doc, kind))
-        return effect
-
-    return register
-
-
-def rule_by_name(name: str) -> Rule:
-    for r in RULES:
-        if r.name == name:
-            return r
-    raise KeyError(name)
+        return f"{self.name}(" + ", ".join(f"{k}={v}" for k, v in zip(self.params, args)) + ")"

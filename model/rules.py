@@ -1,21 +1,79 @@
-"""Every rule of the model: environment events, controller events and broker request handling.
+"""The KIP-112 core feature: environment events, the ZooKeeper-era controller's events and the brokers' request
+handling. Which replicas a broker may create is the design's choice (model/designs.py: the ``may_create_log``
+hook); the data path, KIP-928, deletion and reassignment are features of their own.
 
 Guards return None when the rule is enabled and otherwise a short reason; effects return the next state.
 References name the KIP-112 scenario (docs/model.md numbers them as the KIP does) or the Kafka code followed.
 """
 from __future__ import annotations
 
+from invariants import safety
+from invariants.registry import invariants_in
+
+from .config import ONE_OF_EACH
 from . import broker as B
 from .controller import ControllerStep
 from .data import advance_leaders, note_wiped
 from .deletion import resume_deletion_for, resume_deletions
-from .memo import by_value
 from .reassignment import resume_reassignments
-from .registry import rule
+from .feature import Feature, Flag
 from .state import (
     B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
     D_QUEUED, DIR_NAMES, GOOD, LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE,
     R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, REMOVED, SATURATED, STOP_REPLICA, UPDATE_METADATA, State, replace_at,
+    with_broker,
+)
+
+
+def _core_dir_symmetry(cfg) -> str | None:
+    if cfg.dirs < 2:
+        return "a broker has one log dir: there is nothing to permute"
+    if not (cfg.partitions == 1 or (cfg.dirs == 2 and cfg.partitions <= 2)):
+        return ("LogManager's lowest-index tie-break can tell apart equally loaded dirs that hold different "
+                "partitions (more than one partition, and more than two dirs or partitions)")
+    return None
+
+
+def _controller_view_is_current(m, s) -> bool:
+    """The controller's view of live brokers is that of the registrations (no broker change event pending)."""
+    live = 0
+    for b, broker in enumerate(s.brokers):
+        if broker.up:
+            live |= 1 << b
+    return live == s.controller.live
+
+
+CORE = Feature(
+    "kip112-core",
+    "The ZooKeeper-era controller (replica and partition state machines, LeaderAndIsr, UpdateMetadata with "
+    "offline_replicas, /log_dir_event_notification) and brokers with JBOD log dirs that fail, crash, restart and "
+    "are repaired (KIP-112)",
+    config_fields=("brokers", "dirs", "partitions", "rf", "eager_metadata", "unclean_election", "probe_new_replicas",
+                   *BUDGET_FIELDS, "max_faults"),
+    flags=(
+        Flag("brokers", "--brokers", "Brokers.", "int"),
+        Flag("dirs", "--dirs", "Log dirs per broker.", "int"),
+        Flag("partitions", "--partitions", "Partitions (one topic each).", "int"),
+        Flag("rf", "--rf", "Replication factor.", "int"),
+        Flag("eager_metadata", "--eager-metadata/--no-eager-metadata",
+             "Apply UpdateMetadata as soon as it heads a broker's queue (default) or interleave it."),
+        Flag("unclean_election", "--unclean-election/--no-unclean-election",
+             "unclean.leader.election.enable: elect a live replica outside the ISR when none is in it."),
+        Flag("probe_new_replicas", "--probe-new-replicas/--no-probe-new-replicas",
+             "The log-dir probe also queries replicas in NewReplica (KIP-112, default) or, as in Kafka's code, "
+             "skips them."),
+    ),
+    dir_symmetry=_core_dir_symmetry,
+    quiescent=_controller_view_is_current,
+    hooks={
+        # KIP-112 scenario 8: which replicas of a topic being deleted get StopReplica(delete=true); the others
+        # are ineligible at once (an offline replica is handled as if its broker were offline).
+        "deletion_reaches": lambda step, broker, p: step.is_replica_online(broker, p),
+        # Whether the controller reacts to replicas that answer without error again (KIP-928's recovery).
+        "reelect_on_recovery": lambda cfg: False,
+        # Whether a replica whose deletion started waits for its StopReplica answer when found offline.
+        "deletion_awaits_answer": lambda cfg: False,
+    },
 )
 
 
@@ -67,9 +125,11 @@ def _spend(s: State, index: int) -> tuple:
 
 def _set_broker(s: State, b: int, broker, notifications=None, budget=None) -> State:
     """The state with broker b replaced (and, if given, the notifications and budget)."""
-    return State(replace_at(s.brokers, b, broker), s.controller,
-                 s.notifications if notifications is None else notifications,
-                 s.budget if budget is None else budget, s.committed, s.acked, s.consumed, s.wiped)
+    s = with_broker(s, b, broker)
+    if notifications is None and budget is None:
+        return s
+    return s._replace(notifications=s.notifications if notifications is None else notifications,
+                      budget=s.budget if budget is None else budget)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,7 +144,7 @@ def _guard_create_topic(m, s, partition):
     return None
 
 
-@rule("CreateTopic", params=("partition",), domain=_partitions, guard=_guard_create_topic, kind="controller",
+@CORE.rule("CreateTopic", params=("partition",), domain=_partitions, guard=_guard_create_topic, kind="controller",
       reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
 def create_topic(m, s, partition):
     """The controller creates the partition: its replicas go NewReplica, the partition is New, then Online with
@@ -106,7 +166,7 @@ def _guard_dir_fail(m, s, broker, dir):
     return _budget_left(m, s, B_DIR_FAILURES)
 
 
-@rule("DirFail", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_dir_failures"),
+@CORE.rule("DirFail", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_dir_failures"),
       guard=_guard_dir_fail, kind="environment",
       reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
 def dir_fail(m, s, broker, dir):
@@ -114,7 +174,7 @@ def dir_fail(m, s, broker, dir):
     offline (their fetchers stop, they are no longer led), the dir leaves the live dirs, and the broker writes
     a /log_dir_event_notification znode; with no live dir left it halts instead. On a broker that is down the
     dir is simply offline when it starts again."""
-    new, running = B.fail_dir(s.brokers[broker], dir)
+    new, running = B.fail_dir(m, s.brokers[broker], dir)
     notifications = s.notifications | (1 << broker) if running else s.notifications
     return _set_broker(s, broker, new, notifications=notifications, budget=_spend(s, B_DIR_FAILURES))
 
@@ -125,13 +185,13 @@ def _guard_broker_crash(m, s, broker):
     return _budget_left(m, s, B_CRASHES)
 
 
-@rule("BrokerCrash", params=("broker",), domain=bounded(_brokers, "max_crashes"), guard=_guard_broker_crash,
+@CORE.rule("BrokerCrash", params=("broker",), domain=bounded(_brokers, "max_crashes"), guard=_guard_broker_crash,
       kind="environment",
       reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
 def broker_crash(m, s, broker):
     """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
     unsent responses are lost; its disks keep what they hold."""
-    new = B.crashed(s.brokers[broker])
+    new = m.crashed(s.brokers[broker])
     return _set_broker(s, broker, new, budget=_spend(s, B_CRASHES))
 
 
@@ -150,7 +210,7 @@ def _guard_broker_restart(m, s, broker):
     return _budget_left(m, s, B_RESTARTS)
 
 
-@rule("BrokerRestart", params=("broker",), domain=bounded(_brokers, "max_restarts", fault=False),
+@CORE.rule("BrokerRestart", params=("broker",), domain=bounded(_brokers, "max_restarts", fault=False),
       guard=_guard_broker_restart, kind="environment",
       reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
 def broker_restart(m, s, broker):
@@ -187,7 +247,7 @@ def _fix_dir(m, s, broker, dir, status):
     return note_wiped(m, _set_broker(s, broker, new, budget=_spend(s, B_FIXES)))
 
 
-@rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
+@CORE.rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
 def replace_disk(m, s, broker, dir):
@@ -195,7 +255,7 @@ def replace_disk(m, s, broker, dir):
     return _fix_dir(m, s, broker, dir, GOOD)
 
 
-@rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
+@CORE.rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
 def remove_dir_from_config(m, s, broker, dir):
@@ -208,7 +268,7 @@ def _guard_controller_failover(m, s):
     return _budget_left(m, s, B_FAILOVERS)
 
 
-@rule("ControllerFailover", params=(), domain=bounded(_nothing, "max_failovers"),
+@CORE.rule("ControllerFailover", params=(), domain=bounded(_nothing, "max_failovers"),
       guard=_guard_controller_failover, kind="controller",
       reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
 def controller_failover(m, s):
@@ -221,7 +281,7 @@ def controller_failover(m, s):
     ineligible for deletion. Its partition state machine starts: partitions are Online (leader live), Offline
     or New (no record), and leaders are elected for the New and Offline ones that are not being deleted. Then
     it restarts the reassignments in progress and resumes the topic deletions."""
-    brokers = tuple(b._replace(inbox=(), replies=(), stop_replies=()) for b in s.brokers)
+    brokers = tuple(map(m.schema.without_channels, s.brokers))
     live = 0
     for i, b in enumerate(s.brokers):
         if b.up:
@@ -276,7 +336,7 @@ def _guard_controller_broker_startup(m, s, broker):
     return None
 
 
-@rule("ControllerBrokerStartup", params=("broker",), domain=_brokers, guard=_guard_controller_broker_startup,
+@CORE.rule("ControllerBrokerStartup", params=("broker",), domain=_brokers, guard=_guard_controller_broker_startup,
       kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
 def controller_broker_startup(m, s, broker):
     """The controller sees a newly registered broker: it counts it live and forgets what it knew of its offline
@@ -304,7 +364,7 @@ def _guard_controller_broker_failure(m, s, broker):
     return None
 
 
-@rule("ControllerBrokerFailure", params=("broker",), domain=_brokers, guard=_guard_controller_broker_failure,
+@CORE.rule("ControllerBrokerFailure", params=("broker",), domain=_brokers, guard=_guard_controller_broker_failure,
       kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
 def controller_broker_failure(m, s, broker):
     """The controller sees a broker's registration vanish: it counts it dead, forgets its offline dirs, moves
@@ -332,7 +392,7 @@ def _if_notifications(m):
     return [()] if possible else []
 
 
-@rule("ControllerLogDirEvent", params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
+@CORE.rule("ControllerLogDirEvent", params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
       kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")
 def controller_log_dir_event(m, s):
     """The controller reads the pending /log_dir_event_notification znodes, moves every replica of the brokers
@@ -360,7 +420,7 @@ def _guard_has_reply(m, s, broker):
     return None
 
 
-@rule("ControllerLeaderAndIsrResponse", params=("broker",), domain=_brokers, guard=_guard_has_reply,
+@CORE.rule("ControllerLeaderAndIsrResponse", params=("broker",), domain=_brokers, guard=_guard_has_reply,
       kind="controller", reference="KIP-112 scenarios 1-3 and 6; KafkaController's LeaderAndIsrResponseReceived")
 def controller_leader_and_isr_response(m, s, broker):
     """The controller handles a broker's oldest LeaderAndIsr response: the broker's offline-replica set becomes
@@ -378,7 +438,7 @@ def controller_leader_and_isr_response(m, s, broker):
             current &= ~(1 << p)
         elif error == 1:
             current |= 1 << p
-    recovered = previous & ~current and m.cfg.saturation and m.cfg.saturation_recovery == "free-space"
+    recovered = previous & ~current and m.hooks.reelect_on_recovery(m.cfg)
     if current == previous and not recovered:
         return s  # nothing new for the controller: the response is only consumed
     step = ControllerStep(m, s)
@@ -387,7 +447,7 @@ def controller_leader_and_isr_response(m, s, broker):
     if newly:
         step.on_replicas_become_offline(
             [(p, i) for p, i in m.replicas_on[broker] if newly >> p & 1],
-            answer_pending=m.cfg.saturation and m.cfg.deletion_waits_for_response,
+            answer_pending=m.hooks.deletion_awaits_answer(m.cfg),
         )
     if recovered:
         # KIP-928 is silent here; the model's choice (docs/model.md, 6.4): replicas back from a saturated dir
@@ -413,7 +473,7 @@ def _head_guard(kind, name):
     return guard
 
 
-@rule("BrokerLeaderAndIsr", params=("broker",), domain=_brokers, guard=_head_guard(LEADER_AND_ISR, "LeaderAndIsr"),
+@CORE.rule("BrokerLeaderAndIsr", params=("broker",), domain=_brokers, guard=_head_guard(LEADER_AND_ISR, "LeaderAndIsr"),
       kind="broker", reference="KIP-112 scenarios 1, 3, 4; LogManager.getOrCreateLog, ReplicaManager.becomeLeaderOrFollower")
 def broker_leader_and_isr(m, s, broker):
     """The broker handles its oldest request, a LeaderAndIsr. Per partition: already marked offline ->
@@ -423,32 +483,31 @@ def broker_leader_and_isr(m, s, broker):
     or it has no good dir: then it marks the partition offline and answers KAFKA_STORAGE_ERROR. Else it
     becomes leader or follower, records the leader epoch, and answers NONE. A new leader caches the request's
     ISR (its HW then rises if the ISR allows, e.g. an ISR of one); a follower keeps no HW or ISR."""
-    new = _leader_and_isr_handled((m.cfg.variant, broker, s.brokers[broker]))
+    new = m.cached(_leader_and_isr_handled, bind=True)(broker, s.brokers[broker])
     return advance_leaders(m, _set_broker(s, broker, new), broker)
 
 
-def _handle_leader_and_isr(key):
-    variant, broker_id, b = key
-    new, response = B.handle_leader_and_isr(variant, broker_id, b, b.inbox[0].body)
+# The broker's side of a request is a function of the broker alone (and its id and the model's hooks): remembered
+# by value in the model's cache (Model.cached), as the same broker meets the same request in many states.
+def _leader_and_isr_handled(m, broker_id, b):
+    new, response = B.handle_leader_and_isr(m.hooks.may_create_log, broker_id, b, b.inbox[0].body)
     return new._replace(inbox=b.inbox[1:], replies=b.replies + (response,))
 
 
-# The broker's side of a request is a function of the broker alone (and its id and the variant): remembered by
-# value (model/memo.py), as the same broker meets the same request in many states.
-_leader_and_isr_handled = by_value(_handle_leader_and_isr, 1 << 16)
-_update_metadata_handled = by_value(lambda b: B.handle_update_metadata(b, b.inbox[0].body), 1 << 16)
+def _update_metadata_handled(b):
+    return B.handle_update_metadata(b, b.inbox[0].body)
 
 
-@rule("BrokerUpdateMetadata", params=("broker",), domain=_brokers,
+@CORE.rule("BrokerUpdateMetadata", params=("broker",), domain=_brokers,
       guard=_head_guard(UPDATE_METADATA, "UpdateMetadata"), kind="broker",
       reference="KIP-112 scenario 5 (user queries replica state); MetadataCache.updateMetadata")
 def broker_update_metadata(m, s, broker):
     """The broker handles its oldest request, an UpdateMetadata: its metadata cache (what a MetadataResponse
     shows: leader, ISR, offline_replicas) takes the request's values for the partitions it names."""
-    return _set_broker(s, broker, _update_metadata_handled(s.brokers[broker]))
+    return _set_broker(s, broker, m.cached(_update_metadata_handled)(s.brokers[broker]))
 
 
-@rule("BrokerStopReplica", params=("broker",), domain=_brokers, guard=_head_guard(STOP_REPLICA, "StopReplica"),
+@CORE.rule("BrokerStopReplica", params=("broker",), domain=_brokers, guard=_head_guard(STOP_REPLICA, "StopReplica"),
       kind="broker", reference="KIP-112 scenario 2; ReplicaManager.stopReplicas (delete=false)")
 def broker_stop_replica(m, s, broker):
     """The broker handles its oldest request, a StopReplica without delete: the named replicas stop leading or
@@ -456,3 +515,20 @@ def broker_stop_replica(m, s, broker):
     b = s.brokers[broker]
     new = B.handle_stop_replica(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
     return _set_broker(s, broker, new)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the core claims and the configurations it is explored in.
+# ---------------------------------------------------------------------------------------------
+
+CORE.add_invariants(*invariants_in(safety))
+CORE.presets.update({
+    "tiny": ("2 brokers x 2 dirs, 1 partition, RF 2; one record, a consumer; one of each event, at most two faults",
+             dict(brokers=2, dirs=2, partitions=1, rf=2, max_records=1, consumer=True, **ONE_OF_EACH)),
+    "small": ("3 brokers x 2 dirs, 1 partition, RF 3: KIP-112's test-plan cluster; one record; one of each event, "
+              "at most two faults",
+              dict(brokers=3, dirs=2, partitions=1, rf=3, max_records=1, consumer=False, **ONE_OF_EACH)),
+    "medium": ("3 brokers x 2 dirs, 2 partitions, RF 2; one record in partition 0; one of each event, at most two "
+               "faults",
+               dict(brokers=3, dirs=2, partitions=2, rf=2, max_records=(1, 0), consumer=False, **ONE_OF_EACH)),
+})

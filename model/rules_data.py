@@ -5,10 +5,30 @@ test plan validates every scenario with "a producer and a consumer work without 
 """
 from __future__ import annotations
 
+from invariants import durability
+from invariants.registry import invariants_in
+
 from .data import advance_hw, fetch_result, leader_at_epoch, matching_prefix
-from .registry import rule
 from .broker import live_copy_dir
-from .state import GOOD, H_FOLLOWER, H_LEADER, State, replace_at
+from .feature import Feature, Flag
+from .state import GOOD, H_FOLLOWER, H_LEADER, State, replace_at, with_broker
+
+DATA = Feature(
+    "data",
+    "The data path: a producer with acks=all and min.insync.replicas, followers fetching and truncating by leader "
+    "epoch, the high watermark, ISR shrink and expansion, and a consumer",
+    config_fields=("max_records", "min_isr", "consumer"),
+    flags=(
+        Flag("max_records", "--max-records",
+             "Entries a log may hold (Produce's bound): one value, or one per partition; 0: no data.",
+             "per-partition", metavar="N[,N...]"),
+        Flag("min_isr", "--min-isr", "min.insync.replicas: one value, or one per partition (e.g. 1,2).",
+             "per-partition", metavar="N[,N...]"),
+        Flag("consumer", "--consumer/--no-consumer",
+             "An explicit consumer (the Consume rule); without it reads_below_hw_are_committed covers every "
+             "consumer."),
+    ),
+)
 
 
 def _replicas(m):
@@ -27,9 +47,7 @@ def _partition_followers(m):
 
 def _with_log(s: State, b: int, p: int, log: tuple) -> State:
     broker = s.brokers[b]
-    broker = broker._replace(logs=replace_at(broker.logs, p, log))
-    return State(replace_at(s.brokers, b, broker), s.controller, s.notifications, s.budget,
-                 s.committed, s.acked, s.consumed, s.wiped)
+    return with_broker(s, b, broker._replace(logs=replace_at(broker.logs, p, log)))
 
 
 def _writable(broker, p: int) -> bool:
@@ -53,7 +71,7 @@ def _guard_produce(m, s, broker, partition):
     return None
 
 
-@rule("Produce", params=("broker", "partition"), domain=_replicas, guard=_guard_produce, kind="client",
+@DATA.rule("Produce", params=("broker", "partition"), domain=_replicas, guard=_guard_produce, kind="client",
       reference="KIP-112 test plan (a producer works without message loss); Partition.appendRecordsToLeader (acks=all)")
 def produce(m, s, broker, partition):
     """A producer (acks=all) sends a record to a broker that leads the partition on a good dir, whose cached ISR
@@ -114,7 +132,7 @@ def _fetched(m, s, broker, partition, leader) -> State:
     return advance_hw(m, s, partition, leader)
 
 
-@rule("ReplicaFetch", params=("broker", "partition"), domain=_replicas, guard=_guard_fetch, kind="broker",
+@DATA.rule("ReplicaFetch", params=("broker", "partition"), domain=_replicas, guard=_guard_fetch, kind="broker",
       reference="ReplicaFetcherThread (truncation by leader epoch, KIP-101/279); Partition.maybeIncrementLeaderHW")
 def replica_fetch(m, s, broker, partition):
     """A follower fetches from the broker that leads at its leader epoch: it truncates its log to the longest
@@ -161,11 +179,11 @@ def _change_isr(m, s, partition, follower, expand: bool) -> State:
     c = s.controller
     part = c.partitions[partition]._replace(isr=isr)
     c = c._replace(partitions=replace_at(c.partitions, partition, part))
-    s = State(replace_at(s.brokers, leader, lb), c, s.notifications, s.budget, s.committed, s.acked, s.consumed, s.wiped)
+    s = s._replace(brokers=replace_at(s.brokers, leader, lb), controller=c)
     return advance_hw(m, s, partition, leader)
 
 
-@rule("LeaderShrinkIsr", params=("partition", "follower"), domain=_partition_followers,
+@DATA.rule("LeaderShrinkIsr", params=("partition", "follower"), domain=_partition_followers,
       guard=_guard_shrink_isr, kind="broker",
       reference="Partition.maybeShrinkIsr (replica.lag.time.max.ms), ZooKeeper-era conditional ISR update")
 def leader_shrink_isr(m, s, partition, follower):
@@ -186,7 +204,7 @@ def _guard_consume(m, s, broker, partition):
     return None
 
 
-@rule("Consume", params=("broker", "partition"), domain=_consumer_replicas, guard=_guard_consume, kind="client",
+@DATA.rule("Consume", params=("broker", "partition"), domain=_consumer_replicas, guard=_guard_consume, kind="client",
       reference="KIP-112 test plan (a consumer works without message loss or duplication); fetch up to the HW")
 def consume(m, s, broker, partition):
     """The consumer fetches the next entry after those it has read from a broker that leads the partition,
@@ -194,5 +212,7 @@ def consume(m, s, broker, partition):
     b = s.brokers[broker]
     consumed = s.consumed[partition]
     entry = b.logs[partition][len(consumed)]
-    return State(s.brokers, s.controller, s.notifications, s.budget, s.committed, s.acked,
-                 replace_at(s.consumed, partition, consumed + (entry,)), s.wiped)
+    return s._replace(consumed=replace_at(s.consumed, partition, consumed + (entry,)))
+
+
+DATA.add_invariants(*invariants_in(durability))

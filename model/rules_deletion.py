@@ -1,23 +1,42 @@
-"""Topic deletion (KIP-112 scenario 8): the admin's request, the broker's StopReplica(delete=true), and the
-controller's handling of its response. Enabled with the deletion feature (docs/model.md, section 6.5); the last
-two also with reassignment, which deletes the old replicas."""
+"""Topic deletion (KIP-112 scenario 8) as two features: ``DELETION``, the admin's request (with --deletion), and
+``REPLICA_DELETION``, the broker's StopReplica(delete=true) and the controller's handling of its response, which
+topic deletion and partition reassignment (its old replicas are deleted) both require (docs/model.md, 6.5)."""
 from __future__ import annotations
 
+from invariants import kip928
+
+from .config import ONE_OF_EACH
 from . import broker as B
 from .controller import ControllerStep
 from .deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
-from .registry import rule
+from .feature import Feature, Flag
 from .rules import _set_broker
 from .state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
 
+REPLICA_DELETION = Feature(
+    "replica-deletion",
+    "StopReplica(delete=true): the broker deletes a replica's log and answers; the controller's replica deletion "
+    "states (TopicDeletionManager)",
+    enabled=lambda cfg: False,  # included when a feature requires it
+)
+
+DELETION = Feature(
+    "deletion",
+    "Topic deletion (KIP-112 scenario 8): an admin deletes a topic; the controller deletes its replicas",
+    enabled=lambda cfg: cfg.deletion,
+    requires=(REPLICA_DELETION,),
+    config_fields=("deletion",),
+    flags=(Flag("deletion", "--deletion/--no-deletion",
+                "Topic deletion (KIP-112 scenario 8): DeleteTopic and the replica deletion states."),),
+)
+
 
 def _partitions(m):
-    return [(p,) for p in range(m.cfg.partitions)] if m.cfg.deletion else []
+    return [(p,) for p in range(m.cfg.partitions)]
 
 
 def _brokers(m):
-    # StopReplica(delete=true) also removes the old replicas of a reassignment.
-    return [(b,) for b in range(m.cfg.brokers)] if m.cfg.deletion or m.cfg.reassignment else []
+    return [(b,) for b in range(m.cfg.brokers)]
 
 
 def _guard_delete_topic(m, s, partition):
@@ -29,7 +48,7 @@ def _guard_delete_topic(m, s, partition):
     return None
 
 
-@rule("DeleteTopic", params=("partition",), domain=_partitions, guard=_guard_delete_topic, kind="controller",
+@DELETION.rule("DeleteTopic", params=("partition",), domain=_partitions, guard=_guard_delete_topic, kind="controller",
       reference="KIP-112 scenario 8 (topic deletion); TopicDeletionManager.enqueueTopicsForDeletion, onTopicDeletion")
 def delete_topic(m, s, partition):
     """An admin deletes the partition's topic and the controller queues it for deletion, then (resumeDeletions)
@@ -53,7 +72,7 @@ def _guard_stop_replica_delete(m, s, broker):
     return None
 
 
-@rule("BrokerStopReplicaDelete", params=("broker",), domain=_brokers, guard=_guard_stop_replica_delete,
+@REPLICA_DELETION.rule("BrokerStopReplicaDelete", params=("broker",), domain=_brokers, guard=_guard_stop_replica_delete,
       kind="broker", reference="KIP-112 scenario 8; KIP-928 Goal deletion; ReplicaManager.stopReplicas (delete=true)")
 def broker_stop_replica_delete(m, s, broker):
     """The broker handles its oldest request, a StopReplica with delete: for a partition it marked offline it
@@ -71,7 +90,7 @@ def _guard_stop_replica_response(m, s, broker):
     return None
 
 
-@rule("ControllerStopReplicaResponse", params=("broker",), domain=_brokers, guard=_guard_stop_replica_response,
+@REPLICA_DELETION.rule("ControllerStopReplicaResponse", params=("broker",), domain=_brokers, guard=_guard_stop_replica_response,
       kind="controller", reference="KIP-112 scenario 8; TopicDeletionStopReplicaResponseReceived")
 def controller_stop_replica_response(m, s, broker):
     """The controller handles a broker's oldest StopReplica(delete=true) response: replicas answered with an
@@ -85,3 +104,11 @@ def controller_stop_replica_response(m, s, broker):
     fail_replica_deletion(step, [(p, index[p]) for p, error in response if error != E_NONE])
     complete_replica_deletion(step, [(p, index[p]) for p, error in response if error == E_NONE])
     return step.finish()
+
+
+REPLICA_DELETION.add_invariants(kip928.deleted_replica_holds_no_data)
+DELETION.presets["deletion"] = (
+    "Topic deletion under KIP-112 + KIP-928: 2 brokers x 2 dirs, 1 partition, RF 2; 2 units a dir; no records; one "
+    "of each event but failover; at most two faults",
+    dict(brokers=2, dirs=2, partitions=1, rf=2, saturation=True, deletion=True, dir_capacity=2, max_records=0,
+         **{**ONE_OF_EACH, "max_failovers": 0}))

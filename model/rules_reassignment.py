@@ -1,11 +1,28 @@
-"""Partition reassignment (KIP-112 scenario 7): the admin's request and the ISR change that completes it.
-Enabled only with the reassignment feature (docs/model.md, section 6.6)."""
+"""Partition reassignment (KIP-112 scenario 7): the admin's request and the ISR change that completes it
+(docs/model.md, section 6.6). A feature, included with --reassignment; it requires replica deletion (the old
+replicas are deleted)."""
 from __future__ import annotations
 
+from invariants import kip928
+
+from .config import ONE_OF_EACH
 from .controller import ControllerStep, is_replica_online, targets_in_isr
 from .reassignment import on_partition_reassignment
-from .registry import rule
+from .feature import Feature, Flag
+from .rules_deletion import REPLICA_DELETION
 from .state import D_NONE, P_NONEXISTENT, RA_IN_PROGRESS, RA_NONE
+
+
+REASSIGNMENT = Feature(
+    "reassignment",
+    "Partition reassignment (KIP-112 scenario 7; KafkaController.onPartitionReassignment, Kafka 1.0 to 2.3): "
+    "partition 0 may move once to the next brokers",
+    enabled=lambda cfg: cfg.reassignment,
+    requires=(REPLICA_DELETION,),
+    config_fields=("reassignment",),
+    flags=(Flag("reassignment", "--reassignment/--no-reassignment",
+                "Partition reassignment (KIP-112 scenario 7): partition 0 may move to the next brokers."),),
+)
 
 
 def _partitions(m):
@@ -26,7 +43,7 @@ def _guard_reassign(m, s, partition):
     return None
 
 
-@rule("ReassignPartition", params=("partition",), domain=_partitions, guard=_guard_reassign, kind="controller",
+@REASSIGNMENT.rule("ReassignPartition", params=("partition",), domain=_partitions, guard=_guard_reassign, kind="controller",
       reference="KIP-112 scenario 7 (partition reassignment); KafkaController.onPartitionReassignment steps 1-3")
 def reassign_partition(m, s, partition):
     """An admin asks to move the partition to its target replicas (every replica to the next broker); the
@@ -47,7 +64,7 @@ def _guard_isr_change(m, s, partition):
     return None
 
 
-@rule("ControllerReassignmentIsrChange", params=("partition",), domain=_partitions, guard=_guard_isr_change,
+@REASSIGNMENT.rule("ControllerReassignmentIsrChange", params=("partition",), domain=_partitions, guard=_guard_isr_change,
       kind="controller",
       reference="KIP-112 scenario 7; PartitionReassignmentIsrChange, onPartitionReassignment steps 5-12")
 def controller_reassignment_isr_change(m, s, partition):
@@ -59,3 +76,17 @@ def controller_reassignment_isr_change(m, s, partition):
     step = ControllerStep(m, s)
     on_partition_reassignment(step, partition)
     return step.finish()
+
+
+REASSIGNMENT.add_invariants(kip928.reassignment_keeps_an_in_sync_copy)
+REASSIGNMENT.presets.update({
+    "reassignment": ("Partition reassignment: 2 brokers x 2 dirs, 1 partition with one replica, moved from broker 0 "
+                     "to broker 1; one record; a crash, a restart and a controller failover, no disk failure (see "
+                     "reassignment-race)",
+                     dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1, consumer=False,
+                          **{**ONE_OF_EACH, "max_dir_failures": 0, "max_fixes": 0})),
+    "reassignment-race": ("The reassignment preset with one disk failure and one disk repair as well: finds the race "
+                          "of docs/model.md 11.1, finding 4 (exits 1 by design)",
+                          dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1,
+                               consumer=False, **ONE_OF_EACH)),
+})

@@ -1,25 +1,57 @@
 """KIP-928's disk space: writes fill a dir, a write that finds no space saturates it, retention frees space.
 
-Enabled only with the saturation feature (docs/model.md, section 6.4). Space is counted in abstract units:
+The saturation feature, included with --saturation (docs/model.md, section 6.4). Space is counted in abstract units:
 a unit is a segment's worth of data; the reserved file takes one unit of every dir.
 """
 from __future__ import annotations
 
+from invariants import kip928
+
 from . import broker as B
-from .registry import rule
+from .config import ONE_OF_EACH, SATURATION_RECOVERIES
+from .feature import Feature, Flag
 from .rules import _budget_left, _set_broker, _spend, bounded
 from .state import B_SATURATIONS, GOOD, SATURATED, SERVING
 
+SATURATION = Feature(
+    "saturation",
+    "KIP-928: a full log dir is saturated rather than offline; disk space in units, writes, retention, the "
+    "reserved space-of-last-resort file, recovery",
+    enabled=lambda cfg: cfg.saturation,
+    config_fields=("saturation", "dir_capacity", "reserved_file", "saturation_recovery",
+                   "deletion_waits_for_response"),
+    flags=(
+        Flag("saturation", "--saturation/--no-saturation",
+             "KIP-928: a full dir is saturated, not offline; disk space, retention, reserved file."),
+        Flag("dir_capacity", "--dir-capacity", "Units of space per log dir, with --saturation.", "int"),
+        Flag("reserved_file", "--reserved-file/--no-reserved-file",
+             "KIP-928's reserved space-of-last-resort file, one unit of every dir (default on)."),
+        Flag("saturation_recovery", "--saturation-recovery",
+             "How a saturated dir becomes good again: free-space (DirRecover; the controller re-elects and "
+             "refreshes the metadata), restart only, or free-space-unchanged-controller (DirRecover with KIP-112's "
+             "controller as it is).", "choice", choices=SATURATION_RECOVERIES),
+        Flag("deletion_waits_for_response", "--deletion-waits-for-response/--deletion-fails-offline-replicas",
+             "With --saturation: a replica whose deletion started waits for its StopReplica answer (default) or, "
+             "as in Kafka, fails when found offline."),
+    ),
+    # A dir also has its units in use and its reserved file, and the guards compare them with the capacity:
+    # the reduction's soundness argument (docs/model.md, section 10) does not cover them.
+    dir_symmetry=lambda cfg: "KIP-928's disk space is not covered by the dir symmetry argument (section 10)",
+    hooks={
+        # KIP-928: StopReplica(delete=true) goes to every replica on a broker the controller reaches, whatever
+        # it knows of the replica's dir: the broker answers for itself.
+        "deletion_reaches": lambda step, broker, p: bool(step.live >> broker & 1),
+        "reelect_on_recovery": lambda cfg: cfg.saturation_recovery == "free-space",
+        "deletion_awaits_answer": lambda cfg: cfg.deletion_waits_for_response,
+    },
+)
+
 
 def _replicas(m):
-    if not m.cfg.saturation:
-        return []
     return [(b, p) for p in range(m.cfg.partitions) for b in m.assignments[p]]
 
 
 def _broker_dirs(m):
-    if not m.cfg.saturation:
-        return []
     return [(b, d) for b in range(m.cfg.brokers) for d in range(m.cfg.dirs)]
 
 
@@ -39,7 +71,7 @@ def _guard_write(m, s, broker, partition):
     return None
 
 
-@rule("Write", params=("broker", "partition"), domain=_replicas, guard=_guard_write, kind="client",
+@SATURATION.rule("Write", params=("broker", "partition"), domain=_replicas, guard=_guard_write, kind="client",
       reference="KIP-928 (log dirs becoming full): traffic fills the dir; Log.roll")
 def write(m, s, broker, partition):
     """Traffic to a replica the broker leads or follows (produce on a leader, replication on a follower) fills
@@ -62,7 +94,7 @@ def _guard_dir_saturate(m, s, broker, dir):
     return _budget_left(m, s, B_SATURATIONS)
 
 
-@rule("DirSaturate", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_saturations"),
+@SATURATION.rule("DirSaturate", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_saturations"),
       guard=_guard_dir_saturate, kind="environment",
       reference="KIP-928 Goal state (a write fails with no space left on device: the dir is saturated)")
 def dir_saturate(m, s, broker, dir):
@@ -89,7 +121,7 @@ def _guard_retention(m, s, broker, partition):
     return None
 
 
-@rule("Retention", params=("broker", "partition"), domain=_replicas, guard=_guard_retention, kind="broker",
+@SATURATION.rule("Retention", params=("broker", "partition"), domain=_replicas, guard=_guard_retention, kind="broker",
       reference="KIP-928 Goal state (retention continues on saturated dirs) and the reserved file; "
                 "Log.deleteOldSegments (rolls a new segment before deleting them all)")
 def retention(m, s, broker, partition):
@@ -112,7 +144,7 @@ def _guard_dir_recover(m, s, broker, dir):
     return None
 
 
-@rule("DirRecover", params=("broker", "dir"), domain=_recoverable_dirs, guard=_guard_dir_recover,
+@SATURATION.rule("DirRecover", params=("broker", "dir"), domain=_recoverable_dirs, guard=_guard_dir_recover,
       kind="broker", reference="KIP-928 (silent on recovery: the model's choice, --saturation-recovery free-space)")
 def dir_recover(m, s, broker, dir):
     """Retention or deletion freed enough of a saturated dir: a unit for the reserved file (rewritten) and one to
@@ -122,3 +154,10 @@ def dir_recover(m, s, broker, dir):
     new = B.recover_dir(s.brokers[broker], dir, m.reserves)
     return _set_broker(s, broker, new, notifications=s.notifications | 1 << broker)
 
+
+SATURATION.add_invariants(kip928.no_serving_from_saturated_dir, kip928.saturated_dir_can_free_space)
+SATURATION.presets["saturation"] = (
+    "KIP-928: 2 brokers x 2 dirs, 1 partition, RF 2; 2 units a dir (the reserved file takes one); one record; one "
+    "dir failure, saturation, crash, restart; at most two faults",
+    dict(brokers=2, dirs=2, partitions=1, rf=2, saturation=True, dir_capacity=2, max_records=1, consumer=False,
+         **{**ONE_OF_EACH, "max_failovers": 0, "max_fixes": 0}))

@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 import xxhash
 
-from .memo import by_value
 
 # Log dir status (per broker, per configured dir).
 GOOD, SATURATED, OFFLINE, REMOVED = 0, 1, 2, 3
@@ -156,8 +155,56 @@ class State(NamedTuple):
     consumed: tuple           # history, per partition: the entries the consumer read, in order
     wiped: int                # history: bitmask of partitions a committed record of which no disk holds any more
                               # (every copy was on disks replaced or removed from the config)
+    ext: tuple = ()           # the extension state fields of features added from outside (model/feature.py
+                              # StateField), in the order the model lists them; () when there are none
 
     __repr__ = tuple.__repr__
+
+
+# ---- the declared schema -----------------------------------------------------------------------------------
+# What each component of a broker is. Crash, the failover's clearing of the controller's channels, quiescence
+# and the dir symmetry's canonical form are derived from these declarations (model/schema.py), not hand-listed.
+
+class Field(NamedTuple):
+    name: str
+    # "disk": on disk, survives a crash; "memory": back to its initial value when the broker crashes or halts;
+    # "registration": the broker's ZooKeeper registration (False after a crash).
+    lifetime: str
+    # A channel of requests or responses between the controller and this broker: lost when either side fails,
+    # and a state with a message in one is not quiescent.
+    channel: bool = False
+    # How the field is indexed by log dir, for the dir symmetry: "" (not), "per-dir" (a tuple, one value a dir),
+    # "dir-mask" (a bitmask of dirs), "partition-dir-masks" (per partition, a bitmask of dirs).
+    dirs: str = ""
+
+
+BROKER_SCHEMA = (
+    Field("up", "registration"),
+    Field("dirs", "disk", dirs="per-dir"),
+    Field("copies", "disk", dirs="partition-dir-masks"),
+    Field("hosted", "memory"),
+    Field("epoch", "memory"),
+    Field("meta", "memory"),
+    Field("inbox", "memory", channel=True),
+    Field("replies", "memory", channel=True),
+    Field("logs", "disk"),
+    Field("hw", "memory"),
+    Field("isr", "memory"),
+    Field("used", "disk", dirs="per-dir"),
+    Field("reserved", "disk", dirs="dir-mask"),
+    Field("segs", "disk"),
+    Field("stop_replies", "memory", channel=True),
+)
+assert tuple(f.name for f in BROKER_SCHEMA) == Broker._fields, "BROKER_SCHEMA must declare every Broker field"
+
+# State components that are in flight while they differ from their initial value (a pending znode).
+PENDING_STATE_FIELDS = ("notifications",)
+
+
+def with_broker(s: State, b: int, broker: Broker) -> State:
+    """The state with broker b replaced (brokers is State's first field: built without keyword parsing, as this
+    is on the explorer's hot path)."""
+    return State._make((replace_at(s.brokers, b, broker),) + s[1:])
 
 
 def digest(value) -> int:
@@ -165,23 +212,21 @@ def digest(value) -> int:
     return xxhash.xxh3_64_intdigest(repr(value).encode())
 
 
-# The digests of brokers, of controllers and of the other fields, remembered by value (model/memo.py).
-component_digest = by_value(digest, 1 << 18)
-
-
-def fingerprint_of(broker_digest, state: State) -> int:
-    """The fingerprint of a state, given the function that digests each broker: xxh3-64 of the little-endian
-    64-bit digests of each broker, of the controller and of the tuple of the other fields (notifications,
-    budget, committed, acked, consumed, wiped), in that order."""
+def component_fingerprint(broker_digest, other_digest, state: State) -> int:
+    """The fingerprint of a state, given the functions that digest each broker and the other components:
+    xxh3-64 of the little-endian 64-bit digests of each broker, of the controller and of the tuple of the other
+    fields (notifications, budget, committed, acked, consumed, wiped, ext), in that order. A model passes its
+    own memoised digests (``Model.cached``) and, under dir symmetry, a broker digest of the canonical form."""
     brokers = state.brokers
     return xxhash.xxh3_64_intdigest(struct.pack(
-        f"<{len(brokers) + 2}Q", *map(broker_digest, brokers), component_digest(state.controller),
-        component_digest(state[2:])))
+        f"<{len(brokers) + 2}Q", *map(broker_digest, brokers), other_digest(state.controller),
+        other_digest(state[2:])))
 
 
 def fingerprint(state: State) -> int:
-    """A 64-bit fingerprint, stable across processes and machines."""
-    return fingerprint_of(component_digest, state)
+    """A 64-bit fingerprint, stable across processes and machines (without symmetry; ``Model.fingerprint`` is
+    the one a model's search uses)."""
+    return component_fingerprint(digest, digest, state)
 
 
 def replace_at(values: tuple, index: int, value) -> tuple:
@@ -196,16 +241,3 @@ def bits(mask: int) -> list[int]:
         mask >>= 1
         i += 1
     return out
-
-
-def is_quiescent(state: State) -> bool:
-    """No message in flight, no pending notification, and the controller's view of live brokers is current."""
-    if state.notifications:
-        return False
-    live = 0
-    for b, broker in enumerate(state.brokers):
-        if broker.inbox or broker.replies or broker.stop_replies:
-            return False
-        if broker.up:
-            live |= 1 << b
-    return live == state.controller.live

@@ -106,9 +106,8 @@ class _Search:
         self.model, self.invariants, self.options, self.spark = model, list(invariants), options, spark
         self.on_level, self.started = on_level, started
         self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
-        # Hashable (the executors cache a model per key): per-partition values such as max_records become tuples.
-        items = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in model.cfg.as_dict().items()))
-        self.model_key = (items, model.symmetry)
+        # Hashable (the executors cache a model per key): the frozen configuration and the symmetry in use.
+        self.model_key = (model.cfg, model.symmetry)
 
     # -- one level -------------------------------------------------------------------------------------
     def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats):

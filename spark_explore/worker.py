@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from model import Model, ModelConfig, is_quiescent
+from model import Model
 from model.state import State
 
 U64 = np.uint64
@@ -141,8 +141,8 @@ def model_for(model_key: tuple):
     With symmetry the model fingerprints a canonical representative (model/symmetry.py), as on the driver."""
     entry = _MODELS.get(model_key)
     if entry is None:
-        cfg_items, symmetry = model_key
-        model = Model(ModelConfig(**dict(cfg_items)), symmetry=symmetry)
+        cfg, symmetry = model_key
+        model = Model(cfg, symmetry=symmetry)
         index = {(ri, args): i for i, (ri, _rule, args) in enumerate(model.action_space)}
         entry = _MODELS[model_key] = (model, index)
     return entry
@@ -222,7 +222,7 @@ class LevelPass:
         for k, state in enumerate(new_states):
             fp = int(new_fps[k])
             if state_invs or quiescent_invs:
-                checks = state_invs + quiescent_invs if quiescent_invs and is_quiescent(state) else state_invs
+                checks = state_invs + quiescent_invs if quiescent_invs and model.is_quiescent(state) else state_invs
                 for pos, inv in checks:
                     msg = inv.check(model, state)
                     if msg is not None:

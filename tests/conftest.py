@@ -1,12 +1,12 @@
-"""Test-suite setup: users' invariant plugins named by JBODCHECK_PLUGINS join the registry before the tests
-import it (invariants/plugins.py), so the search and scenario tests check them too."""
+"""Test-suite setup: users' plugins named by JBODCHECK_PLUGINS are loaded before collection (helpers.PLUGINS,
+invariants/plugins.py), so the invariant suite builds its models with them and checks their invariants too."""
 from __future__ import annotations
 
 import invariants
 
-_load = getattr(invariants, "load_plugins", None)
-if _load is not None:
-    _load((), env=True)
+import helpers
+
+helpers.PLUGINS = invariants.load_plugins((), env=True)
 
 # Hypothesis settings profiles (tests/profiles.py, docs/testing.md): JBODCHECK_PROFILE=ci (default) | thorough.
 import pytest  # noqa: E402

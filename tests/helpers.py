@@ -3,12 +3,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from invariants import Plugins
 from model import Model, ModelConfig
-from model.state import replace_at
 from model.presets import preset_config
+from model.state import replace_at
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
+
+# The plugins JBODCHECK_PLUGINS names, loaded by conftest.py before collection (docs/testing.md).
+PLUGINS = Plugins()
 
 # Rules that only move messages and events the environment already produced: no new fault, no new topic.
 DELIVERY_RULES = (
@@ -16,6 +20,11 @@ DELIVERY_RULES = (
     "ControllerLogDirEvent", "ControllerBrokerFailure", "ControllerBrokerStartup", "BrokerStopReplicaDelete",
     "ControllerStopReplicaResponse",
 )
+
+
+def policy(variant: str):
+    """The design's may_create_log hook (model/designs.py), for calling the broker's procedures directly."""
+    return Model(ModelConfig(variant=variant)).hooks.may_create_log
 
 
 def model_of(preset: str = "small", **overrides) -> Model:
@@ -48,6 +57,8 @@ def deliver_all(model: Model, state, trace: list | None = None, limit: int = 500
     """
     for _ in range(limit):
         for name in DELIVERY_RULES:
+            if name not in model.rule_index:
+                continue  # a rule of a feature this model leaves out
             r = model.rule(name)
             taken = False
             for args in r.domain(model):

@@ -75,17 +75,16 @@ def _check_report(report, preset, variant, expect_violation):
     model = report["model"]
     assert model["preset"] == preset and model["variant"] == variant
     cfg = preset_config(preset, variant=variant)
-    for field in ModelConfig.field_names():  # every model parameter
-        assert model[field] == getattr(cfg, field), field
+    assert model == {"preset": preset, **cfg.as_dict()}  # every model parameter
     assert report["engine"] == "bfs"
     assert report["result"] == ("violation" if expect_violation else "ok")
     for key in ("distinct_states", "states_generated", "depth"):
         assert isinstance(report[key], int) and report[key] >= 0
     assert isinstance(report["elapsed_s"], (int, float))
-    assert set(report["coverage"]) == {r.name for r in Model(cfg).rules}
+    assert list(report["coverage"]) == list(Model(cfg).reported_rules)   # every rule of the design
     assert isinstance(report["violations"], list)
     assert bool(report["violations"]) == expect_violation
-    ids = {i.id: i.kind for i in invariants.INVARIANTS}
+    ids = {i.id: i.kind for i in invariants.builtin()}
     for v in report["violations"]:
         assert VIOLATION_KEYS <= set(v)
         assert v["kind"] == ids[v["invariant"]]
@@ -265,9 +264,11 @@ def test_rules_json(capsys):
     code, out, _ = in_process(capsys, "rules", "--json")
     assert code == 0
     entries = json.loads(out)
-    assert [e["name"] for e in entries] == [r.name for r in Model(ModelConfig()).rules]
+    model = Model(ModelConfig())
+    assert [e["name"] for e in entries] == list(model.reported_rules)
+    assert [e["name"] for e in entries if e["in_configuration"]] == [r.name for r in model.rules]
     for e in entries:
-        assert {"name", "reference", "doc"} <= set(e)
+        assert {"name", "reference", "doc", "feature"} <= set(e)
         assert e["reference"] and e["doc"]
 
 
@@ -275,7 +276,7 @@ def test_invariants_json(capsys):
     code, out, _ = in_process(capsys, "invariants", "--json")
     assert code == 0
     entries = json.loads(out)
-    assert [e["id"] for e in entries] == [i.id for i in invariants.INVARIANTS]
+    assert [e["id"] for e in entries] == [i.id for i in invariants.builtin()]
     for e in entries:
         assert {"id", "kind", "statement", "reference"} <= set(e)
         assert e["kind"] in ("state", "transition", "quiescent")
@@ -286,7 +287,7 @@ def test_text_listings_work(capsys):
         code, out, _ = in_process(capsys, command)
         assert code == 0 and out.strip()
     _, out, _ = in_process(capsys, "invariants")
-    assert all(i.id in out for i in invariants.INVARIANTS)
+    assert all(i.id in out for i in invariants.builtin())
 
 
 # ---- entry points ---------------------------------------------------------------------------------------------------

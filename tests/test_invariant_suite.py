@@ -1,9 +1,9 @@
 """The invariant suite (``pytest -m invariants``): every preset under every variant, exhausted by BFS, with the
 expected outcome: KIP-112 clean, the legacy (pre-KIP-112) broker caught re-creating a lost replica.
 
-Items are generated from the registries: one per (preset, variant) for the search as a whole, and one per
-(preset, variant, invariant) for every registered invariant, plugins included (JBODCHECK_PLUGINS, loaded by
-conftest.py before collection). A failing item prints the counterexample as the explorer does.
+Items are generated from the models: one per (preset, variant) for the search as a whole, and one per
+(preset, variant, invariant) for every invariant the configuration's model checks (those of its features),
+plugins included (JBODCHECK_PLUGINS, loaded by conftest.py before collection: helpers.PLUGINS). A failing item prints the counterexample as the explorer does.
 
 Profiles (docs/testing.md): ``ci`` exhausts tiny under every variant (with every violation reported) and checks
 that small-legacy is caught; ``thorough`` exhausts every preset, medium included, under every variant.
@@ -22,6 +22,7 @@ from explorer.search import SearchOptions, bfs
 from model import VARIANTS, Model
 from model.presets import PRESETS, preset_config
 
+import helpers
 from profiles import THOROUGH
 
 pytestmark = pytest.mark.invariants
@@ -59,17 +60,22 @@ def exhaustive(preset: str, variant: str) -> bool:
     return THOROUGH or (preset, variant) in CI_EXHAUSTIVE
 
 
+def model_of(preset: str, variant: str) -> Model:
+    """The configuration's model, with the plugins' invariants and features (no symmetry reduction)."""
+    return Model(preset_config(preset, **SETTINGS[variant]), plugins=helpers.PLUGINS)
+
+
 @functools.cache
 def exhaust(preset: str, variant: str):
-    """BFS over the whole state space with every registered invariant, reporting every violated one."""
-    model = Model(preset_config(preset, **SETTINGS[variant]))
-    return model, bfs(model, invariants.select(), SearchOptions(all_violations=True))
+    """BFS over the whole state space with every invariant of the model, reporting every violated one."""
+    model = model_of(preset, variant)
+    return model, bfs(model, model.invariants, SearchOptions(all_violations=True))
 
 
 def first_violation(preset: str, variant: str):
     """BFS stopping at the first violation (cheap for a variant that is expected to be caught)."""
-    model = Model(preset_config(preset, **SETTINGS[variant]))
-    return model, bfs(model, invariants.select(), SearchOptions())
+    model = model_of(preset, variant)
+    return model, bfs(model, model.invariants, SearchOptions())
 
 
 def explain(model, violation) -> str:
@@ -79,7 +85,7 @@ def explain(model, violation) -> str:
 
 def test_every_variant_has_an_expected_outcome():
     assert set(VARIANTS) <= set(EXPECTED) == set(SETTINGS), "add the new variant's expected violations to EXPECTED"
-    known = {i.id for i in invariants.INVARIANTS}
+    known = {i.id for i in invariants.builtin()}
     for variant, ids in EXPECTED.items():
         assert ids <= known, f"{variant}: unknown invariants {sorted(ids - known)}"
 
@@ -109,12 +115,13 @@ def test_preset_outcome(preset, variant):
 
 
 def _invariant_items():
-    return [pytest.param(p, v, i.id, id=f"{p}-{v}-{i.id}") for p, v in CONFIGS for i in invariants.INVARIANTS]
+    return [pytest.param(p, v, i.id, id=f"{p}-{v}-{i.id}") for p, v in CONFIGS
+            for i in Model(preset_config(p, **SETTINGS[v]), plugins=helpers.PLUGINS).invariants]
 
 
 @pytest.mark.parametrize("preset, variant, invariant_id", _invariant_items())
 def test_invariant(preset, variant, invariant_id):
-    """One item per registered invariant: it holds on every reachable state and step, or (for the variants
+    """One item per invariant of the configuration's model: it holds on every reachable state and step, or (for the variants
     known to break it) is caught."""
     if not exhaustive(preset, variant):
         pytest.skip(f"{preset}-{variant} is exhausted only in the thorough profile (JBODCHECK_PROFILE=thorough)")

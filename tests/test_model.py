@@ -18,7 +18,7 @@ from model.state import (
     H_SATURATED, R_ONLINE, REMOVED, REPLICA_STATE_NAMES, SATURATED, STOP_REPLICA, LeaderAndIsrEntry, replace_at,
 )
 
-from helpers import REPO, created_topic, custom_model, deliver_all, init, model_of, step
+from helpers import REPO, created_topic, custom_model, deliver_all, init, model_of, policy, step
 
 # ---- configuration ------------------------------------------------------------------------------------
 
@@ -149,7 +149,7 @@ def _lai(p=0, leader=0, epoch=1, is_new=False):
 
 def test_kip112_refuses_to_recreate_a_missing_log_while_a_dir_is_offline():
     b = _broker([OFFLINE, GOOD])
-    new, response = B.handle_leader_and_isr("kip112", 0, b, (_lai(is_new=False),))
+    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_STORAGE),)
     assert new.hosted[0] == H_OFFLINE  # marked offline on the broker
     assert new.copies == b.copies  # nothing created
@@ -158,7 +158,7 @@ def test_kip112_refuses_to_recreate_a_missing_log_while_a_dir_is_offline():
 
 def test_legacy_recreates_the_missing_log_on_a_good_dir():
     b = _broker([OFFLINE, GOOD])
-    new, response = B.handle_leader_and_isr("legacy", 0, b, (_lai(is_new=False),))
+    new, response = B.handle_leader_and_isr(policy("legacy"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies[0] == 0b10  # on dir 1, the good one
     assert new.hosted[0] == H_LEADER and new.epoch[0] == 1
@@ -168,7 +168,7 @@ def test_legacy_recreates_the_missing_log_on_a_good_dir():
 def test_new_replica_goes_to_the_good_dir_with_fewest_logs(variant):
     # dir 0 offline, dir 1 holds partition 1's log, dir 2 is empty: the new replica of partition 0 goes to dir 2.
     b = _broker([OFFLINE, GOOD, GOOD], copies=[0, 0b010], hosted=[H_NONE, H_FOLLOWER], epoch=[-1, 0])
-    new, response = B.handle_leader_and_isr(variant, 0, b, (_lai(leader=1, is_new=True),))
+    new, response = B.handle_leader_and_isr(policy(variant), 0, b, (_lai(leader=1, is_new=True),))
     assert response == ((0, E_NONE),)
     assert new.copies == (0b100, 0b010)
     assert new.hosted[0] == H_FOLLOWER
@@ -185,7 +185,7 @@ def test_fewest_logs_tie_goes_to_the_lowest_good_dir_and_skips_saturated_dirs():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_no_offline_dir_and_not_new_creates(variant):
     b = _broker([GOOD, GOOD])
-    new, response = B.handle_leader_and_isr(variant, 0, b, (_lai(is_new=False),))
+    new, response = B.handle_leader_and_isr(policy(variant), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies[0] == 0b01 and new.hosted[0] == H_LEADER
 
@@ -193,7 +193,7 @@ def test_no_offline_dir_and_not_new_creates(variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_existing_log_on_a_live_dir_is_used_as_it_is(variant):
     b = _broker([OFFLINE, GOOD], copies=[0b10, 0])
-    new, response = B.handle_leader_and_isr(variant, 1, b, (_lai(leader=0, is_new=False),))
+    new, response = B.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies == b.copies and new.hosted[0] == H_FOLLOWER
 
@@ -202,34 +202,34 @@ def test_existing_log_on_a_live_dir_is_used_as_it_is(variant):
 def test_existing_log_on_a_saturated_dir_is_not_served(variant):
     # KIP-928: the log is there and readable, but a replica on a saturated dir is impaired, not served.
     b = _broker([OFFLINE, SATURATED], copies=[0b10, 0])
-    new, response = B.handle_leader_and_isr(variant, 1, b, (_lai(leader=0, is_new=False),))
+    new, response = B.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
     assert response == ((0, E_STORAGE),)
     assert new.copies == b.copies and new.hosted[0] == H_SATURATED
 
 
 def test_removed_dir_is_not_an_offline_dir():
     b = _broker([REMOVED, GOOD])
-    new, response = B.handle_leader_and_isr("kip112", 0, b, (_lai(is_new=False),))
+    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),) and new.copies[0] == 0b10
 
 
 def test_no_good_dir_marks_the_partition_offline_even_for_a_new_replica():
     b = _broker([SATURATED, SATURATED])
-    new, response = B.handle_leader_and_isr("kip112", 0, b, (_lai(is_new=True),))
+    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_STORAGE),) and new.hosted[0] == H_OFFLINE and new.copies == b.copies
 
 
 def test_partition_already_offline_answers_storage_error_straight_away():
     b = _broker([OFFLINE, GOOD], copies=[0b01, 0], hosted=[H_OFFLINE, H_NONE])
-    new, response = B.handle_leader_and_isr("kip112", 0, b, (_lai(is_new=True),))
+    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_STORAGE),) and new == b
 
 
 def test_stale_leader_epoch_is_ignored():
     b = _broker([GOOD, GOOD], copies=[0b01, 0], hosted=[H_FOLLOWER, H_NONE], epoch=[3, -1])
-    new, response = B.handle_leader_and_isr("kip112", 0, b, (_lai(leader=0, epoch=3),))
+    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=3),))
     assert response == ((0, E_STALE),) and new == b
-    new, response = B.handle_leader_and_isr("kip112", 0, b, (_lai(leader=0, epoch=4),))
+    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=4),))
     assert response == ((0, E_NONE),) and new.hosted[0] == H_LEADER and new.epoch[0] == 4
 
 

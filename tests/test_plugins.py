@@ -41,7 +41,6 @@ def check(model, state):
 
 
 def _forget() -> None:
-    invariants.INVARIANTS[:] = [i for i in invariants.INVARIANTS if i.id != INVARIANT]
     for key in [k for k in LOADED if NAME in k]:
         del LOADED[key]
     for key in [k for k in sys.modules if NAME in k]:
@@ -65,17 +64,20 @@ def _env(plugin_dir, **extra) -> dict:
 
 def test_every_engine_reports_a_plugin_invariant(plugin_dir, monkeypatch):
     monkeypatch.setenv(invariants.PLUGINS_ENV_VAR, NAME)
-    # The extension point: JBODCHECK_PLUGINS, loaded by load_plugins(env=True) (as conftest.py and the CLI do).
-    invariants.load_plugins(env=True)
-    assert INVARIANT in {i.id for i in invariants.select()}
-    model = Model(preset_config("tiny"))
+    # The extension point: JBODCHECK_PLUGINS, loaded by load_plugins(env=True) (as conftest.py and the CLI do),
+    # whose invariants a model built with them checks.
+    plugins = invariants.load_plugins(env=True)
+    assert [i.id for i in plugins.invariants] == [INVARIANT] and not plugins.invariants[0].symmetric
+    model = Model(preset_config("tiny"), plugins=plugins)
+    assert INVARIANT in {i.id for i in model.invariants}
+    assert INVARIANT not in {i.id for i in Model(preset_config("tiny")).invariants}, "no process-wide registry"
 
     # 1. BFS: the shortest trace is the topic's creation.
-    result = bfs(model, invariants.select(), SearchOptions())
+    result = bfs(model, model.invariants, SearchOptions())
     assert [v.invariant.id for v in result.violations] == [INVARIANT]
     assert len(result.violations[0].trace) == 2
 
-    # 2. The Hypothesis machine (built with the default invariants: every registered one) shrinks to that step.
+    # 2. The Hypothesis machine (built with the default invariants: the model's) shrinks to that step.
     with pytest.raises(InvariantViolation) as info:
         run_state_machine_as_test(make_state_machine(model), settings=settings(report_multiple_bugs=False))
     assert info.value.invariant.id == INVARIANT

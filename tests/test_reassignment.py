@@ -79,17 +79,19 @@ def caught_up(ra, started):
 
 # ---- the switch ----------------------------------------------------------------------------------------------
 
-def test_the_reassignment_rules_have_empty_domains_when_the_feature_is_off():
+def test_the_reassignment_rules_are_in_the_model_only_with_the_feature():
     plain = custom_model(**{**THREE, "reassignment": False})
     for name in REASSIGNMENT_RULES + STOP_REPLICA_DELETE_RULES:
-        assert plain.rule(name).domain(plain) == [], name
+        assert name not in plain.rule_index and name in plain.absent_rules, name
     assert plain.assignments == plain.original == ((0, 1),) and plain.targets == (None,)
     m = custom_model(**THREE)
     assert m.original == ((0, 1),) and m.targets == ((1, 2),) and m.assignments == ((0, 1, 2),)
     for name in REASSIGNMENT_RULES:
         assert m.rule(name).domain(m) == [(0,)], name
-    for name in STOP_REPLICA_DELETE_RULES:   # they remove the old replicas, without the deletion feature
+    for name in STOP_REPLICA_DELETE_RULES:   # reassignment requires replica deletion: the old replicas go
         assert m.rule(name).domain(m) == [(0,), (1,), (2,)], name
+    assert [f.name for f in m.features] == ["kip112-core", "kip112-create", "data", "replica-deletion",
+                                            "reassignment"]
     assert "DeleteTopic" not in {r.name for _, r, _ in m.action_space}
     c = init(m).controller
     assert c.assigned == ((0, 1),) and c.reassigning == (RA_NONE,) and c.replicas == ((R_NONEXISTENT,) * 3,)
@@ -351,7 +353,7 @@ def test_a_target_broker_with_an_offline_dir_refuses_and_the_reassignment_waits(
     assert second.brokers[2].copies == (0,)
     # Alone, the isNewReplica=true request would have created the replica on the good dir.
     new_only = [e for m_ in before.inbox if m_.kind == LEADER_AND_ISR for e in m_.body if e.is_new]
-    alone, response = B.handle_leader_and_isr(ra.cfg.variant, 2, before, new_only)
+    alone, response = B.handle_leader_and_isr(ra.hooks.may_create_log, 2, before, new_only)
     assert response == ((0, E_NONE),) and alone.copies == (0b10,) and alone.hosted == (H_FOLLOWER,)
     # The controller learns the replica is offline; the reassignment waits; the old replicas serve.
     quiet = deliver_all(ra, second)

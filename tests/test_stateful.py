@@ -15,9 +15,9 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 import invariants
 from explorer.fuzz import IDLE_RULE, LOOSE_BOUNDS, InvariantViolation, make_state_machine, scenario_dict
 from explorer.scenario import load_scenario, replay
-from model import RULES, Model, ModelConfig
+from model import Feature, Model, ModelConfig
 from model.presets import preset_config
-from model.registry import Rule
+from model.designs import KIP112
 
 pytestmark = pytest.mark.stateful
 
@@ -84,29 +84,31 @@ def test_machine_is_generated_from_the_registries():
     # One Hypothesis rule per model rule with actions in this configuration (small has no explicit consumer).
     assert rule_names == {r.name for _, r, _ in model.action_space} | {IDLE_RULE}
     assert "Consume" not in rule_names and "Produce" in rule_names
-    expected_invariants = {f"invariant_{i.id}" for i in invariants.INVARIANTS if i.kind != "transition"}
+    expected_invariants = {f"invariant_{i.id}" for i in model.invariants if i.kind != "transition"}
     assert {i.function.__name__ for i in setup.invariants} == expected_invariants
 
 
-def test_a_rule_added_to_the_registry_is_picked_up():
-    """A new rule needs no change to the machine: register one, and the generated machine runs it."""
+def test_a_rule_added_by_a_feature_is_picked_up():
+    """A new rule needs no change to the machine: a feature brings one, and the generated machine runs it."""
     fired = []
+    touch = Feature("touch", "A test-only feature with one rule")
 
-    def effect(m, s, broker):
+    def _brokers(m):
+        return [(b,) for b in range(m.cfg.brokers)]
+
+    @touch.rule("TouchBroker", params=("broker",), domain=_brokers, guard=lambda m, s, broker: None,
+                reference="a test-only rule", kind="environment")
+    def touch_broker(m, s, broker):
+        """Does nothing."""
         fired.append(broker)
         return s
 
-    extra = Rule("TouchBroker", ("broker",), lambda m: [(b,) for b in range(m.cfg.brokers)],
-                 lambda m, s, broker: None, effect, "a test-only rule", "Does nothing.", "environment")
-    RULES.append(extra)
-    try:
-        model = Model(preset_config("tiny"))
-        machine = make_state_machine(model)
-        assert "TouchBroker" in {r.function.__name__ for r in machine.setup_state().rules}
-        run(machine, max_examples=20)
-        assert fired, "the added rule never fired"
-    finally:
-        RULES.remove(extra)
+    model = Model(preset_config("tiny"), design=KIP112.extended(touch))
+    machine = make_state_machine(model)
+    assert "TouchBroker" in {r.function.__name__ for r in machine.setup_state().rules}
+    run(machine, max_examples=20)
+    assert fired, "the added rule never fired"
+    assert "TouchBroker" not in Model(preset_config("tiny")).rule_index, "the other model does not have it"
 
 
 def test_a_machine_with_every_budget_spent_idles_instead_of_failing():

@@ -1,0 +1,52 @@
+"""The designs jbodcheck models, each an ordered set of features (model/feature.py).
+
+``kip112`` is KIP-112 as adopted: a broker asked with isNewReplica=false for a replica it does not hold, while
+it has an offline log dir, refuses (LogManager.getOrCreateLog). ``legacy`` is the broker before KIP-112, which
+had no isNewReplica flag and created any missing log. The two differ in one feature, as a TLA+ module that
+EXTENDS a base and redefines one action; every other feature (the data path, KIP-928 saturation, deletion,
+reassignment) composes with either, switched on by its option.
+"""
+from __future__ import annotations
+
+from .broker import has_offline_dir
+from .feature import Design, Feature
+from .rules import CORE
+from .rules_data import DATA
+from .rules_deletion import DELETION, REPLICA_DELETION
+from .rules_reassignment import REASSIGNMENT
+from .rules_space import SATURATION
+
+KIP112_CREATE = Feature(
+    "kip112-create",
+    "KIP-112's broker: a missing log is created only for isNewReplica=true or while no log dir is offline",
+    hooks={"may_create_log": lambda broker, is_new: is_new or not has_offline_dir(broker)},
+)
+
+LEGACY_CREATE = Feature(
+    "legacy-create",
+    "The broker before KIP-112: no isNewReplica flag; a missing log is always created (on a good dir)",
+    hooks={"may_create_log": lambda broker, is_new: True},
+)
+
+_OPTIONAL = (DATA, SATURATION, DELETION, REPLICA_DELETION, REASSIGNMENT)
+
+KIP112 = Design("kip112", "KIP-112 as adopted (isNewReplica, KAFKA_STORAGE_ERROR, offline_replicas)",
+                (CORE, KIP112_CREATE, *_OPTIONAL))
+LEGACY = Design("legacy", "The broker before KIP-112: it re-creates any replica it is asked for and lacks",
+                (CORE, LEGACY_CREATE, *_OPTIONAL))
+
+DESIGNS = {d.name: d for d in (KIP112, LEGACY)}
+
+
+def design_of(variant: str) -> Design:
+    return DESIGNS[variant]
+
+
+def catalog() -> tuple[Feature, ...]:
+    """Every feature of every design, once, in design order (the CLI's options, the presets, `invariants`)."""
+    out: list[Feature] = []
+    for design in DESIGNS.values():
+        for f in design.features:
+            if f not in out:
+                out.append(f)
+    return tuple(out)
