@@ -1,4 +1,4 @@
-"""The JSON report of ../shared/CONTRACT.md and its text summary."""
+"""The JSON report (docs/cli.md; the README's "Interface") and its text summary."""
 from __future__ import annotations
 
 from model import Model
@@ -66,6 +66,10 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
     )
     if model.symmetry:
         lines.append("Symmetry reduction: on (a broker's log dirs are interchangeable); states are counted up to it.")
+    if result.result == "interrupted":
+        sig = getattr(result, "signal", None)
+        lines.append(f"The search was interrupted{f' by signal {sig}' if sig else ''}: it is not exhaustive, "
+                     "and the counts are those reached so far.")
     if result.result == "bounded":
         if result.note:
             lines.append(f"The search {result.note}.")
