@@ -67,6 +67,9 @@ def load_scenario(path: str) -> Scenario:
     model, steps, expect = data.get("model", {}), data.get("steps"), data.get("expect", {})
     if not isinstance(model, dict):
         raise ScenarioError(f"scenario {path}: 'model' must be an object of model options")
+    if not isinstance(model.get("preset", ""), str):
+        raise ScenarioError(f"scenario {path}: 'model.preset' must be a preset name (a string), "
+                            f"not {json.dumps(model['preset'])[:60]}")
     if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
         raise ScenarioError(f"scenario {path}: 'steps' must be a list of strings like \"DirFail(broker=0, dir=1)\"")
     if not isinstance(expect, dict) or set(expect) - set(EXPECT_KEYS):
