@@ -365,3 +365,16 @@ def test_a_keyboard_interrupt_that_escapes_exits_130(capsys, monkeypatch):
 
     monkeypatch.setattr(cli_module, "run_search", interrupt)
     one_line(*in_process(capsys, "explore", *SMALL_RUN), 130, "interrupted")
+
+
+def test_spark_failing_during_the_search_is_a_checker_failure(capsys, monkeypatch):
+    import spark_explore.cli
+    from spark_explore import SparkRunError
+
+    def fails(*args, **kwargs):
+        raise SparkRunError("the Spark search failed: a task failed (Spark's log: /tmp/x.log)")
+
+    monkeypatch.setattr(spark_explore.cli, "run", fails)
+    line = one_line(*in_process(capsys, "explore", "--preset", "tiny", "--engine", "spark", "-q"), 3,
+                    "the Spark search failed")
+    assert line.startswith("jbodcheck: failure:")
