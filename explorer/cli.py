@@ -152,16 +152,24 @@ def _no_stale_report(json_path: str | None):
     """When the run fails (exit 3 or an interrupt that escapes), remove a report a previous run left at
     --json PATH (a regular file only), so that no file there reads as this run's result. Bad input (exit 2)
     leaves it alone."""
+    def identity():
+        with contextlib.suppress(OSError):
+            st = os.stat(target)
+            if stat.S_ISREG(st.st_mode):
+                return st.st_dev, st.st_ino, st.st_mtime_ns
+        return None
+
+    target = os.path.realpath(json_path) if json_path not in (None, "-") else None
+    before = identity() if target is not None else None
     try:
         yield
     except click.ClickException:
         raise
     except BaseException:
-        if json_path not in (None, "-"):
-            target = os.path.realpath(json_path)
+        # Only the file that was there before the run: a report this run wrote (a new inode) stays.
+        if before is not None and identity() == before:
             with contextlib.suppress(OSError):
-                if stat.S_ISREG(os.stat(target).st_mode):
-                    os.unlink(target)
+                os.unlink(target)
         raise
 
 

@@ -378,3 +378,14 @@ def test_spark_failing_during_the_search_is_a_checker_failure(capsys, monkeypatc
     line = one_line(*in_process(capsys, "explore", "--preset", "tiny", "--engine", "spark", "-q"), 3,
                     "the Spark search failed")
     assert line.startswith("jbodcheck: failure:")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_fuzz_keeps_the_report_it_wrote_when_the_scenario_write_fails(tmp_path, capsys):
+    report = tmp_path / "report.json"
+    report.write_text("a previous run's report")
+    code, out, err = in_process(capsys, "fuzz", "--preset", "tiny", "--variant", "legacy", "--examples", "50", "-q",
+                                "--json", report, "--save-scenario", "/dev/full")
+    one_line(code, out, err, 3, "/dev/full")
+    data = json.loads(report.read_text())
+    assert data["result"] == "violation" and data["violations"][0]["steps"]
