@@ -1,11 +1,17 @@
-"""The `jbodcheck` command line (../shared/CONTRACT.md; docs/cli.md).
+"""The `jbodcheck` command line (docs/cli.md; the README's "Interface" section).
 
-click parses the options; every bad input ends in one line on stderr and exit code 2, never a traceback.
+click parses the options. Exit codes (``main``): 0 no violation (exhaustive or bounded), 1 a property
+violated, 2 bad input, 3 the checker itself failed (an exception in a plugin invariant, a dead worker, an
+output that could not be written, Spark failing, any unexpected exception), 128 + N when signal N
+interrupted the search. Every error is one line on stderr, never a traceback.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
+import stat
 import sys
 
 import click
@@ -16,12 +22,15 @@ from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
 from model.designs import catalog
 from model.presets import PRESETS, preset_config
 
+from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
+from .errors import is_failure, is_plugin, one_line
+from .outputs import check_writable, write_json
 from .report import report_dict, summary_text
 from .scenario import ScenarioError, load_scenario, replay
 from .search import ENGINES, SearchOptions, explore as run_search
 from .visited import parse_size
 
-EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_FAILURE = 0, 1, 2, 3
 
 
 class BadInput(click.ClickException):
@@ -110,17 +119,20 @@ def _build_config(preset: str | None, params: dict, base: dict | None = None) ->
         raise BadInput(f"bad model parameter: {e}") from None
 
 
-def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False) -> Model:
+def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False, quiet: bool = False) -> Model:
     """The model of this configuration with the plugins' features and invariants, checked with the named
-    invariants (all by default). Says on stderr when an invariant turns the asked-for symmetry reduction off."""
+    invariants (all by default), the plugins' ones guarded: an exception in their check is the checker's failure
+    (exit 3, explorer/errors.py), not a traceback. Says on stderr when an invariant turns the asked-for symmetry
+    reduction off (unless quiet: the summary and the report say it too)."""
     try:
         model = Model(cfg, symmetry=symmetry, plugins=_plugins(), invariants=list(invariant_ids))
     except ConfigError as e:
         raise BadInput(str(e)) from None
     except KeyError as e:
         raise BadInput(_unknown_invariants(cfg, e.args[0])) from None
-    if symmetry and not model.symmetry and any(not i.symmetric for i in model.invariants):
+    if symmetry and not quiet and not model.symmetry and any(not i.symmetric for i in model.invariants):
         click.echo(f"jbodcheck: symmetry reduction off: {model.symmetry_note}", err=True)
+    model.invariants = tuple(guard_invariants(model.invariants))
     return model
 
 
@@ -134,31 +146,116 @@ def _unknown_invariants(cfg: ModelConfig, unknown: str) -> str:
     return f"unknown invariant {unknown} (known: {', '.join(i.id for i in known.all_invariants)})"
 
 
-def _check_writable(json_path: str | None) -> None:
-    """Fail on an unwritable --json path before a long search rather than after it."""
-    if json_path in (None, "-"):
-        return
+def _check_writable(path: str | None, what: str = "the JSON report", dash_is_stdout: bool = True) -> None:
+    """Fail on an unwritable output path before a long search rather than after it; creates nothing."""
     try:
-        with open(json_path, "a", encoding="utf-8"):
-            pass
-    except OSError as e:
-        raise BadInput(f"cannot write the JSON report to {json_path}: {e.strerror}") from None
+        check_writable(path, what, dash_is_stdout)
+    except OutputError as e:
+        raise BadInput(str(e)) from None
 
 
 def _emit(report: dict, summary: str, json_path: str | None) -> None:
-    """The JSON report to a file or stdout; the text summary to stdout (stderr when the JSON takes stdout)."""
+    """The text summary to stdout (stderr when the JSON takes stdout), then the JSON report to a file
+    (atomically) or stdout. The summary is out before the file is written: a failed write (OutputError,
+    exit 3) does not lose it."""
     if json_path == "-":
         click.echo(summary, err=True)
         click.echo(json.dumps(report, indent=2))
         return
-    if json_path is not None:
-        try:
-            with open(json_path, "w", encoding="utf-8") as f:
-                json.dump(report, f, indent=2)
-                f.write("\n")
-        except OSError as e:
-            raise BadInput(f"cannot write the JSON report to {json_path}: {e.strerror}") from None
     click.echo(summary)
+    if json_path is not None:
+        write_json(json_path, report, "the JSON report")
+
+
+@contextlib.contextmanager
+def _no_stale_report(json_path: str | None):
+    """When the run fails (exit 3 or an interrupt that escapes), remove a report a previous run left at
+    --json PATH (a regular file only), so that no file there reads as this run's result. Bad input (exit 2)
+    leaves it alone."""
+    def identity():
+        with contextlib.suppress(OSError):
+            st = os.stat(target)
+            if stat.S_ISREG(st.st_mode):
+                return st.st_dev, st.st_ino, st.st_mtime_ns
+        return None
+
+    target = os.path.realpath(json_path) if json_path not in (None, "-") else None
+    before = identity() if target is not None else None
+    try:
+        yield
+    except click.ClickException:
+        raise
+    except BaseException:
+        # Only the file that was there before the run: a report this run wrote (a new inode) stays.
+        if before is not None and identity() == before:
+            with contextlib.suppress(OSError):
+                os.unlink(target)
+        raise
+
+
+def _guard_report(command):
+    """Run the command under _no_stale_report for its --json PATH."""
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        with _no_stale_report(kwargs.get("json_path")):
+            return command(*args, **kwargs)
+
+    return run
+
+
+def _failure_scenario_path(inv_id: str, json_path: str | None) -> str:
+    """Where a checker failure's scenario goes: next to --json PATH, else in the current directory."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in inv_id)
+    directory = os.path.dirname(json_path) if json_path not in (None, "-") else ""
+    return os.path.join(directory, f"jbodcheck-failure-{safe}.json")
+
+
+def _plugin_name(module: str) -> str:
+    """How the user named the plugin that defines ``module`` (--plugin or JBODCHECK_PLUGINS), for a hint."""
+    from invariants.plugins import LOADED
+
+    return next((name for name, m in LOADED.items() if m.__name__ == module), module)
+
+
+def _raise_checker_failures(model, preset, result, json_path, scenario: str | None = None) -> None:
+    """An invariant whose check raised (explorer/errors.py) shows up in the result as a violation carrying
+    FAILURE_MARK. Report the first as a CheckerFailure (exit 3): the invariant, the depth of the state and a
+    scenario file with the path that reaches it. The run's summary and report are not written: the search
+    did not finish. ``scenario``: the replayed file (replay): no new file, the step is named instead."""
+    failures = [v for v in result.violations if is_failure(v.message)]
+    if not failures:
+        return
+    from .fuzz import scenario_dict
+
+    v = failures[0]
+    inv, depth = v.invariant, len(v.trace) - 1
+    actions = [a for a, _ in v.trace[1:]]
+    module = getattr(inv.check, "__module__", "") or ""
+    plugin = f" --plugin {_plugin_name(module)}" if is_plugin(inv) and module else ""
+    if scenario is not None:
+        raise CheckerFailure(f"invariant {inv.id} ({inv.kind}) raised {failure_detail(v.message)} after step {depth} "
+                             f"of {scenario}: the checker failed, no result", inv.id, depth)
+    path = _failure_scenario_path(inv.id, json_path)
+    description = (f"jbodcheck: the {inv.kind} invariant {inv.id} raised {failure_detail(v.message)} on the state "
+                   f"this scenario reaches (depth {depth})" + (f"; replay with{plugin}" if plugin else ""))
+    try:
+        write_json(path, scenario_dict(model, actions, preset, description), "the failure's scenario")
+        where = f"scenario written to {path} (jbodcheck replay {path}{plugin})"
+    except OutputError as e:
+        where = f"{e}; the steps: " + "; ".join(model.rules[a.rule].label(a.args) for a in actions)
+    raise CheckerFailure(f"invariant {inv.id} ({inv.kind}) raised {failure_detail(v.message)} on a state at depth "
+                         f"{depth}: the checker failed, no result; {where}", inv.id, depth, path)
+
+
+def _exit_code(result) -> int:
+    """1 for a violation, else 0; 128 + N when signal N interrupted the search (after the summary and report
+    are out)."""
+    sig = getattr(result, "signal", None)
+    if sig:
+        click.echo(f"jbodcheck: interrupted by signal {sig}: the result is partial", err=True)
+        return 128 + int(sig)
+    return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
 def _load_plugins(ctx, param, names) -> None:
@@ -190,6 +287,11 @@ def _workers(engine: str, workers: int | None) -> int:
         return default_workers() if engine == "bfs" else 1
     if engine != "bfs" and workers != 1:
         raise BadInput(f"--workers applies to --engine bfs only (not {engine})")
+    cores = default_workers()
+    if workers > cores:
+        click.echo(f"jbodcheck: warning: --workers {workers} is more than the {cores} core"
+                   f"{'s' if cores != 1 else ''} available; the workers will share them (slower, more memory)",
+                   err=True)
     return workers
 
 
@@ -233,12 +335,14 @@ def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs):
 
 
 def _spark_run(model, selected, options, spark):
-    from spark_explore import SparkSetupError
+    from spark_explore import SparkRunError, SparkSetupError
     from spark_explore.cli import run
 
     try:
         return run(model, selected, options, spark)
-    except SparkSetupError as e:
+    except SparkRunError as e:          # Spark failed during the search: the checker failed (exit 3)
+        raise JbodcheckFailure(str(e)) from None
+    except SparkSetupError as e:        # Spark could not start with these options: bad input (exit 2)
         raise BadInput(str(e)) from None
 
 
@@ -276,6 +380,7 @@ def cli():
               help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
                    "(docs/model.md, section 10); for every engine.")
 @_spark_options
+@_guard_report
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
             workers, max_memory, symmetry, master, spark_partitions, checkpoint_dir, spark_conf, **kwargs):
     """Search the model's state space for invariant violations."""
@@ -287,13 +392,14 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
     spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     cfg = _build_config(preset, _model_params(kwargs))
-    model = _build_model(cfg, invariant_ids, symmetry)
+    model = _build_model(cfg, invariant_ids, symmetry, quiet)
     selected = list(model.invariants)
     progress = None if quiet else (lambda line: click.echo(f"[{engine}] {line}", err=True))
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
                             all_violations=all_violations, progress=progress, workers=workers,
                             max_memory=max_memory)
     result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+    _raise_checker_failures(model, preset, result, json_path)
     if result.note:
         click.echo(f"jbodcheck: {result.note}", err=True)
     report, summary = report_dict(model, preset, result), summary_text(model, preset, result)
@@ -302,7 +408,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
 
         report, summary = annotate(report, summary, result)
     _emit(report, summary, json_path)
-    return EXIT_VIOLATION if result.violations else EXIT_OK
+    return _exit_code(result)
 
 
 @cli.command(name="replay")
@@ -311,8 +417,10 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
 @_plugin_option
 @click.option("--invariant", "invariant_ids", multiple=True, metavar="ID", help="Check only this invariant.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
+@_guard_report
 def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     """Replay a scenario file step by step, checking every invariant after each step."""
+    _check_writable(json_path)
     try:
         scenario = load_scenario(scenario_path)
         file_model = dict(scenario.model)
@@ -322,6 +430,7 @@ def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
         result, trace, failed = replay(model, scenario, list(model.invariants))
     except ScenarioError as e:
         raise BadInput(str(e)) from None
+    _raise_checker_failures(model, preset, result, json_path, scenario=scenario_path)
     from .render import trace_text
 
     summary = [f"Replay of {scenario_path}" + (f": {scenario.description}" if scenario.description else ""),
@@ -434,10 +543,13 @@ def invariants_command(as_json):
 @click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
               help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@_guard_report
 def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):
     """Hypothesis stateful testing of the model: random runs, shrunk to a short counterexample."""
     from .fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS, LOOSE_BOUNDS, FuzzOptions, fuzz as run_fuzz, scenario_dict
 
+    _check_writable(json_path)
+    _check_writable(scenario_path, "the scenario", dash_is_stdout=False)
     params = _model_params(kwargs)
     use_loose = (preset is None) if loose is None else loose
     if use_loose:
@@ -450,11 +562,13 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     progress = None if quiet else (lambda line: click.echo(f"[hypothesis] {line}", err=True))
     outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed, progress=progress))
     result, failure = outcome.result, outcome.failure
+    _raise_checker_failures(model, preset, result, json_path)
 
     bounds = ", ".join(f"{k.removeprefix('max_')}={getattr(cfg, k)}" for k in BOUNDS)
     lines = [summary_text(model, preset, result),
              f"Hypothesis: {examples} examples of up to {steps} steps, seed {seed}; bounds: {bounds}."]
     report = report_dict(model, preset, result)
+    scenario_error = None
     report["hypothesis"] = {"examples": examples, "steps": steps, "seed": seed, "examples_run": outcome.examples_run,
                             "shrunk_steps": outcome.shrunk_steps}
     if failure is not None:
@@ -467,21 +581,38 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
             description = f"jbodcheck fuzz --seed {seed}: violation of {inv.id}: {failure.message}"
             module = getattr(inv.check, "__module__", "") or ""
             if not module.startswith("invariants."):
-                description += f" (the invariant comes from plugin {module}: replay with --plugin {module})"
+                name = _plugin_name(module)
+                description += f" (the invariant comes from plugin {name}: replay with --plugin {name})"
             try:
-                with open(scenario_path, "w", encoding="utf-8") as f:
-                    json.dump(scenario_dict(model, failure.actions, preset, description), f, indent=2)
-                    f.write("\n")
-            except OSError as e:
-                raise BadInput(f"cannot write the scenario to {scenario_path}: {e.strerror}") from None
-            lines.append(f"Scenario written to {scenario_path}: jbodcheck replay {scenario_path}")
+                write_json(scenario_path, scenario_dict(model, failure.actions, preset, description), "the scenario")
+                lines.append(f"Scenario written to {scenario_path}: jbodcheck replay {scenario_path}")
+            except OutputError as e:
+                # Keep the counterexample: its steps are in the summary; the failed write is exit 3.
+                scenario_error = e
+                lines.append(f"Scenario NOT written ({e}): the counterexample's steps are listed above.")
     elif scenario_path is not None:
         lines.append(f"No counterexample: {scenario_path} not written.")
     _emit(report, "\n".join(lines), json_path)
+    if scenario_error is not None:
+        raise scenario_error
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
+def _worker_error_line(error: BaseException) -> str:
+    """A BFS worker's failure in one line: what happened, and the worker's exception (its traceback's last
+    line) if it sent one."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    head = lines[0].rstrip(":")
+    return head if len(lines) == 1 else f"{head}: {lines[-1]}"
+
+
 def main(argv=None) -> None:
+    """Run the CLI and map every outcome to its exit code (module docstring), with one line on stderr for
+    every error."""
+    from .parallel import WorkerError
+
     try:
         code = cli.main(args=argv, prog_name="jbodcheck", standalone_mode=False)
     except click.exceptions.Exit as e:
@@ -491,6 +622,15 @@ def main(argv=None) -> None:
         click.echo("jbodcheck: interrupted", err=True)
         code = 130
     except click.ClickException as e:
-        click.echo(f"jbodcheck: error: {e.format_message()}", err=True)
+        click.echo(f"jbodcheck: error: {' '.join(e.format_message().split())}", err=True)
         code = EXIT_BAD_INPUT
+    except JbodcheckFailure as e:
+        click.echo(f"jbodcheck: failure: {' '.join(str(e).split())}", err=True)
+        code = EXIT_FAILURE
+    except WorkerError as e:
+        click.echo(f"jbodcheck: failure: {_worker_error_line(e)}", err=True)
+        code = EXIT_FAILURE
+    except Exception as e:  # noqa: BLE001 - a bug in jbodcheck: one line, never a traceback
+        click.echo(f"jbodcheck: internal error: {one_line(e)}", err=True)
+        code = EXIT_FAILURE
     sys.exit(code if isinstance(code, int) else EXIT_OK)

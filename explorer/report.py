@@ -1,4 +1,4 @@
-"""The JSON report of ../shared/CONTRACT.md and its text summary."""
+"""The JSON report (docs/cli.md; the README's "Interface") and its text summary."""
 from __future__ import annotations
 
 from model import Model
@@ -27,6 +27,9 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "model": {"preset": preset, **model.cfg.as_dict()},
         "engine": result.engine,
         "symmetry": model.symmetry,
+        # Why the reduction asked for is not used (a feature it is unsound with, an invariant not declared
+        # symmetric); null when it is used or was not asked for.
+        "symmetry_note": model.symmetry_note,
         "workers": result.workers,
         "result": result.result,
         "distinct_states": result.distinct_states,
@@ -74,6 +77,10 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         lines.append("Symmetry reduction: on (a broker's log dirs are interchangeable); states are counted up to it.")
     elif model.symmetry_note:
         lines.append(f"Symmetry reduction: off: {model.symmetry_note}.")
+    if result.result == "interrupted":
+        sig = getattr(result, "signal", None)
+        lines.append(f"The search was interrupted{f' by signal {sig}' if sig else ''}: it is not exhaustive, "
+                     "and the counts are those reached so far.")
     if result.result == "bounded":
         if result.note:
             lines.append(f"The search {result.note}.")

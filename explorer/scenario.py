@@ -1,6 +1,6 @@
 """Scenario files: a model and a list of steps, replayed through the same rules and invariants.
 
-Format (../shared/CONTRACT.md): ``{"model": {...}, "steps": ["RuleName(arg=value, ...)", ...]}``; optionally
+Format (docs/cli.md; the README's "Interface"): ``{"model": {...}, "steps": ["RuleName(arg=value, ...)", ...]}``; optionally
 ``"description"`` and ``"expect"``, a set of facts that must hold at the end (see docs/cli.md).
 """
 from __future__ import annotations
@@ -35,14 +35,30 @@ class Scenario:
     description: str = ""
 
 
+# A scenario is a few kilobytes; this bound keeps a wrong or hostile file from taking the machine's memory.
+MAX_SCENARIO_BYTES = 8 << 20
+
+
 def load_scenario(path: str) -> Scenario:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(path, "rb") as f:
+            raw = f.read(MAX_SCENARIO_BYTES + 1)
     except OSError as e:
-        raise ScenarioError(f"cannot read scenario {path}: {e.strerror}") from None
+        raise ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"scenario {path} is larger than {MAX_SCENARIO_BYTES >> 20} MB: not a scenario file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"scenario {path} is not UTF-8 text (byte {e.start}: 0x{raw[e.start]:02x})") from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ScenarioError(f"scenario {path} is not valid JSON: {e.msg} at line {e.lineno}") from None
+    except RecursionError:
+        raise ScenarioError(f"scenario {path} is not a scenario file: its JSON is nested too deeply") from None
+    except ValueError as e:  # e.g. an integer with too many digits
+        raise ScenarioError(f"scenario {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"scenario {path} must be a JSON object with 'model' and 'steps'")
     unknown = sorted(set(data) - {"model", "steps", "expect", "description"})
@@ -51,6 +67,9 @@ def load_scenario(path: str) -> Scenario:
     model, steps, expect = data.get("model", {}), data.get("steps"), data.get("expect", {})
     if not isinstance(model, dict):
         raise ScenarioError(f"scenario {path}: 'model' must be an object of model options")
+    if not isinstance(model.get("preset", ""), str):
+        raise ScenarioError(f"scenario {path}: 'model.preset' must be a preset name (a string), "
+                            f"not {json.dumps(model['preset'])[:60]}")
     if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
         raise ScenarioError(f"scenario {path}: 'steps' must be a list of strings like \"DirFail(broker=0, dir=1)\"")
     if not isinstance(expect, dict) or set(expect) - set(EXPECT_KEYS):

@@ -1,0 +1,76 @@
+"""Output files (--json, --save-scenario, failure scenarios): checked before any search without creating or
+truncating anything, then written atomically (a temporary file in the same directory, renamed over the
+target), so a file at the target is always a whole result of a finished run, or what was there before.
+
+Targets that are not regular files (``/dev/stdout``, a FIFO, ``/dev/full``) cannot be renamed over: they are
+written directly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+
+from .errors import OutputError
+
+
+def check_writable(path: str | None, what: str, dash_is_stdout: bool = True) -> None:
+    """Raise OutputError (the caller maps it to bad input) if ``path`` cannot be written; creates nothing."""
+    if path is None or (dash_is_stdout and path == "-"):
+        return
+    path = os.fspath(path)
+    if path == "" or path.endswith(os.sep):
+        raise OutputError(f"cannot write {what} to {path!r}: not a file name")
+    target = os.path.realpath(path)
+    if os.path.isdir(target):
+        raise OutputError(f"cannot write {what} to {path}: it is a directory")
+    if os.path.exists(target):
+        if not os.access(target, os.W_OK):
+            raise OutputError(f"cannot write {what} to {path}: permission denied")
+        if not stat.S_ISREG(os.stat(target).st_mode):
+            return                          # a device or FIFO: written directly
+    directory = os.path.dirname(target) or "."
+    if not os.path.isdir(directory):
+        raise OutputError(f"cannot write {what} to {path}: no such directory {os.path.dirname(path) or '.'}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {what} to {path}: its directory is not writable")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_text(path: str, text: str, what: str) -> None:
+    """Write ``text`` to ``path`` atomically; OutputError (one line) on failure, the target left untouched."""
+    path = os.fspath(path)
+    target = os.path.realpath(path)
+    try:
+        if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        directory = os.path.dirname(target) or "."
+        mode = (stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask())
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as e:
+        raise OutputError(f"cannot write {what} to {path}: {e.strerror or e}") from None
+
+
+def write_json(path: str, data, what: str) -> None:
+    write_text(path, json.dumps(data, indent=2) + "\n", what)

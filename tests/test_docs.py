@@ -1,0 +1,61 @@
+"""The examples of docs/cli.md marked runnable are run, and what they show is what the CLI does now.
+
+A runnable example is a ```console block right after a line `<!-- runnable -->`. Its first `$ jbodcheck ...`
+line is run (as `python -m explorer ...` from the repository); the block's `Result: RESULT. N distinct states,
+M generated, depth D` line and the exit code shown after `$ echo $?` must match the run's. Mark only examples
+that take seconds.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from helpers import REPO
+
+DOC = REPO / "docs" / "cli.md"
+MARK = "<!-- runnable -->"
+RESULT = re.compile(r"^Result: (\w+)\. ([\d,]+) distinct states, ([\d,]+) generated, depth (\d+)", re.M)
+
+
+def runnable_blocks(text: str) -> list[tuple[int, str]]:
+    """(line number of the marker, the block's body) for every marked console block."""
+    blocks = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() != MARK:
+            continue
+        assert i + 1 < len(lines) and lines[i + 1].startswith("```console"), f"line {i + 1}: {MARK} before no console block"
+        end = next(j for j in range(i + 2, len(lines)) if lines[j].startswith("```"))
+        blocks.append((i + 1, "\n".join(lines[i + 2:end])))
+    return blocks
+
+
+def expected(body: str) -> tuple[list[str], tuple, int]:
+    command = next(line[2:] for line in body.splitlines() if line.startswith("$ jbodcheck "))
+    found = RESULT.search(body)
+    assert found, "a runnable example shows its Result line"
+    lines = body.splitlines()
+    echo = lines.index("$ echo $?")
+    return shlex.split(command)[1:], found.groups(), int(lines[echo + 1])
+
+
+def test_the_marker_is_used():
+    assert len(runnable_blocks(DOC.read_text())) >= 2
+
+
+@pytest.mark.parametrize("line, body", runnable_blocks(DOC.read_text()), ids=lambda v: str(v)[:12])
+def test_a_runnable_example_shows_what_the_cli_does(line, body):
+    args, (result, distinct, generated, depth), code = expected(body)
+    env = {k: v for k, v in os.environ.items() if k != "JBODCHECK_PLUGINS"}
+    p = subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True, cwd=REPO, env=env,
+                       timeout=120)
+    assert p.returncode == code, (line, p.returncode, p.stderr[-500:])
+    got = RESULT.search(p.stdout)
+    assert got, p.stdout[-1000:]
+    assert got.groups() == (result, distinct, generated, depth), f"docs/cli.md line {line}: the example shows " \
+        f"{(result, distinct, generated, depth)}, the CLI gives {got.groups()}"
