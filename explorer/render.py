@@ -90,7 +90,7 @@ def state_dict(model: Model, state: State) -> dict:
         for p, entry in enumerate(controller["partitions"]):
             entry["assignment"] = list(c.assigned[p])
             entry["reassignment"] = REASSIGNMENT_NAMES[c.reassigning[p]]
-    return {
+    out = {
         "brokers": brokers,
         "controller": controller,
         "log_dir_event_notifications": bits(state.notifications),
@@ -101,6 +101,16 @@ def state_dict(model: Model, state: State) -> dict:
             for p in range(model.cfg.partitions)
         ],
     }
+    if model.ext_fields:  # the state fields of features added from outside (model/feature.py StateField)
+        out["extensions"] = {sf.name: _plain(value) for sf, value in zip(model.ext_fields, state.ext)}
+    return out
+
+
+def _plain(value):
+    """A JSON-ready form of an extension field's value (tuples as lists)."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _flatten(value, prefix: str, out: dict) -> None:

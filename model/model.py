@@ -47,6 +47,7 @@ class Model:
         self.cfg = cfg
         self.design = design or design_of(cfg.variant)
         extra = tuple(plugins.features) if plugins is not None else ()
+        self.plugin_features = extra
         catalog = self.design.extended(*extra) if extra else self.design
         self.features = tuple(catalog.included(cfg))
         self.rules: tuple[Rule, ...] = self._assemble_rules()

@@ -86,12 +86,14 @@ def _failure_line(error: BaseException) -> str:
     return one_line(error)
 
 
-def _ship_by_value(invariants) -> None:
-    """Invariants from modules the executors do not have (plugins, tests) travel with the tasks, by value."""
+def _ship_by_value(invariants, features=()) -> None:
+    """Invariants and features from modules the executors do not have (plugins, tests) travel with the tasks,
+    by value."""
     from pyspark import cloudpickle
 
-    for inv in invariants:
-        name = getattr(inv.check, "__module__", None)
+    functions = [inv.check for inv in invariants] + [r.effect for f in features for r in f.rules]
+    for fn in functions:
+        name = getattr(fn, "__module__", None)
         if not name or name == "__main__" or name.split(".")[0] in ("invariants", "model"):
             continue
         module = sys.modules.get(name)
@@ -107,7 +109,9 @@ class _Search:
         self.on_level, self.started = on_level, started
         self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
         # Hashable (the executors cache a model per key): the frozen configuration and the symmetry in use.
-        self.model_key = (model.cfg, model.symmetry)
+        # The plugins' features travel with the tasks (by value, _ship_by_value); the key names them.
+        self.model_key = (model.cfg, model.symmetry, tuple(f.name for f in model.plugin_features))
+        self.features = model.plugin_features
 
     # -- one level -------------------------------------------------------------------------------------
     def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats):
@@ -128,7 +132,7 @@ class _Search:
             if source.getNumPartitions() != parts:   # Spark fell back to a plain union: a bug, not a slowdown
                 raise RuntimeError(f"the union of level {level} has {source.getNumPartitions()} partitions, "
                                    f"not {parts}: the partitioners differ")
-        fn = worker.LevelPass(self.model_key, self.invariants, failed, level, parts, expand, stats)
+        fn = worker.LevelPass(self.model_key, self.features, self.invariants, failed, level, parts, expand, stats)
         out = source.mapPartitionsWithIndex(fn, preservesPartitioning=True)
         # Persist first: Python-side, a localCheckpoint alone would let the next level pipeline into (and so
         # recompute) this pass instead of reading the checkpointed blocks.
@@ -141,7 +145,7 @@ class _Search:
 
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> SparkSearchResult:
-        _ship_by_value(self.invariants)
+        _ship_by_value(self.invariants, self.features)
         model, options, parts = self.model, self.options, self.partitions
         max_depth, max_states = options.max_depth, options.max_states
         coverage = [0] * len(model.rules)

@@ -1,7 +1,7 @@
 """What runs inside Spark's Python workers: one fused pass per partition per level, and path look-ups.
 
-This module imports only the model, numpy and the standard library (never pyspark or the CLI), so an executor
-needs nothing but Python, the model's packages and their few dependencies (docs/spark.md).
+This module imports only the model, invariants.plugins, numpy and the standard library (never pyspark or the
+CLI), so an executor needs nothing but Python, the model's packages and their few dependencies (docs/spark.md).
 
 Records of a level's RDD (``out``), all partitioned by fingerprint:
 
@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from invariants.plugins import Plugins
 from model import Model
 from model.state import State
 
@@ -136,13 +137,15 @@ def merge_sorted(old, new):
 _MODELS: dict = {}
 
 
-def model_for(model_key: tuple):
-    """The model of a (configuration items, symmetry) key and its action numbering (a pure function of the key).
-    With symmetry the model fingerprints a canonical representative (model/symmetry.py), as on the driver."""
+def model_for(model_key: tuple, features=(), invariants=()):
+    """The model of a (configuration, symmetry, plugin feature names) key, built with those features and checked
+    with the driver's invariants, and its action numbering (a pure function of the key). With symmetry the
+    model fingerprints a canonical representative (model/symmetry.py), as on the driver."""
     entry = _MODELS.get(model_key)
     if entry is None:
-        cfg, symmetry = model_key
-        model = Model(cfg, symmetry=symmetry)
+        cfg, symmetry, _ = model_key
+        model = Model(cfg, symmetry=symmetry, plugins=Plugins(features=tuple(features)), invariants=list(invariants))
+        assert model.symmetry == symmetry, "the executor's model must reduce as the driver's does"
         index = {(ri, args): i for i, (ri, _rule, args) in enumerate(model.action_space)}
         entry = _MODELS[model_key] = (model, index)
     return entry
@@ -168,8 +171,8 @@ class LevelPass:
     overwrites rather than adds.
     """
 
-    def __init__(self, model_key, invariants, failed, level, partitions, expand, stats):
-        self.model_key = model_key
+    def __init__(self, model_key, features, invariants, failed, level, partitions, expand, stats):
+        self.model_key, self.features = model_key, features
         self.invariants = list(invariants)   # Invariant objects: checks travel by reference, plugins by value
         self.failed = frozenset(failed)
         self.level = level
@@ -189,7 +192,7 @@ class LevelPass:
                 gc.enable()
 
     def _run(self, index, records, started):
-        model, action_index = model_for(self.model_key)
+        model, action_index = model_for(self.model_key, self.features, self.invariants)
         fingerprint = model.fingerprint
         visited_blob, incoming = None, []
         for record in records:
