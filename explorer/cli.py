@@ -282,6 +282,8 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
 
         report, summary = annotate(report, summary, result)
     _emit(report, summary, json_path)
+    if result.result == "interrupted":              # stopped by a signal: the shell's code for it
+        return 128 + (result.signal or 2)
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 

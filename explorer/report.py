@@ -28,6 +28,10 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "depth": result.depth,
         "elapsed_s": result.elapsed_s,
         "coverage": result.coverage,
+        # The chance that two distinct states shared a 64-bit fingerprint (one then went unexplored): n^2/2^65.
+        "collision_probability": result.collision_probability,
+        # "interrupted": the signal that stopped the search (2: SIGINT, 15: SIGTERM); else null.
+        "signal": result.signal,
         # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
         "rules_not_in_configuration": not_in_configuration(model),
         "violations": [
@@ -64,8 +68,14 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         f"Result: {result.result}. {result.distinct_states:,} distinct states, {result.states_generated:,} generated, "
         f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
     )
+    lines.append(f"Fingerprints: 64-bit; the chance that two distinct states collided is about n^2/2^65 = "
+                 f"{result.collision_probability:.2g}.")
     if model.symmetry:
         lines.append("Symmetry reduction: on (a broker's log dirs are interchangeable); states are counted up to it.")
+    if result.result == "interrupted":
+        name = {2: "SIGINT", 15: "SIGTERM"}.get(result.signal, f"signal {result.signal}")
+        lines.append(f"The search was stopped by a signal ({name}): it is not exhaustive; the counts are those "
+                     f"reached before it stopped.")
     if result.result == "bounded":
         if result.note:
             lines.append(f"The search {result.note}.")
