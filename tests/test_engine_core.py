@@ -112,3 +112,28 @@ def test_a_killed_worker_raises_worker_error_promptly():
     with pytest.raises(WorkerError, match=r"^BFS worker \d \(pid \d+\) was killed by signal 9 \(SIGKILL\)"):
         explore("bfs", Model(preset_config("tiny")), [inv], SearchOptions(workers=2))
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_spark_stops_on_a_signal_with_the_last_complete_level(tmp_path, sig, code):
+    pytest.importorskip("pyspark")
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen([sys.executable, "-m", "explorer", "explore", "--engine", "spark", "--master",
+                             "local[2]", "--preset", "small", "--json", str(report)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # Wait for a few levels (progress lines), then signal the driver.
+    lines = []
+    while len(lines) < 8:
+        line = proc.stderr.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 20
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and "Traceback" not in out, err
+    data = json.loads(report.read_text())
+    assert data["result"] == "interrupted" and data["signal"] == sig and data["distinct_states"] > 1
+    assert data["collision_probability"] == data["spark"]["collision_probability"]
