@@ -307,6 +307,24 @@ class Run(TransitionCounts):
             return True
         return len(self.checker.failed) >= self.checker.selected
 
+    def out_of_memory(self, distinct: int, depth: int) -> SearchResult | None:
+        """--max-memory: the bounded result (with its note) when the limit is reached, else None."""
+        if not self.memory.exceeded():
+            return None
+        self.note = self.memory.note(distinct, depth)
+        return self.result(distinct, depth, True)
+
+    def checkpoint(self, distinct: int, depth: int, text_fn) -> SearchResult | None:
+        """Between two steps of DFS or two random walks: stop at --max-memory, else report progress."""
+        stopped = self.out_of_memory(distinct, depth)
+        if stopped is None:
+            self.progress(text_fn)
+        return stopped
+
+    def interrupted(self, distinct: int, depth: int, error: BaseException) -> SearchResult:
+        """The partial result of a search stopped by SIGINT or SIGTERM (``error``: the caught interrupt)."""
+        return self.result(distinct, depth, True, interrupt_signal(error))
+
     def progress(self, text_fn) -> None:
         if self.options.progress is None:
             return

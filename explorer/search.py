@@ -176,12 +176,10 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
                     else:
                         stack.append((after, iter(model.successors(after))))
                         path.append(action)
-                if run.memory.exceeded():
-                    run.note = run.memory.note(len(seen), deepest)
-                    return run.result(len(seen), deepest, True)
-                run.progress(lambda: f"depth {len(stack)}  distinct {len(seen):,}")
+                if (stopped := run.checkpoint(len(seen), deepest, lambda: f"depth {len(stack)}  distinct {len(seen):,}")) is not None:
+                    return stopped
     except INTERRUPTS as e:
-        return run.result(len(seen), deepest, True, interrupt_signal(e))
+        return run.interrupted(len(seen), deepest, e)
     return run.result(len(seen), deepest, bounded)
 
 
@@ -218,12 +216,10 @@ def simulate(model: Model, invariants: list[Invariant], options: SearchOptions) 
                     if options.max_states is not None and len(seen) >= options.max_states:
                         return run.result(len(seen), deepest, True)
                     state = after
-                if run.memory.exceeded():
-                    run.note = run.memory.note(len(seen), deepest)
-                    return run.result(len(seen), deepest, True)
-                run.progress(lambda: f"walk {walk + 1}/{options.walks}  distinct {len(seen):,}")
+                if (stopped := run.checkpoint(len(seen), deepest, lambda: f"walk {walk + 1}/{options.walks}  distinct {len(seen):,}")) is not None:
+                    return stopped
     except INTERRUPTS as e:
-        return run.result(len(seen), deepest, True, interrupt_signal(e))
+        return run.interrupted(len(seen), deepest, e)
     return run.result(len(seen), deepest, True)
 
 
