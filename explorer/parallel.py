@@ -22,7 +22,7 @@ The design (Stern & Dill's hash-partitioned parallel BFS, level-synchronous):
 
   A worker thus expands the states it generated. When the next frontier is uneven across workers by more
   than 2% (always after the first level, where one worker holds the initial state), the parent has the fuller
-  workers send states, spread over their key range, to the emptier ones (``encode_states``): a few percent
+  workers send states, spread over their key range, to the emptier ones (``explorer.codec``): a few percent
   of the states move, where sending every state to its fingerprint's owner would move (N-1)/N of them.
 
 - Violations come back with their keys; the parent takes them in key order as the one-process BFS meets them.
@@ -30,6 +30,12 @@ The design (Stern & Dill's hash-partitioned parallel BFS, level-synchronous):
   which the one-process BFS would have stopped and asks the workers for their counts up to that key, so
   distinct states, generated transitions, depth, coverage and the violations (with shortest traces) are the
   same for every number of workers.
+- ``--max-states``: a level is expanded in batches of frontier positions (keys are increasing from batch to
+  batch), each sized at the rate of new states seen so far to reach the bound, so the workers stop within a
+  batch of the stopping key instead of expanding the whole level; the counts are still the one-process BFS's.
+- SIGINT and SIGTERM are the parent's (the workers ignore both): it stops the workers and returns the last
+  complete level's counts with result ``"interrupted"``. A worker that dies (SIGKILL, the OOM killer) ends the
+  search with a one-line ``WorkerError`` naming it and its signal or exit code.
 - ``--max-memory``: the parent measures itself and the workers (proportional set size) a few times a second
   while it waits; on reaching the limit it stops the workers and reports the last complete level, ``bounded``.
 
