@@ -34,7 +34,7 @@ from model import Action, ActionDisabled, Model, fingerprint
 
 from .render import trace_text
 from .scenario import Scenario, replay
-from .search import Checker, SearchResult, Violation
+from .core import Checker, SearchResult, TransitionCounts, Violation, rebuild_trace
 
 # Bounds on environment events that `jbodcheck fuzz` uses when no --preset is given (and the pytest
 # stateful suite uses for its large configuration): loose enough for long histories with several faults of
@@ -68,12 +68,7 @@ class InvariantViolation(AssertionError):
 
     def trace(self) -> list:
         """The run as (action, state) pairs from the initial state, as the explorer's engines report it."""
-        state = self.model.init_states()[0]
-        trace = [(None, state)]
-        for action in self.actions:
-            action, state = self.model.step(state, self.model.rules[action.rule].name, action.args)
-            trace.append((action, state))
-        return trace
+        return rebuild_trace(self.model, self.actions)
 
     def minimal(self, invariants: list[Invariant] | None = None) -> "InvariantViolation":
         """The same violation after removing every step it does not need (see ``minimize``)."""
@@ -160,11 +155,8 @@ def scenario_dict(model: Model, actions, preset: str | None = None, description:
 @attrs.define
 class FuzzStats:
     """Counters shared by every machine instance of one run (coverage as the explorer's engines count it)."""
-    rules: int
-    um_rule: int
-    coverage: list = attrs.Factory(list)
+    counts: TransitionCounts
     examples: int = 0
-    steps: int = 0
     deepest: int = 0
     seen: set = attrs.Factory(set)
     progress: Callable[[str], None] | None = None
@@ -172,8 +164,11 @@ class FuzzStats:
     next_progress: float = 0.0
 
     def __attrs_post_init__(self):
-        self.coverage = [0] * self.rules
         self.next_progress = self.start + 3.0
+
+    @property
+    def steps(self) -> int:
+        return self.counts.generated
 
     def new_example(self) -> None:
         self.examples += 1
@@ -185,10 +180,7 @@ class FuzzStats:
                               f"{now - self.start:.0f}s")
 
     def count(self, action: Action, after, depth: int) -> None:
-        self.steps += 1
-        self.coverage[action.rule] += 1
-        if action.settled:
-            self.coverage[self.um_rule] += len(action.settled)
+        self.counts.count(action)
         self.seen.add(fingerprint(after))
         if depth > self.deepest:
             self.deepest = depth
@@ -325,7 +317,7 @@ class FuzzOutcome:
 def fuzz(model: Model, invariants: list[Invariant], options: FuzzOptions) -> FuzzOutcome:
     """Run the generated machine; a failure is shrunk by Hypothesis, minimized (``minimize``), then replayed
     (as `jbodcheck replay` would) to build the reported trace. Without a violation the result is "bounded": random testing is never exhaustive."""
-    stats = FuzzStats(len(model.rules), model.rule_index["BrokerUpdateMetadata"], progress=options.progress)
+    stats = FuzzStats(TransitionCounts(model), progress=options.progress)
     machine = make_state_machine(model, invariants, stats=stats)
     if options.seed is not None:
         machine = hypothesis_seed(options.seed)(machine)
@@ -340,7 +332,7 @@ def fuzz(model: Model, invariants: list[Invariant], options: FuzzOptions) -> Fuz
         shrunk = len(failure.actions)
         failure = failure.minimal(invariants)
         violations.append(replay_failure(model, invariants, failure))
-    coverage = {r.name: n for r, n in zip(model.rules, stats.coverage)}
+    coverage = stats.counts.coverage_dict()
     result = SearchResult(
         "hypothesis", "violation" if violations else "bounded", len(stats.seen) + 1, stats.steps,
         len(failure.actions) if failure is not None else stats.deepest, round(time.monotonic() - stats.start, 3),

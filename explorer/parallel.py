@@ -22,7 +22,7 @@ The design (Stern & Dill's hash-partitioned parallel BFS, level-synchronous):
 
   A worker thus expands the states it generated. When the next frontier is uneven across workers by more
   than 2% (always after the first level, where one worker holds the initial state), the parent has the fuller
-  workers send states, spread over their key range, to the emptier ones (``encode_states``): a few percent
+  workers send states, spread over their key range, to the emptier ones (``explorer.codec``): a few percent
   of the states move, where sending every state to its fingerprint's owner would move (N-1)/N of them.
 
 - Violations come back with their keys; the parent takes them in key order as the one-process BFS meets them.
@@ -30,6 +30,12 @@ The design (Stern & Dill's hash-partitioned parallel BFS, level-synchronous):
   which the one-process BFS would have stopped and asks the workers for their counts up to that key, so
   distinct states, generated transitions, depth, coverage and the violations (with shortest traces) are the
   same for every number of workers.
+- ``--max-states``: a level is expanded in batches of frontier positions (keys are increasing from batch to
+  batch), each sized at the rate of new states seen so far to reach the bound, so the workers stop within a
+  batch of the stopping key instead of expanding the whole level; the counts are still the one-process BFS's.
+- SIGINT and SIGTERM are the parent's (the workers ignore both): it stops the workers and returns the last
+  complete level's counts with result ``"interrupted"``. A worker that dies (SIGKILL, the OOM killer) ends the
+  search with a one-line ``WorkerError`` naming it and its signal or exit code.
 - ``--max-memory``: the parent measures itself and the workers (proportional set size) a few times a second
   while it waits; on reaching the limit it stops the workers and reports the last complete level, ``bounded``.
 
@@ -41,7 +47,6 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
-import pickle
 import signal
 import sys
 import time
@@ -53,10 +58,12 @@ import numpy as np
 
 from model import Model
 
-from .search import Checker, SearchOptions, SearchResult, _Run, fingerprint_of, gc_paused, rebuild_trace
+from .codec import decode_states, encode_states
+from .core import (INTERRUPTS, Checker, Run, SearchResult, TransitionCounts, fingerprint_of, gc_paused,
+                   interrupt_signal, interruptible, rebuild_trace)
 from .visited import U64, ActionIndex, FingerprintSet, ParentTable, peak_rss
 
-_PROTOCOL = pickle.HIGHEST_PROTOCOL
+__all__ = ["WorkerError", "decode_states", "encode_states", "parallel_bfs"]
 _TICK_S = 1.0                  # a worker reports its progress at most this often while it expands
 
 
@@ -66,57 +73,6 @@ class WorkerError(RuntimeError):
 
 class _MemoryStop(Exception):
     pass
-
-
-# ---- compact blocks of states (load balancing) -------------------------------------------------------------
-# Each field value of the State tuple (and each element of a field that is a tuple of tuples, such as the
-# brokers) is stored once per block and referred to by index. Successors share most parts with their parent
-# and each other, so a block is a fraction of the size of a pickled list of states, and it unpickles about
-# five times faster (no NamedTuple constructor calls for shared parts). Generic over the State's fields.
-
-_tuple_new = tuple.__new__
-
-
-def encode_states(states: list) -> bytes:
-    if not states:
-        return pickle.dumps(None, _PROTOCOL)
-    width = len(states[0])
-    tables = [{} for _ in range(width)]
-    by_id = [{} for _ in range(width)]      # identity first: shared parts are not hashed again
-
-    def intern(i: int, v) -> int:
-        ids = by_id[i]
-        k = ids.get(id(v))
-        if k is None:
-            table = tables[i]
-            k = table.get(v)
-            if k is None:
-                k = table[v] = len(table)
-            ids[id(v)] = k
-        return k
-
-    rows = []
-    for s in states:
-        row = []
-        for i, v in enumerate(s):
-            if type(v) is tuple and v and isinstance(v[0], tuple):
-                row.append(tuple([intern(i, e) for e in v]))
-            else:
-                row.append(intern(i, v))
-        rows.append(row)
-    return pickle.dumps((type(states[0]), [list(t) for t in tables], rows), _PROTOCOL)
-
-
-def decode_states(blob: bytes) -> list:
-    packed = pickle.loads(blob)
-    if packed is None:
-        return []
-    cls, tables, rows = packed
-    out = []
-    for row in rows:
-        out.append(_tuple_new(cls, [tuple([table[k] for k in r]) if type(r) is tuple else table[r]
-                                    for table, r in zip(tables, row)]))
-    return out
 
 
 # ---- the worker ----------------------------------------------------------------------------------------------
@@ -129,8 +85,7 @@ class _Worker:
         self.adtype = np.uint16 if self.actions.typecode == "H" else np.uint32
         self.S = len(model.action_space)
         self.visited = FingerprintSet()
-        self.um_rule = model.rule_index["BrokerUpdateMetadata"]
-        self.rule_count = len(model.rules)
+        self.counts = TransitionCounts(model)
         self.fingerprint = fingerprint_of(model)
         init = model.init_states()[0]
         fp = self.fingerprint(init)
@@ -149,16 +104,19 @@ class _Worker:
                 return
             handlers[msg[0]](*msg[1:])
 
-    # 1. expand the frontier states held here, in key order; candidates' fingerprints go to their owners
-    def expand(self, failed) -> None:
+    # 1. expand the frontier states held here whose position is below ``upto`` (a batch of the level; the whole
+    #    level without --max-states), in key order; candidates' fingerprints go to their owners
+    def expand(self, failed, upto: int, first: bool) -> None:
         n, S, model, conn = self.n, self.S, self.model, self.conn
         checker = self.checker
         checker.failed = set(failed)
         check_transition = checker.check_transition if checker.transition_invs else None
         aid = self.actions.ids
         fingerprint = self.fingerprint
-        keys, rules, settled = array("Q"), array("H"), array("H")
-        self.keys, self.rules, self.settled = keys, rules, settled
+        if first:                                   # the level's transitions, in key order, over its batches
+            self.keys, self.rules, self.settled = array("Q"), array("H"), array("H")
+        keys, rules, settled = self.keys, self.rules, self.settled
+        batch = bisect_right(self.frontier, upto - 1, key=lambda f: f[0])
         local: set[int] = set()
         c_fps = [[] for _ in range(n)]
         c_keys = [[] for _ in range(n)]
@@ -166,7 +124,7 @@ class _Worker:
         c_states = [[] for _ in range(n)]
         violations = []
         next_tick = time.monotonic() + _TICK_S
-        for count, (pos, state) in enumerate(self.frontier):
+        for count, (pos, state) in enumerate(self.frontier[:batch]):
             key = pos * S
             for action, after in model.successors(state):
                 keys.append(key)
@@ -188,21 +146,19 @@ class _Worker:
             if count & 63 == 63 and time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + _TICK_S
                 conn.send(("tick", len(keys)))
-        self.frontier = []
+        del self.frontier[:batch]
         del local
         self.candidates = (c_keys, c_aids, c_states)
         fps = [np.array(f, dtype=U64) for f in c_fps]
         del c_fps
         self.mine = (fps[self.wid], np.array(c_keys[self.wid], dtype=U64))
         out = [None if d == self.wid else (fps[d], np.array(c_keys[d], dtype=U64)) for d in range(n)]
-        conn.send(("expanded", out, self._counts(len(keys)), keys[0] if keys else None, violations))
+        conn.send(("expanded", out, self._counts(len(keys)), violations))
 
     def _counts(self, upto: int) -> tuple[int, list]:
         """Transitions and coverage of this level's first ``upto`` transitions (in key order)."""
-        rules = np.frombuffer(self.rules, dtype=np.uint16)[:upto]
-        coverage = np.bincount(rules, minlength=self.rule_count).astype(np.int64)
-        coverage[self.um_rule] += int(np.frombuffer(self.settled, dtype=np.uint16)[:upto].sum(dtype=np.int64))
-        return upto, coverage.tolist()
+        return self.counts.count_arrays(np.frombuffer(self.rules, dtype=np.uint16)[:upto],
+                                        np.frombuffer(self.settled, dtype=np.uint16)[:upto])
 
     # 2. as owner: drop visited candidates, keep the smallest key per fingerprint, tell the senders who won
     def dedup(self, incoming) -> None:
@@ -249,7 +205,7 @@ class _Worker:
                 for inv, msg in checker.check_state(state):
                     checker.failed.add(inv.id)
                     violations.append((key, inv.id, msg, a))
-        self.adopted = states
+        self.adopted.extend(states)                 # a later batch's keys are all larger
         self.conn.send(("adopted", keys, aids, violations, self.visited.nbytes))
 
     # 4. the new states' positions in the next frontier; give some to other workers to balance the load
@@ -280,7 +236,10 @@ class _Worker:
 
 
 def _worker_main(wid: int, n: int, conn, close: list, model: Model, invariants: list) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's to handle; it stops the workers
+    # Ctrl-C (to the whole process group) and SIGTERM are the parent's to handle: it stops the workers (SIGKILL
+    # when they do not answer). A worker whose parent is gone sees its pipe close and exits.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for c in close:
         c.close()
     import gc
@@ -323,12 +282,31 @@ class _Pool:
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs]
 
+    def died(self, wid: int) -> WorkerError:
+        """The error for a worker whose pipe closed: one line naming it and how it ended."""
+        proc = self.procs[wid]
+        proc.join(timeout=1)
+        code = proc.exitcode
+        if code is None:
+            how = "closed its pipe"
+        elif code < 0:
+            try:
+                how = f"was killed by signal {-code} ({signal.Signals(-code).name})"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with code {code}"
+        return WorkerError(f"BFS worker {wid} (pid {proc.pid}) {how} during the search")
+
     def send(self, wid: int, msg) -> None:
-        self.conns[wid].send(msg)
+        try:
+            self.conns[wid].send(msg)
+        except OSError:                              # BrokenPipeError: the worker is gone
+            raise self.died(wid) from None
 
     def broadcast(self, msg) -> None:
-        for c in self.conns:
-            c.send(msg)
+        for wid in range(len(self.conns)):
+            self.send(wid, msg)
 
     def gather(self, tag: str, on_wait) -> list:
         """Each worker's next ``tag`` message; ``on_wait`` runs after every wake-up (progress, memory)."""
@@ -341,9 +319,7 @@ class _Pool:
                 try:
                     msg = c.recv()
                 except (EOFError, OSError):
-                    code = self.procs[i].exitcode
-                    raise WorkerError(f"BFS worker {i} exited unexpectedly"
-                                      + (f" (exit code {code})" if code is not None else "")) from None
+                    raise self.died(i) from None
                 if msg[0] == "tick":
                     self.ticks[i] = msg[1]
                 elif msg[0] == "error":
@@ -368,24 +344,24 @@ class _Pool:
             if graceful:
                 p.join(timeout=5)
             if p.is_alive():
-                p.terminate()
+                p.kill()                             # workers ignore SIGTERM (it is the parent's to handle)
             p.join(timeout=5)
         for c in self.conns:
             c.close()
         return peaks
 
 
-def parallel_bfs(model: Model, invariants: list, options: SearchOptions) -> SearchResult:
+def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
     n = options.workers
-    run = _Run(model, invariants, options, "bfs")
+    run = Run(model, invariants, options, "bfs")
     actions = ActionIndex(model)
     table = ParentTable(actions)
     S = len(model.action_space)
     init = model.init_states()[0]
     stats = {"worker_visited_bytes": 8}
 
-    def finish(distinct: int, depth: int, bounded: bool, peaks=()) -> SearchResult:
-        result = run.result(distinct, depth, bounded)
+    def finish(distinct: int, depth: int, bounded: bool, peaks=(), signum: int | None = None) -> SearchResult:
+        result = run.result(distinct, depth, bounded, signum)
         result.workers = n
         result.memory = {"visited_bytes": table.nbytes + stats["worker_visited_bytes"], "visited_states": distinct}
         if peaks:
@@ -395,7 +371,7 @@ def parallel_bfs(model: Model, invariants: list, options: SearchOptions) -> Sear
     if run.record(run.checker.check_state(init), lambda: [(None, init)]):
         return finish(1, 0, False)
     max_depth, max_states = options.max_depth, options.max_states
-    if max_depth is not None and max_depth <= 0:
+    if (max_depth is not None and max_depth <= 0) or (max_states is not None and max_states <= 1):
         return finish(1, 0, True)
     if run.memory.exceeded(force=True):
         run.note = run.memory.note(1, 0)
@@ -404,12 +380,12 @@ def parallel_bfs(model: Model, invariants: list, options: SearchOptions) -> Sear
     order_of = {inv.id: i for i, inv in enumerate(run.checker.transition_invs + run.checker.state_invs
                                                   + run.checker.quiescent_invs)}
     by_id = {inv.id: inv for inv in invariants}
-    pool = _Pool(n, model, invariants)
-    run.memory.pids, run.memory.used = pool.pids, 0     # a new measure: no growth rate across the change
+    pool = None
     graceful = False
     depth, base, frontier_size = 0, 0, 1      # base: table index of the frontier's first state
     gen_before = 0
     level_info = {"depth": 1}
+    rate = [0, 0]                             # new states, frontier positions expanded (--max-states batches)
 
     def on_wait() -> None:
         run.generated = gen_before + sum(pool.ticks)
@@ -418,7 +394,9 @@ def parallel_bfs(model: Model, invariants: list, options: SearchOptions) -> Sear
             raise _MemoryStop
 
     try:
-        with gc_paused():
+        with interruptible(), gc_paused():
+            pool = _Pool(n, model, invariants)
+            run.memory.pids, run.memory.used = pool.pids, 0     # a new measure: no growth rate across the change
             while frontier_size:
                 if max_depth is not None and depth >= max_depth:
                     graceful = True
@@ -426,59 +404,70 @@ def parallel_bfs(model: Model, invariants: list, options: SearchOptions) -> Sear
                 level_info["depth"] = depth + 1
                 gen_before = run.generated
                 pool.ticks = [0] * n
-                pool.broadcast(("expand", tuple(run.checker.failed)))
-                r1 = pool.gather("expanded", on_wait)
-                for o in range(n):
-                    pool.send(o, ("dedup", [r1[g][1][o] for g in range(n)]))
-                r2 = pool.gather("deduped", on_wait)
-                for g in range(n):
-                    pool.send(g, ("adopt", [r2[o][1][g] for o in range(n)]))
-                r3 = pool.gather("adopted", on_wait)
-                stats["worker_visited_bytes"] = sum(r[4] for r in r3)
+                # A level runs as one batch of frontier positions; with --max-states, as batches sized to reach
+                # the bound, so that the search stops within a batch of where the one-process BFS stops.
+                lo, found_keys, found_aids, mine = 0, [], [], [[] for _ in range(n)]
+                while lo < frontier_size:
+                    need = None if max_states is None else max_states - len(table) - sum(map(len, found_keys))
+                    hi = frontier_size if need is None else min(frontier_size, lo + _batch(need, *rate))
+                    pool.broadcast(("expand", tuple(run.checker.failed), hi, lo == 0))
+                    r1 = pool.gather("expanded", on_wait)
+                    for o in range(n):
+                        pool.send(o, ("dedup", [r1[g][1][o] for g in range(n)]))
+                    r2 = pool.gather("deduped", on_wait)
+                    for g in range(n):
+                        pool.send(g, ("adopt", [r2[o][1][g] for o in range(n)]))
+                    r3 = pool.gather("adopted", on_wait)
+                    stats["worker_visited_bytes"] = sum(r[4] for r in r3)
+                    batch_keys = np.concatenate([r[1] for r in r3])
+                    order = np.argsort(batch_keys, kind="stable")
+                    found_keys.append(batch_keys[order])           # a later batch's keys are all larger
+                    found_aids.append(np.concatenate([r[2] for r in r3])[order])
+                    for o in range(n):
+                        mine[o].append(r3[o][1])
+                    rate[0] += len(batch_keys)
+                    rate[1] += hi - lo
+                    lo = hi
 
-                # the next frontier: every new state's rank by key is its position and its table index
-                seg = [len(r[1]) for r in r3]
-                all_keys = np.concatenate([r[1] for r in r3])
-                all_aids = np.concatenate([r[2] for r in r3])
-                order = np.argsort(all_keys, kind="stable")
-                sorted_keys, sorted_aids = all_keys[order], all_aids[order]
-                ranks = np.empty(len(order), dtype=np.int64)
-                ranks[order] = np.arange(len(order), dtype=np.int64)
-                cuts = np.cumsum([0] + seg)
-                positions = [ranks[cuts[o]:cuts[o + 1]] for o in range(n)]
-
-                # where the one-process BFS would stop in this level, if it would
-                stop_ms = None
-                if max_states is not None:
-                    need = max_states - len(table)
-                    if need <= 0:
-                        firsts = [r[3] for r in r1 if r[3] is not None]
-                        stop_ms = min(firsts) if firsts else None
-                    elif len(sorted_keys) >= need:
-                        stop_ms = int(sorted_keys[need - 1])
-                violations = [v for r in r1 for v in r[4]] + [v for r in r3 for v in r[3]]
-                violations.sort(key=lambda v: (v[0], order_of[v[1]]))
-                stop_v = _record(run, model, table, actions, by_id, violations, base, S, stop_ms)
-
-                stop = stop_v if stop_v is not None else stop_ms
-                if stop is not None:
-                    m = int(np.searchsorted(sorted_keys, stop, side="right"))
-                    table.extend(base + sorted_keys[:m] // S, sorted_aids[:m])
-                    pool.broadcast(("cut", stop))
-                    counts = pool.gather("cut", lambda: None)
-                    _add_counts(run, gen_before, [(c[1], c[2]) for c in counts])
-                    graceful = True
-                    return finish(len(table), depth + 1, stop_v is None, pool.close(True))
-                _add_counts(run, gen_before, [r[2] for r in r1])
-                gen_before, pool.ticks = run.generated, [0] * n   # this level is complete
+                    # where the one-process BFS would stop in this batch, if it would
+                    stop_ms = int(found_keys[-1][need - 1]) if need is not None and len(found_keys[-1]) >= need \
+                        else None
+                    violations = [v for r in r1 for v in r[3]] + [v for r in r3 for v in r[3]]
+                    violations.sort(key=lambda v: (v[0], order_of[v[1]]))
+                    stop_v = _record(run, model, table, actions, by_id, violations, base, S, stop_ms)
+                    stop = stop_v if stop_v is not None else stop_ms
+                    if stop is not None:
+                        sorted_keys, sorted_aids = np.concatenate(found_keys), np.concatenate(found_aids)
+                        m = int(np.searchsorted(sorted_keys, stop, side="right"))
+                        table.extend(base + sorted_keys[:m] // S, sorted_aids[:m])
+                        pool.broadcast(("cut", stop))
+                        counts = pool.gather("cut", lambda: None)
+                        run.generated = gen_before
+                        for c in counts:
+                            run.add(c[1], c[2])
+                        graceful = True
+                        return finish(len(table), depth + 1, stop_v is None, pool.close(True))
+                run.generated = gen_before                          # this level is complete: its counts
+                for r in r1:                                        # (the last batch's: the whole level's)
+                    run.add(*r[2])
+                gen_before, pool.ticks = run.generated, [0] * n
+                sorted_keys, sorted_aids = np.concatenate(found_keys), np.concatenate(found_aids)
                 new_base = len(table)
                 table.extend(base + sorted_keys // S, sorted_aids)
                 base, frontier_size = new_base, len(sorted_keys)
                 if frontier_size:
                     depth += 1
+                    # the next frontier: every new state's rank by key is its position and its table index
+                    held = [np.concatenate(k) for k in mine]
+                    seg = [len(k) for k in held]
+                    all_keys = np.concatenate(held)
+                    order = np.argsort(all_keys, kind="stable")
+                    ranks = np.empty(len(order), dtype=np.int64)
+                    ranks[order] = np.arange(len(order), dtype=np.int64)
+                    cuts = np.cumsum([0] + seg)
                     gives = _balance(seg)
                     for w in range(n):
-                        pool.send(w, ("place", positions[w], gives[w]))
+                        pool.send(w, ("place", ranks[cuts[w]:cuts[w + 1]], gives[w]))
                     r5 = pool.gather("placed", on_wait)
                     if any(g for g in gives):
                         for w in range(n):
@@ -490,9 +479,23 @@ def parallel_bfs(model: Model, invariants: list, options: SearchOptions) -> Sear
         run.generated = gen_before
         run.note = run.memory.note(len(table), depth)
         return finish(len(table), depth, True)
+    except INTERRUPTS as e:
+        # The last complete level's counts (a level's coverage is added when it completes).
+        run.generated = gen_before
+        return finish(len(table), depth, True, signum=interrupt_signal(e))
     finally:
-        if not graceful:
+        if not graceful and pool is not None:
             pool.close(False)
+
+
+_BATCH_MIN = 16   # frontier positions: with --max-states, the smallest batch of a level
+
+
+def _batch(need: int, new: int, expanded: int) -> int:
+    """With --max-states: how many frontier positions to expand next to find about ``need`` new states, at the
+    rate seen so far (``new`` states from ``expanded`` positions), with 10% to spare."""
+    per_position = new / expanded if expanded else 1.0
+    return max(_BATCH_MIN, int(need * 1.1 / max(per_position, 1e-3)) + 1)
 
 
 def _balance(sizes: list[int]) -> list[list[tuple[int, int]]]:
@@ -517,14 +520,7 @@ def _balance(sizes: list[int]) -> list[list[tuple[int, int]]]:
     return gives
 
 
-def _add_counts(run: _Run, gen_before: int, counts: list) -> None:
-    run.generated = gen_before + sum(c[0] for c in counts)
-    for _, coverage in counts:
-        for i, k in enumerate(coverage):
-            run.coverage[i] += k
-
-
-def _record(run: _Run, model: Model, table: ParentTable, actions: ActionIndex, by_id: dict, violations: list,
+def _record(run: Run, model: Model, table: ParentTable, actions: ActionIndex, by_id: dict, violations: list,
             base: int, S: int, limit: int | None) -> int | None:
     """Record the level's violations in the order the one-process BFS meets them (up to key ``limit``);
     returns the key of the transition at which the search stops, if it does."""

@@ -37,6 +37,10 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "depth": result.depth,
         "elapsed_s": result.elapsed_s,
         "coverage": full_coverage(model, result.coverage),
+        # The chance that two distinct states shared a 64-bit fingerprint (one then went unexplored): n^2/2^65.
+        "collision_probability": result.collision_probability,
+        # "interrupted": the signal that stopped the search (2: SIGINT, 15: SIGTERM); else null.
+        "signal": result.signal,
         # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
         "rules_not_in_configuration": not_in_configuration(model),
         "violations": [
@@ -73,14 +77,16 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         f"Result: {result.result}. {result.distinct_states:,} distinct states, {result.states_generated:,} generated, "
         f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
     )
+    lines.append(f"Fingerprints: 64-bit; the chance that two distinct states collided is about n^2/2^65 = "
+                 f"{result.collision_probability:.2g}.")
     if model.symmetry:
         lines.append("Symmetry reduction: on (a broker's log dirs are interchangeable); states are counted up to it.")
     elif model.symmetry_note:
         lines.append(f"Symmetry reduction: off: {model.symmetry_note}.")
     if result.result == "interrupted":
-        sig = getattr(result, "signal", None)
-        lines.append(f"The search was interrupted{f' by signal {sig}' if sig else ''}: it is not exhaustive, "
-                     "and the counts are those reached so far.")
+        name = {2: "SIGINT", 15: "SIGTERM"}.get(result.signal, f"signal {result.signal}")
+        lines.append(f"The search was stopped by a signal ({name}): it is not exhaustive; the counts are those "
+                     f"reached before it stopped.")
     if result.result == "bounded":
         if result.note:
             lines.append(f"The search {result.note}.")

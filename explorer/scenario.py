@@ -15,7 +15,7 @@ from invariants import Invariant
 from model import ActionDisabled, Model, State
 from model.state import D_DONE, DIR_NAMES, NO_LEADER, RA_DONE, bits
 
-from .search import Checker, SearchResult, Violation
+from .core import Checker, SearchResult, TransitionCounts, Violation
 
 _STEP = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 _ARG = re.compile(r"^\s*([a-z_]\w*)\s*=\s*(-?\d+)\s*$")
@@ -108,8 +108,7 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
     checker = Checker(model, invariants)
     state = model.init_states()[0]
     trace: list = [(None, state)]
-    coverage = [0] * len(model.rules)
-    um = model.rule_index["BrokerUpdateMetadata"]
+    counts = TransitionCounts(model)
     violations = [Violation(inv, msg, list(trace)) for inv, msg in checker.check_state(state)]
     failed_steps: list[str] = []
     for number, text in enumerate(scenario.steps, start=1):
@@ -122,8 +121,7 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
                 failed_steps.append(f"replay stopped at step {number}: {e}")
                 break
             raise ScenarioError(f"step {number} {e}") from None
-        coverage[action.rule] += 1
-        coverage[um] += len(action.settled)
+        counts.count(action)
         found = checker.check_transition(state, action, after) + checker.check_state(after)
         trace.append((action, after))
         for inv, msg in found:
@@ -133,7 +131,7 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
     failed = failed_steps or check_expectations(model, state, scenario.expect)
     result = SearchResult(
         "replay", "violation" if violations or failed else "ok", len(trace), len(trace) - 1, len(trace) - 1,
-        round(time.monotonic() - start, 3), {r.name: n for r, n in zip(model.rules, coverage)}, violations,
+        round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
     )
     return result, trace, failed
 

@@ -18,14 +18,13 @@ def run(model, invariants, options, spark: SparkOptions) -> SparkSearchResult:
 
 
 def annotate(report: dict, summary: str, result) -> tuple[dict, str]:
-    """The JSON report gains a "spark" section; the text summary gains its notes and the collision odds."""
+    """The JSON report gains a "spark" section (its "collision_probability" is the report's own, kept there
+    for the readers of 0.3.1's reports); the text summary gains its notes."""
     if not isinstance(result, SparkSearchResult):
         return report, summary
     info = result.spark
     report = {**report, "spark": info}
-    lines = [summary,
-             f"Spark: {info['partitions']} partitions on {info['master']}, {info['levels']} levels. 64-bit "
-             f"fingerprints: the chance that two distinct states collided is about n^2/2^65 = "
-             f"{info['collision_probability']:.2g}."]
+    # The collision estimate is in every engine's summary (and report's "collision_probability").
+    lines = [summary, f"Spark: {info['partitions']} partitions on {info['master']}, {info['levels']} levels."]
     lines.extend(f"Note: {note}" for note in info["notes"])
     return report, "\n".join(lines)

@@ -7,13 +7,18 @@ states of the path with the model (docs/spark.md).
 """
 from __future__ import annotations
 
+import logging
+import signal
 import sys
+import threading
 import time
 from typing import Callable
 
 import attrs
 
-from explorer.search import SearchOptions, SearchResult, Violation, rebuild_trace
+from explorer.core import (INTERRUPTS, SearchResult, TransitionCounts, Violation, collision_probability,
+                           interrupt_signal, interruptible, rebuild_trace)
+from explorer.search import SearchOptions
 from model import Action, Model
 
 from . import worker
@@ -33,9 +38,22 @@ class SparkSearchResult(SearchResult):
     spark: dict = attrs.Factory(dict)
 
 
-def collision_probability(states: int) -> float:
-    """The chance that two of n distinct states share a 64-bit fingerprint: about n^2 / 2^65 (as TLC reports)."""
-    return states * max(states - 1, 0) / 2.0 ** 65
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _quiet_py4j() -> None:
+    """A KeyboardInterrupt (or SIGTERM) that lands inside a py4j call makes py4j and pyspark log the broken
+    connection with tracebacks; the search reports the interruption itself."""
+    for name in ("py4j", "py4j.java_gateway", "py4j.clientserver", "pyspark"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    root = logging.getLogger()
+    if _py4j_interrupt_record not in root.filters:
+        root.addFilter(_py4j_interrupt_record)   # py4j logs this one on the root logger, with a traceback
+
+
+def _py4j_interrupt_record(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("KeyboardInterrupt while sending command")
 
 
 def explore_spark(model: Model, invariants: list, options: SearchOptions, spark: SparkOptions | None = None, *,
@@ -44,6 +62,7 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
     ``spark`` and stopped at the end); ``on_level``: called after each level with its figures (benchmarks)."""
     started = time.monotonic()
     spark = validate(spark or SparkOptions())
+    _quiet_py4j()
     handle = SparkHandle(sc, owned=False) if sc is not None else start(spark)
     try:
         if spark.checkpoint_dir is not None:
@@ -145,11 +164,50 @@ class _Search:
 
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> SparkSearchResult:
+        """The search; SIGINT or SIGTERM ends it with result "interrupted" and the last complete level's counts
+        (the caller stops the SparkContext)."""
+        self.done = {"distinct": 0, "generated": 0, "coverage": [0] * len(self.model.rules), "depth": 0,
+                     "levels": 0, "found": {}, "prev": None}
+        # PySpark's own SIGINT handler cancels the jobs through py4j from inside the signal handler, which breaks
+        # the py4j call under way; a plain KeyboardInterrupt (and SIGTERM's SearchInterrupted) instead, and the
+        # caller stops the SparkContext, which cancels what runs.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler) if _main_thread() else None
+        try:
+            with interruptible():
+                return self._run()
+        except INTERRUPTS as e:
+            return self._interrupted(interrupt_signal(e))
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    def _interrupted(self, signum: int) -> SparkSearchResult:
+        done = self.done
+        violations = []
+        if done["found"]:
+            try:                     # what the levels that completed found (Spark may refuse new jobs by now)
+                violations = [v for _, v in self._violations(done["prev"], done["found"], True)]
+            except Exception:  # noqa: BLE001
+                violations = []
+        counts = TransitionCounts(self.model)
+        counts.add(done["generated"], done["coverage"])
+        info = self._info(done["levels"], done["distinct"],
+                          ["Stopped by a signal: the counts are those of the last complete level."])
+        return SparkSearchResult(ENGINE, "interrupted", done["distinct"], done["generated"], done["depth"],
+                                 round(time.monotonic() - self.started, 3), counts.coverage_dict(), violations,
+                                 info, signal=signum)
+
+    def _info(self, levels: int, distinct: int, notes: list) -> dict:
+        return {"master": self.sc.master, "partitions": self.partitions, "levels": levels,
+                "checkpoint_dir": self.spark.checkpoint_dir,
+                "fingerprint_bits": 64, "collision_probability": collision_probability(distinct), "notes": notes}
+
+    def _run(self) -> SparkSearchResult:
         _ship_by_value(self.invariants, self.features)
         model, options, parts = self.model, self.options, self.partitions
         max_depth, max_states = options.max_depth, options.max_states
-        coverage = [0] * len(model.rules)
-        distinct = generated = 0
+        counts = TransitionCounts(model)
+        distinct = 0
         failed: set[str] = set()
         found: dict[str, tuple] = {}          # invariant id -> its first violation record
         prev = None
@@ -175,10 +233,9 @@ class _Search:
             new = sum(s["new"] for s in stats)
             emitted = sum(s["emitted"] for s in stats)
             distinct += new
-            generated += sum(s["generated"] for s in stats)
             for s in stats:
-                for i, n in enumerate(s["coverage"]):
-                    coverage[i] += n
+                counts.add(s["generated"], s["coverage"])
+            generated = counts.generated
             records = sorted(r for s in stats for r in s["violations"])
             for record in records:
                 inv_id = self.invariants[record[4]].id
@@ -192,6 +249,8 @@ class _Search:
                        "emitted": emitted, "seconds": seconds, "elapsed": time.monotonic() - self.started,
                        "partitions": stats}
             levels += 1
+            self.done = {"distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
+                         "depth": depth, "levels": levels, "found": dict(found), "prev": prev}
             if options.progress is not None:
                 options.progress(f"level {level}  frontier {new:,}  distinct {distinct:,}  {seconds:.2f}s  "
                                  f"(total {figures['elapsed']:.1f}s)")
@@ -225,13 +284,9 @@ class _Search:
                          "the violating transition; the trace is as short as BFS's.")
         if stop_reason == "max_states":
             notes.append("--max-states is checked after each level: the count may exceed it by up to one level.")
-        p = collision_probability(distinct)
-        info = {"master": self.sc.master, "partitions": parts, "levels": levels,
-                "checkpoint_dir": self.spark.checkpoint_dir,
-                "fingerprint_bits": 64, "collision_probability": p, "notes": notes}
         elapsed = round(time.monotonic() - self.started, 3)
-        return SparkSearchResult(ENGINE, status, distinct, generated, depth, elapsed,
-                                 {r.name: n for r, n in zip(model.rules, coverage)}, result_violations, info)
+        return SparkSearchResult(ENGINE, status, distinct, counts.generated, depth, elapsed, counts.coverage_dict(),
+                                 result_violations, self._info(levels, distinct, notes))
 
     # -- counterexamples -------------------------------------------------------------------------------
     def _violations(self, out, found: dict, all_violations: bool) -> list:

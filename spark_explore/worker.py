@@ -1,7 +1,10 @@
 """What runs inside Spark's Python workers: one fused pass per partition per level, and path look-ups.
 
-This module imports only the model, invariants.plugins, numpy and the standard library (never pyspark or the
-CLI), so an executor needs nothing but Python, the model's packages and their few dependencies (docs/spark.md).
+This module imports only the model, invariants.plugins, the explorer's engine core and state codec
+(explorer/core.py, explorer/codec.py), numpy and the standard library (never pyspark or the CLI), so an executor
+needs nothing but Python, the packages that spark_explore/package.py ships and their few dependencies
+(docs/spark.md). Invariants are checked by the engine core's ``Checker`` and transitions counted by its
+``TransitionCounts``, as in every other engine.
 
 Records of a level's RDD (``out``), all partitioned by fingerprint:
 
@@ -22,15 +25,15 @@ import time
 
 import numpy as np
 
+from explorer.codec import PROTOCOL as _PROTOCOL, decode_states, encode_states
+from explorer.core import Checker, TransitionCounts
 from invariants.plugins import Plugins
 from model import Model
-from model.state import State
 
 U64 = np.uint64
 U32 = np.uint32
 NO_ACTION = 0xFFFFFFFF       # the initial state's action
 CHUNK = 32768                # at most this many states per candidate block (bounds record sizes)
-_PROTOCOL = 5
 _EMPTY = (np.empty(0, U64), np.empty(0, U64), np.empty(0, U32))
 
 
@@ -52,59 +55,6 @@ def outgoing(record):
     if record[0] == "C":
         return ((record[1], record[2]),)
     return ()
-
-
-# ------------------------------------------------------------------------------------------------------
-# A block of states: every value of a State field (and every element of a tuple-of-tuples field, such as the
-# brokers) is stored once per block and referred to by index. Successors share most of their parts with
-# their parent and with each other, so this is far smaller and faster than pickling the NamedTuples one by
-# one (Python's pickle spends microseconds per NamedTuple). Only the State type's fields are used.
-# ------------------------------------------------------------------------------------------------------
-
-_tuple_new = tuple.__new__
-
-
-def encode_states(states: list) -> bytes:
-    if not states:
-        return pickle.dumps((State, [], []), _PROTOCOL)
-    width = len(states[0])
-    tables = [dict() for _ in range(width)]
-    by_id = [dict() for _ in range(width)]  # identity first: shared parts skip hashing (states are alive)
-    rows = []
-
-    def intern(i: int, v) -> int:
-        table, ids = tables[i], by_id[i]
-        k = ids.get(id(v))
-        if k is None:
-            k = table.get(v)
-            if k is None:
-                k = table[v] = len(table)
-            ids[id(v)] = k
-        return k
-
-    for s in states:
-        row = []
-        for i, v in enumerate(s):
-            if type(v) is tuple and v and isinstance(v[0], tuple):
-                row.append(tuple(intern(i, e) for e in v))
-            else:
-                row.append(intern(i, v))
-        rows.append(row)
-    return pickle.dumps((type(states[0]), [list(t) for t in tables], rows), _PROTOCOL)
-
-
-def decode_states(blob: bytes, which=None) -> list:
-    """The states of a block (only those at the positions in ``which`` when given, in that order)."""
-    cls, tables, rows = pickle.loads(blob)
-    if which is not None:
-        rows = [rows[i] for i in which]
-    out = []
-    for row in rows:
-        values = []
-        for table, r in zip(tables, row):
-            values.append(tuple([table[k] for k in r]) if type(r) is tuple else table[r])
-        out.append(_tuple_new(cls, values))
-    return out
 
 
 def pack_block(fps, parents, actions, states) -> bytes:
@@ -135,6 +85,17 @@ def merge_sorted(old, new):
 
 
 _MODELS: dict = {}
+_CHECKERS: dict = {}
+
+
+def checker_for(model, model_key: tuple, invariants: list) -> Checker:
+    """The engine core's Checker for the model of a key and a selection of invariants, kept across levels (its
+    per-broker results are memoised by value, and brokers recur from level to level)."""
+    key = (model_key, tuple(inv.id for inv in invariants))
+    checker = _CHECKERS.get(key)
+    if checker is None:
+        checker = _CHECKERS[key] = Checker(model, invariants)
+    return checker
 
 
 def model_for(model_key: tuple, features=(), invariants=()):
@@ -210,39 +171,32 @@ class LevelPass:
         del visited
 
         work_started = time.perf_counter()
-        depth, partitions, failed = self.level, self.partitions, self.failed
-        state_invs = [(k, i) for k, i in enumerate(self.invariants) if i.kind == "state" and i.id not in failed]
-        quiescent_invs = [(k, i) for k, i in enumerate(self.invariants)
-                          if i.kind == "quiescent" and i.id not in failed]
-        transition_invs = [(k, i) for k, i in enumerate(self.invariants)
-                           if i.kind == "transition" and i.id not in failed]
-        coverage = [0] * len(model.rules)
-        um_rule = model.rule_index["BrokerUpdateMetadata"]
+        depth, partitions = self.level, self.partitions
+        checker = checker_for(model, self.model_key, self.invariants)
+        checker.failed = set(self.failed)
+        pos_of = {inv.id: k for k, inv in enumerate(self.invariants)}
+        check_state = checker.check_state if checker.state_invs or checker.quiescent_invs else None
+        check_transition = checker.check_transition if checker.transition_invs else None
+        counts = TransitionCounts(model)
+        count = counts.count
         best: dict = {}
-        generated = emitted = 0
+        emitted = 0
         seen: set = set()
         out = [([], [], [], []) for _ in range(partitions)]
         for k, state in enumerate(new_states):
             fp = int(new_fps[k])
-            if state_invs or quiescent_invs:
-                checks = state_invs + quiescent_invs if quiescent_invs and model.is_quiescent(state) else state_invs
-                for pos, inv in checks:
-                    msg = inv.check(model, state)
-                    if msg is not None:
-                        _keep_min(best, (depth, fp, int(new_parents[k]), int(new_actions[k]), pos, msg))
+            if check_state is not None:
+                for inv, msg in check_state(state):
+                    _keep_min(best, (depth, fp, int(new_parents[k]), int(new_actions[k]), pos_of[inv.id], msg))
             if not self.expand:
                 continue
             for action, after in model.successors(state):
-                generated += 1
-                coverage[action.rule] += 1
-                if action.settled:
-                    coverage[um_rule] += len(action.settled)
+                count(action)
                 ai = action_index[(action.rule, action.args)]
                 after_fp = fingerprint(after)
-                for pos, inv in transition_invs:
-                    msg = inv.check(model, state, action, after)
-                    if msg is not None:
-                        _keep_min(best, (depth + 1, after_fp, fp, ai, pos, msg))
+                if check_transition is not None:
+                    for inv, msg in check_transition(state, action, after):
+                        _keep_min(best, (depth + 1, after_fp, fp, ai, pos_of[inv.id], msg))
                 if after_fp in seen:   # first seen = smallest (parent, action) here: states go in fp order
                     continue
                 seen.add(after_fp)
@@ -263,7 +217,8 @@ class LevelPass:
                 yield ("C", dest, pack_block(*block))
         finished = time.perf_counter()
         self.stats.add({(self.level, index): {
-            "new": int(len(new_fps)), "generated": generated, "emitted": emitted, "coverage": coverage,
+            "new": int(len(new_fps)), "generated": counts.generated, "emitted": emitted,
+            "coverage": counts.coverage,
             "violations": sorted(best.values()), "visited": visited_size,
             "seconds": finished - started, "work_seconds": finished - work_started,
             "worker_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
