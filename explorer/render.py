@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from model import Model, State
 from model.state import (
-    BUDGET_FIELDS, DELETION_NAMES, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES, LEADER_AND_ISR, LEADER_DURING_DELETE,
-    MESSAGE_NAMES, NO_LEADER, PARTITION_STATE_NAMES, REASSIGNMENT_NAMES, REPLICA_STATE_NAMES, STOP_REPLICA, STOP_REPLICA_DELETE, bits,
+    BROKER_SCHEMA, BUDGET_FIELDS, CONTROLLER_VIEW, DELETION_NAMES, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES,
+    LEADER_AND_ISR, LEADER_DURING_DELETE, MESSAGE_NAMES, NO_LEADER, PARTITION_STATE_NAMES, REASSIGNMENT_NAMES,
+    REPLICA_STATE_NAMES, STATE_VIEW, STOP_REPLICA, STOP_REPLICA_DELETE, bits,
 )
 
 
@@ -37,70 +38,68 @@ def _ids(mask: int) -> str:
     return "[" + ",".join(str(b) for b in bits(mask)) + "]"
 
 
+# The formatters the declared views name (model/state.py Show.fmt): fmt(model, value) -> JSON-ready value.
+_FORMATS = {
+    "plain": lambda m, v: v,
+    "list": lambda m, v: list(v),
+    "bits": lambda m, v: bits(v),
+    "dir_names": lambda m, v: [DIR_NAMES[x] for x in v],
+    "hosted": lambda m, v: HOSTED_NAMES[v],
+    "metadata": lambda m, v: None if v is None else {
+        "leader": _leader(v.leader), "isr": bits(v.isr), "offline_replicas": bits(v.offline)},
+    "messages": lambda m, v: [message_text(x) for x in v],
+    "leader_and_isr_responses": lambda m, v: _responses("LeaderAndIsrResponse", v),
+    "stop_replica_responses": lambda m, v: _responses("StopReplicaResponse", v),
+    "per_broker_bits": lambda m, v: {str(b): bits(mask) for b, mask in enumerate(v)},
+    "budget": lambda m, v: {name.removeprefix("max_"): n for name, n in zip(BUDGET_FIELDS, v)},
+    "deletion": lambda m, v: DELETION_NAMES[v],
+    "reassignment": lambda m, v: REASSIGNMENT_NAMES[v],
+}
+
+
+def _partition_record(model, part) -> dict:
+    return {"state": PARTITION_STATE_NAMES[part.state], "leader": _leader(part.leader),
+            "leader_epoch": part.leader_epoch, "isr": bits(part.isr)}
+
+
+def _view(model: Model, record, view, per_partition: dict | None = None, partitions_key: str = "partitions") -> dict:
+    """A record's readable form from its declared view: (field, Show) pairs in order. Per-partition fields go
+    into one entry per partition (under ``partitions_key``, placed where the first such field is declared)."""
+    out: dict = {}
+    rows = None
+    for name, show in view:
+        if show.feature is not None and not model.has_feature(show.feature):
+            continue
+        value = getattr(record, name)
+        if show.scope == "partition":
+            if rows is None:
+                rows = [{"partition": p} for p in range(model.cfg.partitions)]
+                out[partitions_key] = rows
+            for p, row in enumerate(rows):
+                if show.fmt == "partition_record":
+                    row.update(_partition_record(model, value[p]))
+                elif show.fmt == "replica_states":
+                    row[show.key] = {str(model.assignments[p][i]): REPLICA_STATE_NAMES[r] for i, r in enumerate(value[p])}
+                elif show.fmt == "partition_bit":
+                    row[show.key] = bool(value >> p & 1)
+                else:
+                    row[show.key] = _FORMATS[show.fmt](model, value[p])
+        elif show.scope == "responses":
+            out.setdefault(show.key, []).extend(_FORMATS[show.fmt](model, value))
+        else:
+            out[show.key] = _FORMATS[show.fmt](model, value)
+    return out
+
+
+_BROKER_VIEW = tuple((f.name, f.show) for f in BROKER_SCHEMA if f.show is not None)
+
+
 def state_dict(model: Model, state: State) -> dict:
-    brokers = []
-    for b, br in enumerate(state.brokers):
-        partitions = []
-        for p in range(model.cfg.partitions):
-            meta = br.meta[p]
-            partitions.append({
-                "partition": p,
-                "log_on_dirs": bits(br.copies[p]),
-                "hosted": HOSTED_NAMES[br.hosted[p]],
-                "leader_epoch": br.epoch[p],
-                "log": list(br.logs[p]),
-                "hw": br.hw[p],
-                "leader_isr": bits(br.isr[p]),
-                "metadata": None if meta is None else {
-                    "leader": _leader(meta.leader), "isr": bits(meta.isr), "offline_replicas": bits(meta.offline)},
-            })
-            if model.cfg.saturation:
-                partitions[-1]["segments"] = br.segs[p]
-        broker = {
-            "broker": b,
-            "up": br.up,
-            "dirs": [DIR_NAMES[s] for s in br.dirs],
-        }
-        if model.cfg.saturation:
-            broker["dir_units_used"] = list(br.used)
-            broker["reserved_file_on_dirs"] = bits(br.reserved)
-        broker.update({
-            "partitions": partitions,
-            "inbox": [message_text(m) for m in br.inbox],
-            "responses": _responses("LeaderAndIsrResponse", br.replies)
-            + _responses("StopReplicaResponse", br.stop_replies),
-        })
-        brokers.append(broker)
-    c = state.controller
-    controller = {
-        "epoch": c.epoch,
-        "live_brokers": bits(c.live),
-        "offline_replicas_by_broker": {str(b): bits(mask) for b, mask in enumerate(c.offline)},
-        "partitions": [
-            {"partition": p, "state": PARTITION_STATE_NAMES[part.state], "leader": _leader(part.leader),
-             "leader_epoch": part.leader_epoch, "isr": bits(part.isr),
-             "replicas": {str(model.assignments[p][i]): REPLICA_STATE_NAMES[r] for i, r in enumerate(c.replicas[p])}}
-            for p, part in enumerate(c.partitions)
-        ],
-    }
-    if model.cfg.deletion:
-        for p, entry in enumerate(controller["partitions"]):
-            entry["topic_deletion"] = DELETION_NAMES[c.deletion[p]]
-    if model.cfg.reassignment:
-        for p, entry in enumerate(controller["partitions"]):
-            entry["assignment"] = list(c.assigned[p])
-            entry["reassignment"] = REASSIGNMENT_NAMES[c.reassigning[p]]
-    out = {
-        "brokers": brokers,
-        "controller": controller,
-        "log_dir_event_notifications": bits(state.notifications),
-        "events_used": {name.removeprefix("max_"): n for name, n in zip(BUDGET_FIELDS, state.budget)},
-        "records": [
-            {"partition": p, "committed": list(state.committed[p]), "acked_offsets": bits(state.acked[p]),
-             "consumed": list(state.consumed[p]), "wiped": bool(state.wiped >> p & 1)}
-            for p in range(model.cfg.partitions)
-        ],
-    }
+    """The state as JSON-ready data, read from the declared views of model/state.py (BROKER_SCHEMA,
+    CONTROLLER_VIEW, STATE_VIEW); the fields of a feature the model leaves out are not shown."""
+    brokers = [{"broker": b, **_view(model, br, _BROKER_VIEW)} for b, br in enumerate(state.brokers)]
+    out = {"brokers": brokers, "controller": _view(model, state.controller, CONTROLLER_VIEW)}
+    out.update(_view(model, state, STATE_VIEW, partitions_key="records"))
     if model.ext_fields:  # the state fields of features added from outside (model/feature.py StateField)
         out["extensions"] = {sf.name: _plain(value) for sf, value in zip(model.ext_fields, state.ext)}
     return out

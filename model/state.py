@@ -100,20 +100,20 @@ class Message(NamedTuple):
 class Broker(NamedTuple):
     up: bool                  # running and registered in ZooKeeper
     dirs: tuple               # per configured dir: GOOD / SATURATED / OFFLINE / REMOVED
+    # KIP-928's disk space (docs/model.md, section 6.4), constant unless the saturation feature is on:
+    used: tuple               # per dir: units of space in use (segments, plus the reserved file)
+    reserved: int             # bitmask of dirs holding the reserved space-of-last-resort file
     copies: tuple             # per partition: bitmask of dirs holding a copy of its log (on disk, survives restarts)
     hosted: tuple             # per partition: H_* (in memory, cleared by a crash)
     epoch: tuple              # per partition: the leader epoch the broker last accepted, -1 if none
-    meta: tuple               # per partition: PartitionMeta or None (the metadata cache)
-    inbox: tuple              # controller requests not yet handled, in order (the controller channel is FIFO)
-    replies: tuple            # LeaderAndIsr responses not yet handled by the controller: tuples of (partition, error)
     logs: tuple               # per partition: the log on its live copy, a tuple of entries, each the leader epoch
                               # that appended it; () when the broker has no live copy (on disk: survives restarts)
     hw: tuple                 # per partition: the high watermark, kept by the leader only (0 on any other replica)
     isr: tuple                # per partition: the leader's cached ISR bitmask (0 on any other replica)
-    # KIP-928's disk space (docs/model.md, section 6.4), constant unless the saturation feature is on:
-    used: tuple               # per dir: units of space in use (segments, plus the reserved file)
-    reserved: int             # bitmask of dirs holding the reserved space-of-last-resort file
-    segs: tuple               # per partition: units (segments) of the log on its live copy
+    meta: tuple               # per partition: PartitionMeta or None (the metadata cache)
+    segs: tuple               # per partition: units (segments) of the log on its live copy (KIP-928)
+    inbox: tuple              # controller requests not yet handled, in order (the controller channel is FIFO)
+    replies: tuple            # LeaderAndIsr responses not yet handled by the controller: tuples of (partition, error)
     stop_replies: tuple       # StopReplica(delete=true) responses not yet handled by the controller:
                               # tuples of (partition, error)
 
@@ -162,8 +162,20 @@ class State(NamedTuple):
 
 
 # ---- the declared schema -----------------------------------------------------------------------------------
-# What each component of a broker is. Crash, the failover's clearing of the controller's channels, quiescence
-# and the dir symmetry's canonical form are derived from these declarations (model/schema.py), not hand-listed.
+# What each component of a broker is. Crash, the failover's clearing of the controller's channels, quiescence,
+# the dir symmetry's canonical form and the readable state (explorer/render.py) are derived from these
+# declarations (model/schema.py, model/symmetry.py), not hand-listed.
+
+class Show(NamedTuple):
+    """How a field reads in traces and JSON state dumps (explorer/render.py): under ``key``, formatted by the
+    renderer's formatter ``fmt``; ``scope`` "top" (the record's own key), "partition" (one value per partition,
+    under the record's per-partition entries) or "responses" (joined into one list); shown only when the model
+    includes ``feature`` (None: always)."""
+    key: str
+    fmt: str = "plain"
+    scope: str = "top"
+    feature: str | None = None
+
 
 class Field(NamedTuple):
     name: str
@@ -176,26 +188,47 @@ class Field(NamedTuple):
     # How the field is indexed by log dir, for the dir symmetry: "" (not), "per-dir" (a tuple, one value a dir),
     # "dir-mask" (a bitmask of dirs), "partition-dir-masks" (per partition, a bitmask of dirs).
     dirs: str = ""
+    show: Show | None = None
 
 
 BROKER_SCHEMA = (
-    Field("up", "registration"),
-    Field("dirs", "disk", dirs="per-dir"),
-    Field("copies", "disk", dirs="partition-dir-masks"),
-    Field("hosted", "memory"),
-    Field("epoch", "memory"),
-    Field("meta", "memory"),
-    Field("inbox", "memory", channel=True),
-    Field("replies", "memory", channel=True),
-    Field("logs", "disk"),
-    Field("hw", "memory"),
-    Field("isr", "memory"),
-    Field("used", "disk", dirs="per-dir"),
-    Field("reserved", "disk", dirs="dir-mask"),
-    Field("segs", "disk"),
-    Field("stop_replies", "memory", channel=True),
+    Field("up", "registration", show=Show("up")),
+    Field("dirs", "disk", dirs="per-dir", show=Show("dirs", "dir_names")),
+    Field("used", "disk", dirs="per-dir", show=Show("dir_units_used", "list", feature="saturation")),
+    Field("reserved", "disk", dirs="dir-mask", show=Show("reserved_file_on_dirs", "bits", feature="saturation")),
+    Field("copies", "disk", dirs="partition-dir-masks", show=Show("log_on_dirs", "bits", "partition")),
+    Field("hosted", "memory", show=Show("hosted", "hosted", "partition")),
+    Field("epoch", "memory", show=Show("leader_epoch", "plain", "partition")),
+    Field("logs", "disk", show=Show("log", "list", "partition")),
+    Field("hw", "memory", show=Show("hw", "plain", "partition")),
+    Field("isr", "memory", show=Show("leader_isr", "bits", "partition")),
+    Field("meta", "memory", show=Show("metadata", "metadata", "partition")),
+    Field("segs", "disk", show=Show("segments", "plain", "partition", "saturation")),
+    Field("inbox", "memory", channel=True, show=Show("inbox", "messages")),
+    Field("replies", "memory", channel=True, show=Show("responses", "leader_and_isr_responses", "responses")),
+    Field("stop_replies", "memory", channel=True, show=Show("responses", "stop_replica_responses", "responses")),
 )
 assert tuple(f.name for f in BROKER_SCHEMA) == Broker._fields, "BROKER_SCHEMA must declare every Broker field"
+
+# How the controller's and the state's fields read (explorer/render.py), in order: (field, Show).
+CONTROLLER_VIEW = (
+    ("epoch", Show("epoch")),
+    ("live", Show("live_brokers", "bits")),
+    ("offline", Show("offline_replicas_by_broker", "per_broker_bits")),
+    ("partitions", Show("partitions", "partition_record", "partition")),
+    ("replicas", Show("replicas", "replica_states", "partition")),
+    ("deletion", Show("topic_deletion", "deletion", "partition", "deletion")),
+    ("assigned", Show("assignment", "list", "partition", "reassignment")),
+    ("reassigning", Show("reassignment", "reassignment", "partition", "reassignment")),
+)
+STATE_VIEW = (
+    ("notifications", Show("log_dir_event_notifications", "bits")),
+    ("budget", Show("events_used", "budget")),
+    ("committed", Show("committed", "list", "partition")),
+    ("acked", Show("acked_offsets", "bits", "partition")),
+    ("consumed", Show("consumed", "list", "partition")),
+    ("wiped", Show("wiped", "partition_bit", "partition")),
+)
 
 # State components that are in flight while they differ from their initial value (a pending znode).
 PENDING_STATE_FIELDS = ("notifications",)

@@ -481,3 +481,30 @@ def test_model_is_usable_for_every_variant():
     for variant in VARIANTS:
         m = Model(preset_config("tiny", variant=variant))
         assert list(m.successors(init(m)))
+
+
+# ---- the declared schema ---------------------------------------------------------------------------------------
+
+def test_crash_channel_loss_and_quiescence_follow_the_declared_schema():
+    """model/state.py declares each broker field's lifetime, channels and dir indexing; a crash, a failover's
+    channel loss and quiescence are derived from it (model/schema.py)."""
+    from model.state import BROKER_SCHEMA
+
+    m = model_of("tiny", saturation=True, eager_metadata=False)
+    s = step(m, step(m, init(m), "CreateTopic", 0), "BrokerLeaderAndIsr", 0)   # broker 0 leads, replied, has UM
+    b = s.brokers[0]
+    assert b.hosted[0] and b.replies and b.inbox and b.copies[0]
+    fresh = init(m).brokers[0]
+    crashed = m.crashed(b)
+    for i, f in enumerate(BROKER_SCHEMA):
+        expected = {"disk": b[i], "memory": fresh[i], "registration": False}[f.lifetime]
+        assert crashed[i] == expected, f.name
+    lost = m.schema.without_channels(b)
+    for i, f in enumerate(BROKER_SCHEMA):
+        assert lost[i] == (() if f.channel else b[i]), f.name
+    assert not m.is_quiescent(s)
+    quiet = deliver_all(m, s)
+    assert m.is_quiescent(quiet) and not any(x.inbox or x.replies or x.stop_replies for x in quiet.brokers)
+    # A pending notification or a broker change the controller has not seen also makes a state not quiescent.
+    assert not m.is_quiescent(quiet._replace(notifications=1))
+    assert not m.is_quiescent(quiet._replace(controller=quiet.controller._replace(live=0b01)))
