@@ -28,7 +28,6 @@ from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, invariant as hyp_invariant, precondition, rule as hyp_rule
 from hypothesis.stateful import run_state_machine_as_test
 
-import invariants as invariants_pkg
 from invariants import Invariant
 from model import Action, ActionDisabled, Model, fingerprint
 

@@ -10,18 +10,21 @@ from __future__ import annotations
 from invariants import safety
 from invariants.registry import invariants_in
 
-from .config import ONE_OF_EACH
 from . import broker as B
+from .common import (
+    bounded, broker_dirs, brokers, budget_left, nothing, oldest_request_is, partitions, set_broker, spend,
+    waiting_response,
+)
+from .config import ONE_OF_EACH
 from .controller import ControllerStep
 from .data import advance_leaders, note_wiped
 from .deletion import resume_deletion_for, resume_deletions
-from .reassignment import resume_reassignments
 from .feature import Feature, Flag
+from .reassignment import resume_reassignments
 from .state import (
-    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
+    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
     D_QUEUED, DIR_NAMES, GOOD, LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE,
-    R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, REMOVED, SATURATED, STOP_REPLICA, UPDATE_METADATA, State, replace_at,
-    with_broker,
+    R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, REMOVED, SATURATED, STOP_REPLICA, UPDATE_METADATA, replace_at,
 )
 
 
@@ -77,61 +80,6 @@ CORE = Feature(
 )
 
 
-def _brokers(m):
-    return [(b,) for b in range(m.cfg.brokers)]
-
-
-def _broker_dirs(m):
-    return [(b, d) for b in range(m.cfg.brokers) for d in range(m.cfg.dirs)]
-
-
-def _partitions(m):
-    return [(p,) for p in range(m.cfg.partitions)]
-
-
-def _nothing(m):
-    return [()]
-
-
-def bounded(domain, field: str, fault: bool = True):
-    """An environment event's domain, empty when its bound is 0 (for a fault, also when --max-faults is 0): the
-    configuration leaves the event out, and the coverage report lists it as not in the configuration rather than
-    as never fired."""
-    def bounded_domain(m):
-        possible = getattr(m.cfg, field) > 0 and (m.cfg.max_faults > 0 or not fault)
-        return domain(m) if possible else []
-    bounded_domain.__name__ = f"{domain.__name__}_if_{field}"
-    return bounded_domain
-
-
-_RECOVERIES = (B_RESTARTS, B_FIXES)
-
-
-def _budget_left(m, s: State, index: int) -> str | None:
-    budget = s.budget
-    if budget[index] >= m.bounds[index]:
-        field = BUDGET_FIELDS[index]
-        return f"the bound --{field.replace('_', '-')} {m.bounds[index]} is used up"
-    if index not in _RECOVERIES and (
-            budget[B_DIR_FAILURES] + budget[B_SATURATIONS] + budget[B_CRASHES] + budget[B_FAILOVERS]
-            >= m.cfg.max_faults):
-        return f"the bound --max-faults {m.cfg.max_faults} is used up"
-    return None
-
-
-def _spend(s: State, index: int) -> tuple:
-    return replace_at(s.budget, index, s.budget[index] + 1)
-
-
-def _set_broker(s: State, b: int, broker, notifications=None, budget=None) -> State:
-    """The state with broker b replaced (and, if given, the notifications and budget)."""
-    s = with_broker(s, b, broker)
-    if notifications is None and budget is None:
-        return s
-    return s._replace(notifications=s.notifications if notifications is None else notifications,
-                      budget=s.budget if budget is None else budget)
-
-
 # ---------------------------------------------------------------------------------------------
 # Environment: topic creation, disks, brokers, the controller's own failure.
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +92,7 @@ def _guard_create_topic(m, s, partition):
     return None
 
 
-@CORE.rule("CreateTopic", params=("partition",), domain=_partitions, guard=_guard_create_topic, kind="controller",
+@CORE.rule("CreateTopic", params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller",
       reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
 def create_topic(m, s, partition):
     """The controller creates the partition: its replicas go NewReplica, the partition is New, then Online with
@@ -163,10 +111,10 @@ def _guard_dir_fail(m, s, broker, dir):
     status = s.brokers[broker].dirs[dir]
     if not LIVE_DIR[status]:
         return f"dir {dir} of broker {broker} is {DIR_NAMES[status]}"
-    return _budget_left(m, s, B_DIR_FAILURES)
+    return budget_left(m, s, B_DIR_FAILURES)
 
 
-@CORE.rule("DirFail", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_dir_failures"),
+@CORE.rule("DirFail", params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
       guard=_guard_dir_fail, kind="environment",
       reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
 def dir_fail(m, s, broker, dir):
@@ -176,23 +124,23 @@ def dir_fail(m, s, broker, dir):
     dir is simply offline when it starts again."""
     new, running = B.fail_dir(m, s.brokers[broker], dir)
     notifications = s.notifications | (1 << broker) if running else s.notifications
-    return _set_broker(s, broker, new, notifications=notifications, budget=_spend(s, B_DIR_FAILURES))
+    return set_broker(s, broker, new, notifications=notifications, budget=spend(s, B_DIR_FAILURES))
 
 
 def _guard_broker_crash(m, s, broker):
     if not s.brokers[broker].up:
         return f"broker {broker} is down"
-    return _budget_left(m, s, B_CRASHES)
+    return budget_left(m, s, B_CRASHES)
 
 
-@CORE.rule("BrokerCrash", params=("broker",), domain=bounded(_brokers, "max_crashes"), guard=_guard_broker_crash,
+@CORE.rule("BrokerCrash", params=("broker",), domain=bounded(brokers, "max_crashes"), guard=_guard_broker_crash,
       kind="environment",
       reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
 def broker_crash(m, s, broker):
     """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
     unsent responses are lost; its disks keep what they hold."""
     new = m.crashed(s.brokers[broker])
-    return _set_broker(s, broker, new, budget=_spend(s, B_CRASHES))
+    return set_broker(s, broker, new, budget=spend(s, B_CRASHES))
 
 
 def _guard_broker_restart(m, s, broker):
@@ -207,10 +155,10 @@ def _guard_broker_restart(m, s, broker):
         for d, status in enumerate(b.dirs):
             if LIVE_DIR[status] and not b.reserved >> d & 1 and b.used[d] >= m.cfg.dir_capacity:
                 return f"dir {d} of broker {broker} has no space for the reserved file: the broker would shut down"
-    return _budget_left(m, s, B_RESTARTS)
+    return budget_left(m, s, B_RESTARTS)
 
 
-@CORE.rule("BrokerRestart", params=("broker",), domain=bounded(_brokers, "max_restarts", fault=False),
+@CORE.rule("BrokerRestart", params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
       guard=_guard_broker_restart, kind="environment",
       reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
 def broker_restart(m, s, broker):
@@ -227,7 +175,7 @@ def broker_restart(m, s, broker):
             if LIVE_DIR[status] and not reserved >> d & 1:
                 used, reserved = replace_at(used, d, used[d] + 1), reserved | 1 << d
     new = b._replace(up=True, dirs=dirs, used=used, reserved=reserved)
-    return _set_broker(s, broker, new, budget=_spend(s, B_RESTARTS))
+    return set_broker(s, broker, new, budget=spend(s, B_RESTARTS))
 
 
 def _guard_fix_dir(m, s, broker, dir):
@@ -236,7 +184,7 @@ def _guard_fix_dir(m, s, broker, dir):
         return f"broker {broker} is running (a disk is fixed while its broker is down)"
     if b.dirs[dir] != OFFLINE:
         return f"dir {dir} of broker {broker} is not offline"
-    return _budget_left(m, s, B_FIXES)
+    return budget_left(m, s, B_FIXES)
 
 
 def _fix_dir(m, s, broker, dir, status):
@@ -244,10 +192,10 @@ def _fix_dir(m, s, broker, dir, status):
     cleared = tuple(mask & ~(1 << dir) for mask in b.copies)
     new = b._replace(dirs=replace_at(b.dirs, dir, status), copies=cleared, used=replace_at(b.used, dir, 0),
                      reserved=b.reserved & ~(1 << dir))
-    return note_wiped(m, _set_broker(s, broker, new, budget=_spend(s, B_FIXES)))
+    return note_wiped(m, set_broker(s, broker, new, budget=spend(s, B_FIXES)))
 
 
-@CORE.rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
+@CORE.rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
 def replace_disk(m, s, broker, dir):
@@ -255,7 +203,7 @@ def replace_disk(m, s, broker, dir):
     return _fix_dir(m, s, broker, dir, GOOD)
 
 
-@CORE.rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_fixes", fault=False),
+@CORE.rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
 def remove_dir_from_config(m, s, broker, dir):
@@ -265,10 +213,10 @@ def remove_dir_from_config(m, s, broker, dir):
 
 
 def _guard_controller_failover(m, s):
-    return _budget_left(m, s, B_FAILOVERS)
+    return budget_left(m, s, B_FAILOVERS)
 
 
-@CORE.rule("ControllerFailover", params=(), domain=bounded(_nothing, "max_failovers"),
+@CORE.rule("ControllerFailover", params=(), domain=bounded(nothing, "max_failovers"),
       guard=_guard_controller_failover, kind="controller",
       reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
 def controller_failover(m, s):
@@ -289,7 +237,7 @@ def controller_failover(m, s):
     c = s.controller
     cleared = c._replace(epoch=c.epoch + 1, live=live, offline=(0,) * m.cfg.brokers)
     step = ControllerStep(m, s._replace(brokers=brokers, controller=cleared, notifications=0,
-                                        budget=_spend(s, B_FAILOVERS)))
+                                        budget=spend(s, B_FAILOVERS)))
     step.add_update_metadata(range(m.cfg.partitions))
     step.flush()
     # ReplicaStateMachine.startup (Kafka 2.x to 3.6): initializeReplicaState puts the replicas that are not
@@ -336,7 +284,7 @@ def _guard_controller_broker_startup(m, s, broker):
     return None
 
 
-@CORE.rule("ControllerBrokerStartup", params=("broker",), domain=_brokers, guard=_guard_controller_broker_startup,
+@CORE.rule("ControllerBrokerStartup", params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
       kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
 def controller_broker_startup(m, s, broker):
     """The controller sees a newly registered broker: it counts it live and forgets what it knew of its offline
@@ -364,7 +312,7 @@ def _guard_controller_broker_failure(m, s, broker):
     return None
 
 
-@CORE.rule("ControllerBrokerFailure", params=("broker",), domain=_brokers, guard=_guard_controller_broker_failure,
+@CORE.rule("ControllerBrokerFailure", params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
       kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
 def controller_broker_failure(m, s, broker):
     """The controller sees a broker's registration vanish: it counts it dead, forgets its offline dirs, moves
@@ -414,13 +362,7 @@ def controller_log_dir_event(m, s):
     return step.finish()
 
 
-def _guard_has_reply(m, s, broker):
-    if not s.brokers[broker].replies:
-        return f"no LeaderAndIsr response from broker {broker} is waiting"
-    return None
-
-
-@CORE.rule("ControllerLeaderAndIsrResponse", params=("broker",), domain=_brokers, guard=_guard_has_reply,
+@CORE.rule("ControllerLeaderAndIsrResponse", params=("broker",), domain=brokers, guard=waiting_response("replies", "LeaderAndIsr"),
       kind="controller", reference="KIP-112 scenarios 1-3 and 6; KafkaController's LeaderAndIsrResponseReceived")
 def controller_leader_and_isr_response(m, s, broker):
     """The controller handles a broker's oldest LeaderAndIsr response: the broker's offline-replica set becomes
@@ -430,7 +372,7 @@ def controller_leader_and_isr_response(m, s, broker):
     from a saturated dir) make it elect leaders for Offline partitions and send UpdateMetadata to every broker."""
     b = s.brokers[broker]
     response = b.replies[0]
-    s = _set_broker(s, broker, b._replace(replies=b.replies[1:]))
+    s = set_broker(s, broker, b._replace(replies=b.replies[1:]))
     previous = s.controller.offline[broker]
     current = previous
     for p, error in response:
@@ -462,18 +404,7 @@ def controller_leader_and_isr_response(m, s, broker):
 # Brokers handling the controller's requests, oldest first.
 # ---------------------------------------------------------------------------------------------
 
-def _head_guard(kind, name):
-    def guard(m, s, broker):
-        inbox = s.brokers[broker].inbox
-        if not inbox:
-            return f"broker {broker} has no request waiting"
-        if inbox[0].kind != kind:
-            return f"broker {broker}'s oldest request is not {name}"
-        return None
-    return guard
-
-
-@CORE.rule("BrokerLeaderAndIsr", params=("broker",), domain=_brokers, guard=_head_guard(LEADER_AND_ISR, "LeaderAndIsr"),
+@CORE.rule("BrokerLeaderAndIsr", params=("broker",), domain=brokers, guard=oldest_request_is(LEADER_AND_ISR, "LeaderAndIsr"),
       kind="broker", reference="KIP-112 scenarios 1, 3, 4; LogManager.getOrCreateLog, ReplicaManager.becomeLeaderOrFollower")
 def broker_leader_and_isr(m, s, broker):
     """The broker handles its oldest request, a LeaderAndIsr. Per partition: already marked offline ->
@@ -484,7 +415,7 @@ def broker_leader_and_isr(m, s, broker):
     becomes leader or follower, records the leader epoch, and answers NONE. A new leader caches the request's
     ISR (its HW then rises if the ISR allows, e.g. an ISR of one); a follower keeps no HW or ISR."""
     new = m.cached(_leader_and_isr_handled, bind=True)(broker, s.brokers[broker])
-    return advance_leaders(m, _set_broker(s, broker, new), broker)
+    return advance_leaders(m, set_broker(s, broker, new), broker)
 
 
 # The broker's side of a request is a function of the broker alone (and its id and the model's hooks): remembered
@@ -498,23 +429,23 @@ def _update_metadata_handled(b):
     return B.handle_update_metadata(b, b.inbox[0].body)
 
 
-@CORE.rule("BrokerUpdateMetadata", params=("broker",), domain=_brokers,
-      guard=_head_guard(UPDATE_METADATA, "UpdateMetadata"), kind="broker",
+@CORE.rule("BrokerUpdateMetadata", params=("broker",), domain=brokers,
+      guard=oldest_request_is(UPDATE_METADATA, "UpdateMetadata"), kind="broker",
       reference="KIP-112 scenario 5 (user queries replica state); MetadataCache.updateMetadata")
 def broker_update_metadata(m, s, broker):
     """The broker handles its oldest request, an UpdateMetadata: its metadata cache (what a MetadataResponse
     shows: leader, ISR, offline_replicas) takes the request's values for the partitions it names."""
-    return _set_broker(s, broker, m.cached(_update_metadata_handled)(s.brokers[broker]))
+    return set_broker(s, broker, m.cached(_update_metadata_handled)(s.brokers[broker]))
 
 
-@CORE.rule("BrokerStopReplica", params=("broker",), domain=_brokers, guard=_head_guard(STOP_REPLICA, "StopReplica"),
+@CORE.rule("BrokerStopReplica", params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA, "StopReplica"),
       kind="broker", reference="KIP-112 scenario 2; ReplicaManager.stopReplicas (delete=false)")
 def broker_stop_replica(m, s, broker):
     """The broker handles its oldest request, a StopReplica without delete: the named replicas stop leading or
     following; a partition marked offline stays so. The controller ignores the response."""
     b = s.brokers[broker]
     new = B.handle_stop_replica(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
-    return _set_broker(s, broker, new)
+    return set_broker(s, broker, new)
 
 
 # ---------------------------------------------------------------------------------------------

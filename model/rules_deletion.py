@@ -10,7 +10,7 @@ from . import broker as B
 from .controller import ControllerStep
 from .deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
 from .feature import Feature, Flag
-from .rules import _set_broker
+from .common import brokers, oldest_request_is, partitions, set_broker, waiting_response
 from .state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
 
 REPLICA_DELETION = Feature(
@@ -31,14 +31,6 @@ DELETION = Feature(
 )
 
 
-def _partitions(m):
-    return [(p,) for p in range(m.cfg.partitions)]
-
-
-def _brokers(m):
-    return [(b,) for b in range(m.cfg.brokers)]
-
-
 def _guard_delete_topic(m, s, partition):
     c = s.controller
     if c.deletion[partition] != D_NONE:
@@ -48,7 +40,7 @@ def _guard_delete_topic(m, s, partition):
     return None
 
 
-@DELETION.rule("DeleteTopic", params=("partition",), domain=_partitions, guard=_guard_delete_topic, kind="controller",
+@DELETION.rule("DeleteTopic", params=("partition",), domain=partitions, guard=_guard_delete_topic, kind="controller",
       reference="KIP-112 scenario 8 (topic deletion); TopicDeletionManager.enqueueTopicsForDeletion, onTopicDeletion")
 def delete_topic(m, s, partition):
     """An admin deletes the partition's topic and the controller queues it for deletion, then (resumeDeletions)
@@ -63,16 +55,7 @@ def delete_topic(m, s, partition):
     return step.finish()
 
 
-def _guard_stop_replica_delete(m, s, broker):
-    inbox = s.brokers[broker].inbox
-    if not inbox:
-        return f"broker {broker} has no request waiting"
-    if inbox[0].kind != STOP_REPLICA_DELETE:
-        return f"broker {broker}'s oldest request is not StopReplica(delete=true)"
-    return None
-
-
-@REPLICA_DELETION.rule("BrokerStopReplicaDelete", params=("broker",), domain=_brokers, guard=_guard_stop_replica_delete,
+@REPLICA_DELETION.rule("BrokerStopReplicaDelete", params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA_DELETE, "StopReplica(delete=true)"),
       kind="broker", reference="KIP-112 scenario 8; KIP-928 Goal deletion; ReplicaManager.stopReplicas (delete=true)")
 def broker_stop_replica_delete(m, s, broker):
     """The broker handles its oldest request, a StopReplica with delete: for a partition it marked offline it
@@ -81,16 +64,10 @@ def broker_stop_replica_delete(m, s, broker):
     A copy on an offline dir stays where it is."""
     b = s.brokers[broker]
     new, response = B.handle_stop_replica_delete(b, b.inbox[0].body)
-    return _set_broker(s, broker, new._replace(stop_replies=b.stop_replies + (response,)))
+    return set_broker(s, broker, new._replace(stop_replies=b.stop_replies + (response,)))
 
 
-def _guard_stop_replica_response(m, s, broker):
-    if not s.brokers[broker].stop_replies:
-        return f"no StopReplica(delete=true) response from broker {broker} is waiting"
-    return None
-
-
-@REPLICA_DELETION.rule("ControllerStopReplicaResponse", params=("broker",), domain=_brokers, guard=_guard_stop_replica_response,
+@REPLICA_DELETION.rule("ControllerStopReplicaResponse", params=("broker",), domain=brokers, guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
       kind="controller", reference="KIP-112 scenario 8; TopicDeletionStopReplicaResponseReceived")
 def controller_stop_replica_response(m, s, broker):
     """The controller handles a broker's oldest StopReplica(delete=true) response: replicas answered with an
@@ -99,7 +76,7 @@ def controller_stop_replica_response(m, s, broker):
     become NonExistentReplica and the topic's znodes are deleted."""
     b = s.brokers[broker]
     response = b.stop_replies[0]
-    step = ControllerStep(m, _set_broker(s, broker, b._replace(stop_replies=b.stop_replies[1:])))
+    step = ControllerStep(m, set_broker(s, broker, b._replace(stop_replies=b.stop_replies[1:])))
     index = {p: i for p, i in m.replicas_on[broker]}
     fail_replica_deletion(step, [(p, index[p]) for p, error in response if error != E_NONE])
     complete_replica_deletion(step, [(p, index[p]) for p, error in response if error == E_NONE])

@@ -10,7 +10,7 @@ from invariants import kip928
 from . import broker as B
 from .config import ONE_OF_EACH, SATURATION_RECOVERIES
 from .feature import Feature, Flag
-from .rules import _budget_left, _set_broker, _spend, bounded
+from .common import broker_dirs, bounded, budget_left, set_broker, spend
 from .state import B_SATURATIONS, GOOD, SATURATED, SERVING
 
 SATURATION = Feature(
@@ -51,12 +51,8 @@ def _replicas(m):
     return [(b, p) for p in range(m.cfg.partitions) for b in m.assignments[p]]
 
 
-def _broker_dirs(m):
-    return [(b, d) for b in range(m.cfg.brokers) for d in range(m.cfg.dirs)]
-
-
 def _recoverable_dirs(m):
-    return _broker_dirs(m) if m.cfg.saturation_recovery.startswith("free-space") else []
+    return broker_dirs(m) if m.cfg.saturation_recovery.startswith("free-space") else []
 
 
 def _guard_write(m, s, broker, partition):
@@ -78,7 +74,7 @@ def write(m, s, broker, partition):
     one more unit of its dir: the log grows by a segment. Only the space is modelled; the records the data path
     tracks are the newest and retention never reaches them."""
     b = s.brokers[broker]
-    return _set_broker(s, broker, B.resize_log(b, partition, b.segs[partition] + 1))
+    return set_broker(s, broker, B.resize_log(b, partition, b.segs[partition] + 1))
 
 
 def _guard_dir_saturate(m, s, broker, dir):
@@ -91,10 +87,10 @@ def _guard_dir_saturate(m, s, broker, dir):
         return f"dir {dir} of broker {broker} has free space"
     if not any(d == dir for _, _, d in B.served_replicas(b)):
         return f"broker {broker} serves no replica on dir {dir}: nothing writes there"
-    return _budget_left(m, s, B_SATURATIONS)
+    return budget_left(m, s, B_SATURATIONS)
 
 
-@SATURATION.rule("DirSaturate", params=("broker", "dir"), domain=bounded(_broker_dirs, "max_saturations"),
+@SATURATION.rule("DirSaturate", params=("broker", "dir"), domain=bounded(broker_dirs, "max_saturations"),
       guard=_guard_dir_saturate, kind="environment",
       reference="KIP-928 Goal state (a write fails with no space left on device: the dir is saturated)")
 def dir_saturate(m, s, broker, dir):
@@ -103,8 +99,8 @@ def dir_saturate(m, s, broker, dir):
     the replicas on it and stops leading them (they become saturated: retention and deletion still run), and
     writes a /log_dir_event_notification znode, as for a failed dir."""
     new = B.saturate_dir(s.brokers[broker], dir)
-    return _set_broker(s, broker, new, notifications=s.notifications | 1 << broker,
-                       budget=_spend(s, B_SATURATIONS))
+    return set_broker(s, broker, new, notifications=s.notifications | 1 << broker,
+                       budget=spend(s, B_SATURATIONS))
 
 
 def _guard_retention(m, s, broker, partition):
@@ -128,7 +124,7 @@ def retention(m, s, broker, partition):
     """Every segment of the log (on a good or saturated dir) is past retention: the broker rolls a new, empty
     active segment, which needs one free unit of the dir while it is created, then deletes the old segments,
     freeing their units. With no free unit the roll fails and nothing is freed (see the guard)."""
-    return _set_broker(s, broker, B.resize_log(s.brokers[broker], partition, 0))
+    return set_broker(s, broker, B.resize_log(s.brokers[broker], partition, 0))
 
 
 def _guard_dir_recover(m, s, broker, dir):
@@ -152,7 +148,7 @@ def dir_recover(m, s, broker, dir):
     broker writes a /log_dir_event_notification znode so that the controller probes it with LeaderAndIsr and
     learns, from the answers without error, that they are online again."""
     new = B.recover_dir(s.brokers[broker], dir, m.reserves)
-    return _set_broker(s, broker, new, notifications=s.notifications | 1 << broker)
+    return set_broker(s, broker, new, notifications=s.notifications | 1 << broker)
 
 
 SATURATION.add_invariants(kip928.no_serving_from_saturated_dir, kip928.saturated_dir_can_free_space)
