@@ -241,6 +241,7 @@ def describe(off: Offence) -> str:
         for idx, v in values.items():
             w = off.post[field][idx]
             if w != v:
-                args = ",".join(f"{letter}{i}" for letter, i in zip(letters[field], idx))
+                args = ",".join(f"isNew={str(bool(i)).lower()}" if letter == "n" else f"{letter}{i}"
+                                for letter, i in zip(letters[field], idx))
                 lines.append(f"    {field}({args}): {show(field, v)} -> {show(field, w)}")
     return "\n".join(lines)
