@@ -598,6 +598,11 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
+from proofs.cli import prove_command  # noqa: E402 - jbodcheck prove (docs/proofs.md)
+
+cli.add_command(prove_command)
+
+
 def _worker_error_line(error: BaseException) -> str:
     """A BFS worker's failure in one line: what happened, and the worker's exception (its traceback's last
     line) if it sent one."""

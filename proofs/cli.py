@@ -1,0 +1,99 @@
+"""`jbodcheck prove`: the flagship properties for every cluster size (docs/proofs.md, docs/cli.md).
+
+Exit codes: 0 every property proved (with --bmc: no violation up to K steps), 1 a property not proved (a
+counterexample to induction printed; with --bmc: a violation found, its path printed), 2 bad input.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from .properties import PROPERTIES
+
+SCHEMA = 1
+
+
+class _BadInput(click.ClickException):
+    exit_code = 2
+
+
+def _size(preset: str) -> tuple[int, int, int]:
+    from model.config import ConfigError
+    from model.presets import preset_config
+    try:
+        cfg = preset_config(preset)
+    except ConfigError as e:
+        raise _BadInput(str(e)) from None
+    return cfg.brokers, cfg.dirs, cfg.partitions
+
+
+@click.command(name="prove")
+@click.option("--variant", default="kip112", show_default=True, metavar="NAME",
+              help="Protocol variant: kip112 or legacy (the broker's may_create_log).")
+@click.option("--property", "property_ids", multiple=True, metavar="ID",
+              help=f"Prove only this property (repeatable; default all: {', '.join(PROPERTIES)}).")
+@click.option("--bmc", "bmc_depth", type=click.IntRange(min=0, max=50), default=None, metavar="K",
+              help="Bounded model checking instead of induction: unroll the relation K steps on a fixed size.")
+@click.option("--preset", default="tiny", show_default=True, metavar="NAME",
+              help="With --bmc: the preset whose brokers, dirs and partitions fix the size.")
+@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON result to PATH or stdout.")
+def prove_command(variant, property_ids, bmc_depth, preset, json_path):
+    """Prove KIP-112's properties for every number of brokers, dirs and partitions (z3: an inductive invariant
+    per property, checked per action; a counterexample to induction when it fails), or, with --bmc K, look
+    for a violation within K steps on a fixed size."""
+    from explorer.outputs import check_writable, write_json
+    from explorer.errors import OutputError
+
+    from . import bmc as bmc_mod
+    from . import induction
+    from .system import VARIANTS
+
+    if variant not in VARIANTS:
+        raise _BadInput(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
+    unknown = [p for p in property_ids if p not in PROPERTIES]
+    if unknown:
+        raise _BadInput(f"unknown property {', '.join(unknown)} (known: {', '.join(PROPERTIES)})")
+    try:
+        check_writable(json_path, "the JSON result")
+    except OutputError as e:
+        raise _BadInput(str(e)) from None
+    ids = list(property_ids) or list(PROPERTIES)
+    start = time.monotonic()
+    lines: list[str] = []
+    if bmc_depth is None:
+        lines.append(f"jbodcheck prove: variant {variant}, any number of brokers, dirs and partitions (z3 "
+                     f"induction)")
+        results = [induction.prove(pid, variant) for pid in ids]
+        for r in results:
+            lines += [""] + induction.render(r)
+        ok = all(r["result"] == "proved" for r in results)
+        report = {"schema": SCHEMA, "tool": "jbodcheck", "command": "prove", "mode": "induction",
+                  "variant": variant, "result": "proved" if ok else "not proved", "properties": results}
+        verdict = "all proved" if ok else "NOT proved: " + ", ".join(r["id"] for r in results
+                                                                    if r["result"] != "proved")
+    else:
+        brokers, dirs, partitions = _size(preset)
+        lines.append(f"jbodcheck prove --bmc {bmc_depth}: variant {variant}, size of preset {preset}")
+        results = [bmc_mod.bmc(pid, variant, brokers, dirs, partitions, bmc_depth) for pid in ids]
+        for r in results:
+            lines += [""] + bmc_mod.render(r)
+        ok = all(r["result"] == "no violation" for r in results)
+        report = {"schema": SCHEMA, "tool": "jbodcheck", "command": "prove", "mode": "bmc", "variant": variant,
+                  "preset": preset, "depth_bound": bmc_depth,
+                  "result": "no violation" if ok else "violation", "properties": results}
+        verdict = (f"no violation up to depth {bmc_depth}" if ok else "violation: " + ", ".join(
+            f"{r['id']} at depth {r.get('first_violation_depth')}" for r in results
+            if r["result"] != "no violation"))
+    elapsed = time.monotonic() - start
+    report["elapsed_s"] = round(elapsed, 3)
+    lines += ["", f"Result: {verdict} ({elapsed:.1f}s)"]
+    text = "\n".join(lines)
+    click.echo(text, err=json_path == "-")
+    if json_path == "-":
+        click.echo(json.dumps(report, indent=2))
+    elif json_path is not None:
+        write_json(json_path, report, "the JSON result")
+    return 0 if ok else 1
