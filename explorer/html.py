@@ -189,23 +189,24 @@ def _broker(b: dict, changes: Changes) -> str:
 
 
 def _partition_table(rows, prefix, changes) -> str:
-    columns = [c for c in rows[0] if c != "partition"]
-    out = ['<table class="grid"><tr><th>p</th>'] + [f"<th>{esc(c.replace('_', ' '))}</th>" for c in columns]
-    out.append("</tr>")
+    """A broker's partitions: one line each, its fields as small labelled chips that wrap."""
+    out = ['<div class="bparts">']
     for row in rows:
         base = f"{prefix}[{row['partition']}]"
-        out.append(f'<tr><td class="rowhead">{esc(row["partition"])}</td>')
-        for c in columns:
+        chips = []
+        for c, value in row.items():
+            if c == "partition":
+                continue
             key = "log_on_dirs" if c == "on dirs" else c
-            value = row[c]
             if c == "metadata" and isinstance(value, dict):
                 shown = (f"leader {esc(text(value.get('leader')))} \u00b7 isr {esc(text(value.get('isr')))} \u00b7 "
                          f"offline {esc(text(value.get('offline_replicas')))}")
             else:
                 shown = _cell(value)
-            out.append(f'<td class="{changes.cls(f"{base}.{key}").strip()}">{shown}</td>')
-        out.append("</tr>")
-    out.append("</table>")
+            chips.append(f'<span class="kvc{changes.cls(f"{base}.{key}")}"><i>{esc(c.replace("_", " "))}</i> '
+                         f'{shown}</span>')
+        out.append(f'<div class="bpart"><span class="pname">p{esc(row["partition"])}</span>{"".join(chips)}</div>')
+    out.append("</div>")
     return "".join(out)
 
 
@@ -360,7 +361,7 @@ border-radius:4px;background:#e6e9ed;height:20px}.steps .act{font-family:ui-mono
 .steps .kip{font-size:11px;color:#666}.steps .nchg{font-size:11px;color:#8a6d00}
 article.step{border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin-bottom:12px;background:#fff}
 article.step.violating{border-color:var(--off)}.bad{color:var(--off);font-weight:600;margin:2px 0 8px}
-.changed{max-height:190px;overflow:auto;margin-bottom:10px}.facts{display:flex;flex-wrap:wrap;gap:4px 18px}.fact b{font-weight:600;color:#444;margin-right:4px}.grid{font-size:12.5px}
+.bpart{display:flex;flex-wrap:wrap;gap:3px 4px;align-items:baseline;padding:3px 0;border-top:1px solid #e3e6ea;font-size:12.5px}.pname{font-weight:700;margin-right:4px}.kvc{background:#eef1f4;border-radius:4px;padding:0 5px;white-space:nowrap}.kvc i{color:#666;font-style:normal;font-size:11px;margin-right:2px}.changed{max-height:170px;overflow:auto;margin-bottom:10px}.facts{display:flex;flex-wrap:wrap;gap:4px 18px}.fact b{font-weight:600;color:#444;margin-right:4px}.grid{font-size:12.5px}
 .brokers{display:flex;flex-wrap:wrap;gap:10px}.broker{border:1px solid #aab2bd;border-radius:8px;padding:8px;background:#fbfcfd;
 min-width:300px;flex:1 1 300px;overflow-x:auto}.broker.down{background:#eee;opacity:.75;border-style:dashed}.badge{font-size:11px;padding:0 6px;
 border-radius:8px;color:#fff;background:var(--good)}.badge.downb{background:#555}
