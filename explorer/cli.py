@@ -26,6 +26,7 @@ from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_s
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
 from .outputs import check_writable, write_json, write_text
+from .progress import progress_for
 from .report import report_dict, summary_text
 from .scenario import ScenarioError, load_scenario, replay
 from .search import ENGINES, SearchOptions, explore as run_search
@@ -417,11 +418,13 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     cfg = _build_config(preset, _model_params(kwargs))
     model = _build_model(cfg, invariant_ids, symmetry, quiet)
     selected = list(model.invariants)
-    progress = None if quiet else (lambda line: click.echo(f"[{engine}] {line}", err=True))
+    display = progress_for(engine, quiet)      # explorer/progress.py: lines, or a live display on a terminal
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
-                            all_violations=all_violations, progress=progress, workers=workers,
-                            max_memory=max_memory)
-    result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+                            all_violations=all_violations, progress=display and display.line, workers=workers,
+                            max_memory=max_memory, progress_figures=display and display.figures,
+                            progress_interval=display.interval if display else 3.0)
+    with display or contextlib.nullcontext():
+        result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
     _raise_checker_failures(model, preset, result, json_path)
     if result.note:
         click.echo(f"jbodcheck: {result.note}", err=True)
@@ -618,8 +621,10 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     selected = list(model.invariants)
     examples = DEFAULT_EXAMPLES if examples is None else examples
     steps = DEFAULT_STEPS if steps is None else steps
-    progress = None if quiet else (lambda line: click.echo(f"[hypothesis] {line}", err=True))
-    outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed, progress=progress))
+    display = progress_for("hypothesis", quiet)
+    with display or contextlib.nullcontext():
+        outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed,
+                                                        progress=display and display.line))
     result, failure = outcome.result, outcome.failure
     _raise_checker_failures(model, preset, result, json_path)
 
