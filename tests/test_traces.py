@@ -199,3 +199,15 @@ def test_replay_and_fuzz_take_html_and_itf(tmp_path):
     assert p.returncode in (0, 1), p.stderr
     assert (tmp_path / "f.html").exists()
     assert (tmp_path / "f.itf.json").exists() == (p.returncode == 1)
+
+
+def test_docs_document_each_trace_option():
+    from helpers import REPO
+
+    cli_md = (REPO / "docs" / "cli.md").read_text()
+    for needle in ("`--html PATH`", "`--itf PATH`", "`--save-scenario PATH`", "`--dot PATH`",
+                   "jbodcheck view REPORT.json --html PATH", "## Trace outputs", "live display"):
+        assert needle in cli_md, needle
+    readme = (REPO / "README.md").read_text()
+    assert "## Looking at a trace" in readme and "](docs/img/legacy-trace.png)" in readme
+    assert (REPO / "docs" / "img" / "legacy-trace.png").read_bytes()[:4] == b"\x89PNG"
