@@ -80,6 +80,12 @@ class TraceOutputs:
                 from .fuzz import scenario_dict
 
                 inv = first.invariant
+                module = getattr(inv.check, "__module__", "") or ""
+                if module and not module.startswith("invariants."):     # as fuzz --save-scenario says it
+                    from .cli import _plugin_name
+
+                    name = _plugin_name(module)
+                    scenario_note += f" (the invariant comes from plugin {name}: replay with --plugin {name})"
                 description = (f"jbodcheck {result.engine}: violation of {inv.id} ({inv.kind} invariant): "
                                f"{first.message}{scenario_note}")
                 actions = [a for a, _ in first.trace[1:]]
