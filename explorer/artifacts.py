@@ -50,7 +50,10 @@ class TraceOutputs:
                            (self.scenario, "the scenario"), (self.dot, "the DOT graph")):
             check_writable(path, what, dash_is_stdout=False)
 
-    def write(self, model, preset, result, report: dict, *, scenario_note: str = "", dot_bounds=None) -> None:
+    def write(self, model, preset, result, report: dict, *, scenario_note: str = "", dot_bounds=None,
+              walkthrough: tuple | None = None) -> None:
+        """``walkthrough``: (title, trace of (action, state)) shown by the HTML page when there is no violation
+        (replay)."""
         """Write every output asked for; the first OutputError is raised after trying the others."""
         errors: list[OutputError] = []
         notes: list[str] = []
@@ -65,7 +68,16 @@ class TraceOutputs:
         if self.html is not None:
             from .html import page, references
 
-            attempt(lambda: write_text(self.html, page(report, references(model)), "the HTML page"))
+            shown = None
+            if walkthrough is not None and not result.violations:
+                from .render import state_dict
+
+                title, trace = walkthrough
+                title, _, description = title.partition(": ")
+                shown = {"title": title, "description": description, "trace": [
+                    {"step": i, "action": None if a is None else model.label(a), "state": state_dict(model, s)}
+                    for i, (a, s) in enumerate(trace)]}
+            attempt(lambda: write_text(self.html, page(report, references(model), walkthrough=shown), "the HTML page"))
         if self.itf is not None:
             if first is None:
                 notes.append(f"no counterexample: {self.itf} (--itf) not written")

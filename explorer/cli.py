@@ -473,7 +473,7 @@ def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     report = report_dict(model, preset, result)
     report["expectations_failed"] = failed
     _emit(report, "\n".join(summary), json_path)
-    outputs.write(model, preset, result, report)
+    outputs.write(model, preset, result, report, walkthrough=(summary[0], trace))
     return EXIT_VIOLATION if result.result == "violation" else EXIT_OK
 
 

@@ -252,9 +252,15 @@ def _violation(index: int, v: dict, refs: dict) -> str:
     inv = refs.get("invariants", {}).get(v.get("invariant"), {})
     trace = v.get("trace", [])
     last = len(trace) - 1
-    out = [f'<section class="violation" id="v{index}" data-violation="{index}" data-steps="{len(trace)}">',
-           f'<h2>Violation of <code>{esc(v.get("invariant"))}</code> ({esc(v.get("kind"))} invariant)</h2>',
-           f'<p class="message">{esc(v.get("message"))}</p>']
+    walkthrough = v.get("invariant") is None         # a replayed scenario without a violation: its steps
+    out = [f'<section class="violation" id="v{index}" data-violation="{index}" data-steps="{len(trace)}">']
+    if walkthrough:
+        out.append(f'<h2>{esc(v.get("title") or "The replayed steps")}</h2>')
+        if v.get("description"):
+            out.append(f'<p class="statement">{esc(v["description"])}</p>')
+    else:
+        out += [f'<h2>Violation of <code>{esc(v.get("invariant"))}</code> ({esc(v.get("kind"))} invariant)</h2>',
+                f'<p class="message">{esc(v.get("message"))}</p>']
     if inv.get("statement"):
         out.append(f'<p class="statement">{esc(inv["statement"])}</p>')
     if inv.get("reference"):
@@ -276,7 +282,7 @@ def _violation(index: int, v: dict, refs: dict) -> str:
         changes = Changes(keys)
         ref = refs.get("rules", {}).get(rule_name(action) or "", "")
         label = "initial state" if action is None else action
-        cls = " violating" if i == last else ""
+        cls = " violating" if i == last and not walkthrough else ""
         rows.append(f'<li class="row{cls}" data-step="{i}"><span class="n">{i}</span>'
                     f'<span class="act">{esc(label)}</span>'
                     + (f'<span class="kip">{esc(ref)}</span>' if ref else "")
@@ -288,7 +294,7 @@ def _violation(index: int, v: dict, refs: dict) -> str:
             f'<h3>Step {i}: {esc(label)}</h3>'
             + (f'<p class="ref">Rule reference: {esc(ref)}</p>' if ref else "")
             + (f'<p class="bad">\u26A0 {esc(v.get("invariant"))} is violated here: {esc(v.get("message"))}</p>'
-               if i == last else "")
+               if cls else "")
             + f'<div class="changed"><h4>What changed</h4>{table}</div>'
             f'<div class="drawing">{cluster(state, changes)}</div>'
             f'<details><summary>The whole state ({len(current)} fields)</summary>'
@@ -436,11 +442,16 @@ JS = r"""
 """
 
 
-def page(report: dict, refs: dict | None = None, title: str | None = None) -> str:
-    """The whole page of a report (explorer/report.py report_dict)."""
+def page(report: dict, refs: dict | None = None, title: str | None = None, walkthrough: dict | None = None) -> str:
+    """The whole page of a report (explorer/report.py report_dict). ``walkthrough``: steps to show when there is
+    no violation (replay: ``{"title", "trace": [{"step", "action", "state"}]}``)."""
     refs = refs or {}
     violations = report.get("violations") or []
+    if not violations and walkthrough and walkthrough.get("trace"):
+        violations = [{"invariant": None, **walkthrough}]
     first = violations[0].get("invariant") if violations else None
+    if first is None and violations:
+        title = title or f"jbodcheck: {violations[0].get('title', 'replay')}"
     title = title or (f"jbodcheck: violation of {first}" if first else f"jbodcheck: {report.get('result', '')}")
     body = [_summary(report)]
     if violations:

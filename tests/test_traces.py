@@ -211,3 +211,16 @@ def test_docs_document_each_trace_option():
     readme = (REPO / "README.md").read_text()
     assert "## Looking at a trace" in readme and "](docs/img/legacy-trace.png)" in readme
     assert (REPO / "docs" / "img" / "legacy-trace.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_replay_html_without_a_violation_shows_the_replayed_steps(tmp_path):
+    from helpers import SCENARIOS
+
+    scenario = SCENARIOS / "kip928-disk-fills-on-the-leader.json"
+    steps = json.loads(scenario.read_text())["steps"]
+    path = tmp_path / "r.html"
+    p = cli("replay", scenario, "--html", path)
+    assert p.returncode == 0, p.stderr
+    text = path.read_text()
+    assert text.count('<article class="step') == len(steps) + 1
+    assert "Replay of" in text and 'class="dir saturated"' in text and "Violation of" not in text
