@@ -22,9 +22,11 @@ from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
 from model.designs import catalog
 from model.presets import PRESETS, preset_config
 
+from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_scenario_option
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
-from .outputs import check_writable, write_json
+from .outputs import check_writable, write_json, write_text
+from .progress import progress_for
 from .report import report_dict, summary_text
 from .scenario import ScenarioError, load_scenario, replay
 from .search import ENGINES, SearchOptions, explore as run_search
@@ -248,6 +250,17 @@ def _raise_checker_failures(model, preset, result, json_path, scenario: str | No
                          f"{depth}: the checker failed, no result; {where}", inv.id, depth, path)
 
 
+def _trace_outputs(kwargs: dict) -> TraceOutputs:
+    """--html, --itf, --save-scenario, --dot (explorer/artifacts.py), checked before the search."""
+    outputs = TraceOutputs(kwargs.pop("html_path", None), kwargs.pop("itf_path", None),
+                           kwargs.pop("save_scenario", None), kwargs.pop("dot_path", None))
+    try:
+        outputs.check()
+    except OutputError as e:
+        raise BadInput(str(e)) from None
+    return outputs
+
+
 def _exit_code(result) -> int:
     """1 for a violation, else 0; 128 + N when signal N interrupted the search (after the summary and report
     are out)."""
@@ -369,6 +382,10 @@ def cli():
               help="Check only this invariant (repeatable; default: all).")
 @click.option("--all-violations", is_flag=True, help="Keep searching after the first violation (one per invariant).")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
+@html_option
+@itf_option
+@save_scenario_option
+@dot_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--workers", type=click.IntRange(min=1, max=1024), default=None, metavar="N",
               help="BFS: worker processes, the frontier partitioned by fingerprint; 1: in this process "
@@ -385,6 +402,13 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
             workers, max_memory, symmetry, master, spark_partitions, checkpoint_dir, spark_conf, **kwargs):
     """Search the model's state space for invariant violations."""
     _check_writable(json_path)
+    outputs = _trace_outputs(kwargs)
+    if outputs.dot is not None:
+        from .dot import DOT_LIMIT
+
+        if max_states is None or max_states > DOT_LIMIT:
+            raise BadInput(f"--dot draws small state graphs only: give --max-states N with N <= {DOT_LIMIT:,} "
+                           f"({'no bound given' if max_states is None else f'not {max_states:,}'})")
     workers = _workers(engine, workers)
     max_memory = _max_memory(max_memory)
     if max_memory is not None and engine == "spark":
@@ -394,11 +418,13 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     cfg = _build_config(preset, _model_params(kwargs))
     model = _build_model(cfg, invariant_ids, symmetry, quiet)
     selected = list(model.invariants)
-    progress = None if quiet else (lambda line: click.echo(f"[{engine}] {line}", err=True))
+    display = progress_for(engine, quiet)      # explorer/progress.py: lines, or a live display on a terminal
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
-                            all_violations=all_violations, progress=progress, workers=workers,
-                            max_memory=max_memory)
-    result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+                            all_violations=all_violations, progress=display and display.line, workers=workers,
+                            max_memory=max_memory, progress_figures=display and display.figures,
+                            progress_interval=display.interval if display else 3.0)
+    with display or contextlib.nullcontext():
+        result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
     _raise_checker_failures(model, preset, result, json_path)
     if result.note:
         click.echo(f"jbodcheck: {result.note}", err=True)
@@ -408,6 +434,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
 
         report, summary = annotate(report, summary, result)
     _emit(report, summary, json_path)
+    outputs.write(model, preset, result, report, dot_bounds=(max_states, max_depth))
     return _exit_code(result)
 
 
@@ -417,10 +444,13 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
 @_plugin_option
 @click.option("--invariant", "invariant_ids", multiple=True, metavar="ID", help="Check only this invariant.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
+@html_option
+@itf_option
 @_guard_report
 def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     """Replay a scenario file step by step, checking every invariant after each step."""
     _check_writable(json_path)
+    outputs = _trace_outputs(kwargs)
     try:
         scenario = load_scenario(scenario_path)
         file_model = dict(scenario.model)
@@ -443,7 +473,36 @@ def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     report = report_dict(model, preset, result)
     report["expectations_failed"] = failed
     _emit(report, "\n".join(summary), json_path)
+    outputs.write(model, preset, result, report, walkthrough=(summary[0], trace))
     return EXIT_VIOLATION if result.result == "violation" else EXIT_OK
+
+
+@cli.command()
+@click.argument("report_path", metavar="REPORT.json")
+@click.option("--html", "html_path", required=True, metavar="PATH",
+              help="Write the report as a self-contained HTML page (as --html of explore, replay and fuzz).")
+@_plugin_option
+def view(report_path, html_path):
+    """Render a saved JSON report (--json) as a self-contained HTML page."""
+    from .html import load_report, page, references
+
+    _check_writable(html_path, "the HTML page", dash_is_stdout=False)
+    try:
+        report = load_report(report_path)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    # The report has no references: rebuild its model for the rules' and invariants' (any parameter it cannot
+    # take, e.g. a plugin's option without --plugin, leaves the references out).
+    params = dict(report.get("model") or {})
+    preset = params.pop("preset", None)
+    try:
+        refs = references(Model(_build_config(preset, {}, base=params), plugins=_plugins()))
+    except (click.ClickException, ConfigError, KeyError, TypeError, ValueError) as e:
+        click.echo(f"jbodcheck: warning: the report's model cannot be rebuilt ({one_line(e)}): "
+                   f"the page has no rule references", err=True)
+        refs = {}
+    write_text(html_path, page(report, refs), "the HTML page")
+    return EXIT_OK
 
 
 @cli.command()
@@ -542,6 +601,8 @@ def invariants_command(as_json):
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
               help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`.")
+@html_option
+@itf_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @_guard_report
 def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):
@@ -550,6 +611,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
 
     _check_writable(json_path)
     _check_writable(scenario_path, "the scenario", dash_is_stdout=False)
+    outputs = _trace_outputs(kwargs)
     params = _model_params(kwargs)
     use_loose = (preset is None) if loose is None else loose
     if use_loose:
@@ -559,8 +621,10 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     selected = list(model.invariants)
     examples = DEFAULT_EXAMPLES if examples is None else examples
     steps = DEFAULT_STEPS if steps is None else steps
-    progress = None if quiet else (lambda line: click.echo(f"[hypothesis] {line}", err=True))
-    outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed, progress=progress))
+    display = progress_for("hypothesis", quiet)
+    with display or contextlib.nullcontext():
+        outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed,
+                                                        progress=display and display.line))
     result, failure = outcome.result, outcome.failure
     _raise_checker_failures(model, preset, result, json_path)
 
@@ -593,6 +657,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     elif scenario_path is not None:
         lines.append(f"No counterexample: {scenario_path} not written.")
     _emit(report, "\n".join(lines), json_path)
+    outputs.write(model, preset, result, report)
     if scenario_error is not None:
         raise scenario_error
     return EXIT_VIOLATION if result.violations else EXIT_OK

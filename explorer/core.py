@@ -291,7 +291,9 @@ class Run(TransitionCounts):
         self.checker = Checker(model, invariants)
         self.violations: list[Violation] = []
         self.start = time.monotonic()
-        self.next_progress = self.start + 3.0
+        self.progress_interval = getattr(options, "progress_interval", 3.0)
+        self.progress_figures = getattr(options, "progress_figures", None)
+        self.next_progress = self.start + self.progress_interval
         self.memory = MemoryGuard(options.max_memory)
         self.note: str | None = None
 
@@ -314,25 +316,40 @@ class Run(TransitionCounts):
         self.note = self.memory.note(distinct, depth)
         return self.result(distinct, depth, True)
 
-    def checkpoint(self, distinct: int, depth: int, text_fn) -> SearchResult | None:
+    def checkpoint(self, distinct: int, depth: int, text_fn, figures_fn=None) -> SearchResult | None:
         """Between two steps of DFS or two random walks: stop at --max-memory, else report progress."""
         stopped = self.out_of_memory(distinct, depth)
         if stopped is None:
-            self.progress(text_fn)
+            self.progress(text_fn, figures_fn)
         return stopped
 
     def interrupted(self, distinct: int, depth: int, error: BaseException) -> SearchResult:
         """The partial result of a search stopped by SIGINT or SIGTERM (``error``: the caught interrupt)."""
         return self.result(distinct, depth, True, interrupt_signal(error))
 
-    def progress(self, text_fn) -> None:
-        if self.options.progress is None:
+    def progress(self, text_fn, figures_fn=None) -> None:
+        """Every ``options.progress_interval`` seconds (3 by default): a text line to ``options.progress`` and,
+        when ``options.progress_figures`` is set, the figures as a dict: ``engine``, ``elapsed_s``,
+        ``generated``, ``memory_bytes``, ``max_states`` and the engine's own (``figures_fn()``: ``depth``,
+        ``distinct``, ``frontier`` for BFS). Only the clock is read between two reports."""
+        if self.options.progress is None and self.progress_figures is None:
             return
         now = time.monotonic()
         if now >= self.next_progress:
-            self.next_progress = now + 3.0
+            self.next_progress = now + self.progress_interval
             elapsed = now - self.start
-            self.options.progress(f"{text_fn()}  generated {self.generated:,}  {elapsed:.0f}s")
+            if self.options.progress is not None:
+                self.options.progress(f"{text_fn()}  generated {self.generated:,}  {elapsed:.0f}s")
+            if self.progress_figures is not None:
+                figures = {"engine": self.engine, "elapsed_s": elapsed, "generated": self.generated,
+                           "max_states": self.options.max_states}
+                try:
+                    figures["memory_bytes"] = self.memory.measure()
+                except OSError:
+                    pass
+                if figures_fn is not None:
+                    figures.update(figures_fn())
+                self.progress_figures(figures)
 
     def result(self, distinct: int, depth: int, bounded: bool, signum: int | None = None) -> SearchResult:
         """The result; ``signum``: the search was stopped by that signal (result "interrupted")."""

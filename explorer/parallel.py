@@ -389,7 +389,8 @@ def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
 
     def on_wait() -> None:
         run.generated = gen_before + sum(pool.ticks)
-        run.progress(lambda: f"depth {level_info['depth']}  distinct {len(table):,}  frontier {frontier_size:,}")
+        run.progress(lambda: f"depth {level_info['depth']}  distinct {len(table):,}  frontier {frontier_size:,}",
+                     lambda: {"depth": level_info["depth"], "distinct": len(table), "frontier": frontier_size})
         if run.memory.exceeded():
             raise _MemoryStop
 

@@ -42,6 +42,9 @@ class SearchOptions:
     walks: int = 1000            # random simulation: number of walks
     walk_depth: int = 60         # random simulation: steps per walk when --max-depth is not given
     progress: Callable[[str], None] | None = None   # receives a progress line every few seconds
+    # Receives the progress figures as a dict (explorer/core.py Run.progress), for a live display.
+    progress_figures: Callable[[dict], None] | None = None
+    progress_interval: float = 3.0   # seconds between two progress reports
     workers: int = 1             # BFS: worker processes (1: in this process)
     max_memory: int | None = None  # bytes: stop with result "bounded" before memory use exceeds this
 
@@ -119,7 +122,8 @@ def serial_bfs(model: Model, invariants: list[Invariant], options: SearchOptions
                     if run.memory.exceeded():
                         run.note = run.memory.note(len(table), depth + 1)
                         return finish(len(table), depth + 1, True)
-                    run.progress(lambda: f"depth {depth + 1}  distinct {len(table):,}  frontier {len(next_frontier):,}")
+                    run.progress(lambda: f"depth {depth + 1}  distinct {len(table):,}  frontier {len(next_frontier):,}",
+                                 lambda: {"depth": depth + 1, "distinct": len(table), "frontier": len(next_frontier)})
                 visited.add_unsorted(level)
                 del level
                 frontier = next_frontier
@@ -176,7 +180,8 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
                     else:
                         stack.append((after, iter(model.successors(after))))
                         path.append(action)
-                if (stopped := run.checkpoint(len(seen), deepest, lambda: f"depth {len(stack)}  distinct {len(seen):,}")) is not None:
+                if (stopped := run.checkpoint(len(seen), deepest, lambda: f"depth {len(stack)}  distinct {len(seen):,}",
+                                              lambda: {"depth": len(stack), "distinct": len(seen)})) is not None:
                     return stopped
     except INTERRUPTS as e:
         return run.interrupted(len(seen), deepest, e)
@@ -216,7 +221,9 @@ def simulate(model: Model, invariants: list[Invariant], options: SearchOptions) 
                     if options.max_states is not None and len(seen) >= options.max_states:
                         return run.result(len(seen), deepest, True)
                     state = after
-                if (stopped := run.checkpoint(len(seen), deepest, lambda: f"walk {walk + 1}/{options.walks}  distinct {len(seen):,}")) is not None:
+                if (stopped := run.checkpoint(len(seen), deepest, lambda: f"walk {walk + 1}/{options.walks}  distinct {len(seen):,}",
+                                              lambda: {"depth": deepest, "distinct": len(seen), "walk": walk + 1,
+                                                       "walks": options.walks})) is not None:
                     return stopped
     except INTERRUPTS as e:
         return run.interrupted(len(seen), deepest, e)
