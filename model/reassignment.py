@@ -4,7 +4,7 @@ and LeaderAndIsr answers (ControllerStep.is_replica_online), and a StopReplica t
 destination replicas are created as at topic creation, with isNewReplica=true (NewReplica)."""
 from __future__ import annotations
 
-from .controller import targets_in_isr
+from .controller import VALID_PARTITION_PREVIOUS, targets_in_isr
 from .deletion import resume_deletion_for
 from .state import (
     P_ONLINE, R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NONEXISTENT, RA_DONE, RA_IN_PROGRESS, Partition,
@@ -35,7 +35,7 @@ def _update_leader_epoch_and_send(step, p: int, recipients) -> None:
     part = step.partitions[p]
     if not step.has_leadership_record(p):
         return
-    step.partitions[p] = part._replace(leader_epoch=part.leader_epoch + 1)
+    step.set_partition(p, part._replace(leader_epoch=part.leader_epoch + 1))
     step.add_leader_and_isr(recipients, p, is_new=False)
     step.flush()
 
@@ -56,18 +56,22 @@ def _complete(step, p: int) -> None:
 
 
 def _move_leader_if_required(step, p: int) -> None:
-    """moveReassignedPartitionLeaderIfRequired: if the leader is not a live target replica, elect the first
-    target replica that is live and in the ISR (ReassignedPartitionLeaderSelector; the ISR is kept) and send
-    LeaderAndIsr to the targets; with none, the election fails and nothing changes. Otherwise bump the leader
-    epoch and send LeaderAndIsr to the targets."""
+    """moveReassignedPartitionLeaderIfRequired: if the leader is a live target replica, bump the leader epoch and
+    send LeaderAndIsr to the targets. Otherwise partitionStateMachine.handleStateChanges(OnlinePartition) with
+    ReassignedPartitionLeaderSelector: the transition is validated first, so a partition the state machine does not
+    allow to go OnlinePartition (NonExistentPartition: its topic is being deleted) is left as it is and nothing is
+    sent; else the first target replica that is live and in the ISR is elected (the ISR is kept) and LeaderAndIsr
+    goes to the targets; with none, the election fails and nothing changes."""
     part, target = step.partitions[p], step.m.targets[p]
     if part.leader in target and step.is_replica_online(part.leader, p):
         _update_leader_epoch_and_send(step, p, target)
         return
+    if part.state not in VALID_PARTITION_PREVIOUS[P_ONLINE]:
+        return  # PartitionStateMachine logs the invalid transition and changes nothing
     candidates = [b for b in target if step.is_replica_online(b, p) and part.isr >> b & 1]
     if not candidates:
         return
-    step.partitions[p] = Partition(P_ONLINE, candidates[0], part.leader_epoch + 1, part.isr)
+    step.set_partition(p, Partition(P_ONLINE, candidates[0], part.leader_epoch + 1, part.isr))
     step.add_leader_and_isr(target, p, is_new=False)
     step.flush()
 

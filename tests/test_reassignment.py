@@ -462,3 +462,31 @@ def test_feature_preset_is_ok_and_every_configured_rule_fires(preset):
     assert r.result == "ok", [(v.invariant.id, v.message) for v in r.violations]
     configured = {rule.name for _, rule, _ in m.action_space}
     assert {name for name in configured if r.coverage[name] == 0} == set()
+
+
+# ---- with topic deletion (docs/model.md 6.6 and 11.1, finding 7) ----------------------------------------------
+
+_DELETE_WHILE_REASSIGNING = [
+    ("CreateTopic", 0), ("BrokerLeaderAndIsr", 0), ("ReassignPartition", 0), ("BrokerLeaderAndIsr", 0),
+    ("BrokerLeaderAndIsr", 1), ("ReplicaFetch", 1, 0),   # broker 1 caught up: ISR {0, 1} in ZooKeeper
+    ("DeleteTopic", 0),                                    # the partition goes NonExistentPartition
+]
+
+
+def test_a_reassignment_completing_during_topic_deletion_does_not_revive_the_partition():
+    """The leader move of a reassignment completing while its topic is deleted goes through the partition state
+    machine, which refuses NonExistentPartition -> OnlinePartition: no LeaderAndIsr is sent, and no broker
+    re-creates the deleted topic's log or leads it (before the fix: OnlinePartition, leader 1, and broker 1
+    re-created the log and led an empty replica of a deleted topic)."""
+    m = model_of("reassignment", deletion=True)
+    s = run(m, init(m), *_DELETE_WHILE_REASSIGNING)
+    assert zk(s).state == 0 and s.controller.deletion == (D_QUEUED,)  # NonExistentPartition
+    inboxes = [b.inbox for b in s.brokers]
+    action, after = m.step(s, "ControllerReassignmentIsrChange", (0,))
+    assert zk(after).state == 0 and zk(after).leader == NO_LEADER
+    new = [b.inbox[len(old):] for b, old in zip(after.brokers, inboxes)]
+    assert not any(msg.kind == LEADER_AND_ISR for msgs in new for msg in msgs)
+    assert check("controller_transitions_valid", m, s, action, after) is None
+    end = deliver_all(m, after)
+    assert end.controller.deletion == (D_DONE,)
+    assert all(b.copies == (0,) and b.hosted == (H_NONE,) for b in end.brokers)
