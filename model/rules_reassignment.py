@@ -104,4 +104,10 @@ REASSIGNMENT.presets.update({
                           "of docs/model.md 11.1, finding 4 (exits 1 by design)",
                           dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1,
                                consumer=False, **ONE_OF_EACH)),
+    "reassignment-deletion": ("The reassignment preset with topic deletion as well: a reassignment completing while "
+                              "its topic is deleted counts the old replica deleted before it answers, so a copy can "
+                              "outlive the deletion (docs/model.md 11.1, finding 8; exits 1 by design)",
+                              dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, deletion=True,
+                                   max_records=1, consumer=False,
+                                   **{**ONE_OF_EACH, "max_dir_failures": 0, "max_fixes": 0})),
 })
