@@ -572,3 +572,26 @@ def test_kafka_2_7_marks_a_topic_being_deleted_ineligible_while_the_reassignment
         outcomes[procedure] = (after.controller.reassigning, after.controller.deletion)
     assert outcomes["kafka-2.7"] == ((RA_IN_PROGRESS,), (2,))   # in progress, the topic ineligible
     assert outcomes["kafka-1.0"][1] == (D_QUEUED,)
+
+
+_FINDING_8 = _DELETE_WHILE_REASSIGNING[:5] + [("BrokerLeaderAndIsr", 1)] + _DELETE_WHILE_REASSIGNING[5:] + [
+    ("BrokerStopReplica", 1), ("BrokerStopReplicaDelete", 1), ("ControllerStopReplicaResponse", 1),
+    ("ControllerReassignmentIsrChange", 0),
+]
+
+
+def test_a_copy_outlives_the_deletion_after_a_failover():
+    """docs/model.md 11.1, finding 8 (faithful to Kafka): the completion counts broker 0's replica deleted before
+    it answered, the topic's deletion completes, and a failover drops broker 0's StopReplica(delete=true): in the
+    quiescent end state broker 0 still holds the log of a deleted topic. Without the failover the copy goes."""
+    m = model_of("reassignment-deletion")
+    s = run(m, init(m), *_FINDING_8)
+    assert s.controller.deletion == (D_DONE,) and s.brokers[0].copies == (0b01,)
+    assert STOP_REPLICA_DELETE in kinds(s.brokers[0])
+    assert check("deleted_replica_holds_no_data", m, s) is not None
+    kept = deliver_all(m, step(m, s, "ControllerFailover"))
+    assert m.is_quiescent(kept) and kept.brokers[0].copies == (0b01,)
+    assert check("deleted_replica_holds_no_data", m, kept) is not None
+    gone = deliver_all(m, s)
+    assert m.is_quiescent(gone) and gone.brokers[0].copies == (0,)
+    assert check("deleted_replica_holds_no_data", m, gone) is None
