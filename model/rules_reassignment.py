@@ -110,4 +110,10 @@ REASSIGNMENT.presets.update({
                               dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, deletion=True,
                                    max_records=1, consumer=False,
                                    **{**ONE_OF_EACH, "max_dir_failures": 0, "max_fixes": 0})),
+    "reassignment-saturation": ("The reassignment preset with KIP-928's saturation (2 units a dir): the target or the "
+                                "old replica's dir may fill up during the move; no failover, at most one fault",
+                                dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, saturation=True,
+                                     dir_capacity=2, max_records=1, consumer=False,
+                                     **{**ONE_OF_EACH, "max_dir_failures": 0, "max_fixes": 0, "max_failovers": 0,
+                                        "max_faults": 1})),
 })

@@ -43,7 +43,8 @@ CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "legacy")}
 # The feature presets run under kip112 only; the reassignment-race preset finds
 # the completion race of docs/model.md 11.1 (finding 4), which also loses the acknowledged record, and the
 # reassignment-deletion preset a copy that outlives its topic's deletion (finding 8).
-FEATURE_PRESETS = ("saturation", "deletion", "reassignment", "reassignment-race", "reassignment-deletion")
+FEATURE_PRESETS = ("saturation", "deletion", "reassignment", "reassignment-race", "reassignment-deletion",
+                   "reassignment-saturation")
 PRESET_EXPECTED = {
     "reassignment-race": frozenset({"reassignment_keeps_an_in_sync_copy", "no_acked_record_lost",
                                "reads_below_hw_are_committed"}),
