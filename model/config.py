@@ -5,6 +5,9 @@ import attrs
 
 VARIANTS = ("kip112", "legacy")
 SATURATION_RECOVERIES = ("free-space", "restart", "free-space-unchanged-controller")
+# KafkaController.onPartitionReassignment as Kafka 1.0 to 2.3 have it, or as Kafka 2.4+ (KIP-455) with the
+# KAFKA-10314 fix of Kafka 2.7 (docs/model.md, section 6.6).
+REASSIGNMENT_PROCEDURES = ("kafka-1.0", "kafka-2.7")
 
 # Bounds on environment events: each keeps every preset finite. Name -> (help text).
 BOUNDS = {
@@ -89,6 +92,10 @@ class ModelConfig:
     # Partition reassignment (KIP-112 scenario 7; KafkaController.onPartitionReassignment, Kafka 1.0 to 2.3):
     # partition 0 may be moved once, from its assignment to the next brokers (see reassignment_target).
     reassignment: bool = False
+    # Which Kafka's reassignment procedure (REASSIGNMENT_PROCEDURES): "kafka-1.0" (1.0 to 2.3, the default) or
+    # "kafka-2.7" (KIP-455's replica set order and deletion ineligibility, and KAFKA-10314: the added replicas get
+    # isNewReplica=true from the first LeaderAndIsr).
+    reassignment_procedure: str = "kafka-1.0"
     # The log-dir probe queries replicas in NewReplica too, with isNewReplica=true, as KIP-112 scenarios 2 and 3
     # say (False: Kafka's code, where OnlineReplica from NewReplica sends nothing; only a reassignment leaves a
     # replica in NewReplica, so this matters only with --reassignment).
@@ -117,6 +124,9 @@ class ModelConfig:
         if self.saturation_recovery not in SATURATION_RECOVERIES:
             raise ConfigError(f"unknown --saturation-recovery {self.saturation_recovery!r} "
                               f"(known: {', '.join(SATURATION_RECOVERIES)})")
+        if self.reassignment_procedure not in REASSIGNMENT_PROCEDURES:
+            raise ConfigError(f"unknown --reassignment-procedure {self.reassignment_procedure!r} "
+                              f"(known: {', '.join(REASSIGNMENT_PROCEDURES)})")
         capacity = self.dir_capacity
         if not isinstance(capacity, int) or isinstance(capacity, bool) or not 1 <= capacity <= 8:
             raise ConfigError(f"--dir-capacity must be a whole number between 1 and 8, not {self.dir_capacity!r}")

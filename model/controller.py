@@ -46,6 +46,12 @@ def targets_in_isr(m, isr: int, p: int) -> bool:
 
 
 class ControllerStep:
+    # The individual replica and partition state changes of the steps taken while this is a list (None otherwise):
+    # the invariant controller_transitions_valid replays a step with it set (invariants/controller.py). Each entry
+    # is ("replica", p, i, previous, target, exemption) or ("partition", p, None, previous, target, exemption);
+    # exemption is None, or the name of the Kafka procedure that sets the state without validating it.
+    record: list | None = None
+
     def __init__(self, model, state: State):
         self.m = model
         self.state = state
@@ -142,11 +148,26 @@ class ControllerStep:
                 offline |= 1 << b
         return UpdateMetadataEntry(p, part.leader, part.isr, offline)
 
+    # ---- state changes (every one goes through these two, which record it when asked) -------------
+    def set_replica(self, p: int, i: int, target: int, exempt: str | None = None) -> None:
+        """Write replica (p, i)'s state. ``exempt``: the Kafka procedure that sets it without validation."""
+        previous = self.replicas[p][i]
+        self.replicas[p][i] = target
+        if ControllerStep.record is not None and previous != target:
+            ControllerStep.record.append(("replica", p, i, previous, target, exempt))
+
+    def set_partition(self, p: int, part: Partition, exempt: str | None = None) -> None:
+        """Write partition p's record and state. ``exempt`` as for set_replica."""
+        previous = self.partitions[p].state
+        self.partitions[p] = part
+        if ControllerStep.record is not None and previous != part.state:
+            ControllerStep.record.append(("partition", p, None, previous, part.state, exempt))
+
     # ---- replica state machine ------------------------------------------------------------------
     def _set_replica_state(self, p: int, i: int, target: int) -> bool:
         if self.replicas[p][i] not in VALID_REPLICA_PREVIOUS[target]:
             return False  # Kafka logs an invalid transition and leaves the replica as it is
-        self.replicas[p][i] = target
+        self.set_replica(p, i, target)
         return True
 
     def replicas_to_new(self, replicas) -> None:
@@ -177,7 +198,7 @@ class ControllerStep:
                 if not self.is_queued_for_deletion(p):
                     others = [b for b in self.assigned[p] if b != broker]
                     self.add_leader_and_isr(others, p, is_new=False)
-            self.replicas[p][i] = R_OFFLINE
+            self.set_replica(p, i, R_OFFLINE)
         self.flush()
 
     def replicas_to(self, replicas, target: int) -> None:
@@ -196,14 +217,14 @@ class ControllerStep:
         isr = part.isr & ~(1 << broker)
         if isr == 0:
             isr = part.isr  # the last ISR member is kept (unclean leader election is disabled)
-        self.partitions[p] = Partition(part.state, leader, part.leader_epoch + 1, isr)
+        self.set_partition(p, Partition(part.state, leader, part.leader_epoch + 1, isr))
 
     # ---- partition state machine ----------------------------------------------------------------
     def _set_partition_state(self, p: int, target: int) -> bool:
         part = self.partitions[p]
         if part.state not in VALID_PARTITION_PREVIOUS[target]:
             return False
-        self.partitions[p] = part._replace(state=target)
+        self.set_partition(p, part._replace(state=target))
         return True
 
     def partitions_to_new(self, partitions) -> None:
@@ -234,7 +255,7 @@ class ControllerStep:
         isr = 0
         for b in live:
             isr |= 1 << b
-        self.partitions[p] = Partition(P_ONLINE, live[0], 0, isr)
+        self.set_partition(p, Partition(P_ONLINE, live[0], 0, isr))
         self.add_leader_and_isr(live, p, is_new=True)
 
     def _elect_offline_leader(self, p: int) -> None:
@@ -248,7 +269,7 @@ class ControllerStep:
         isr = 0
         for b in live_isr:
             isr |= 1 << b
-        self.partitions[p] = Partition(P_ONLINE, live_isr[0], part.leader_epoch + 1, isr)
+        self.set_partition(p, Partition(P_ONLINE, live_isr[0], part.leader_epoch + 1, isr))
         self.add_leader_and_isr(live, p, is_new=False)
 
     # ---- controller procedures ------------------------------------------------------------------

@@ -8,7 +8,7 @@ replica on a live broker, whatever the controller knows of its dir.
 from __future__ import annotations
 
 from .state import (
-    D_DONE, D_INELIGIBLE, D_QUEUED, NO_LEADER, P_NONEXISTENT, P_OFFLINE, R_DELETION_INELIGIBLE,
+    D_DONE, D_INELIGIBLE, D_QUEUED, NO_LEADER, P_NONEXISTENT, R_DELETION_INELIGIBLE,
     R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NONEXISTENT, Partition,
 )
 
@@ -23,9 +23,7 @@ def on_topic_deletion(step, partitions) -> None:
     for p in partitions:
         if step.partitions[p].state != P_NONEXISTENT:
             step.partitions_to_offline([p])
-            part = step.partitions[p]
-            if part.state == P_OFFLINE:
-                step.partitions[p] = part._replace(state=P_NONEXISTENT)
+            step._set_partition_state(p, P_NONEXISTENT)  # valid from OfflinePartition only
     step.add_update_metadata(partitions)
     step.flush()
     for p in partitions:
@@ -106,6 +104,8 @@ def complete_replica_deletion(step, replicas) -> None:
 def _complete_delete_topic(step, p: int) -> None:
     """completeDeleteTopic: the replicas become NonExistentReplica and the topic's znodes are deleted."""
     step.replicas_to(_in_state(step, p, R_DELETION_SUCCESSFUL), R_NONEXISTENT)
-    step.partitions[p] = Partition(P_NONEXISTENT, NO_LEADER, -1, 0)
+    # controllerContext.removeTopic: the partition's state is dropped, not changed by the state machine (it is
+    # NonExistentPartition since onTopicDeletion, unless that transition was refused).
+    step.set_partition(p, Partition(P_NONEXISTENT, NO_LEADER, -1, 0), exempt="completeDeleteTopic")
     step.deletion[p] = D_DONE
 

@@ -13,7 +13,7 @@ from .feature import Design, Feature
 from .rules import CORE
 from .rules_data import DATA
 from .rules_deletion import DELETION, REPLICA_DELETION
-from .rules_reassignment import REASSIGNMENT
+from .rules_reassignment import REASSIGNMENT, REASSIGNMENT_KAFKA_2_7
 from .rules_space import SATURATION
 
 KIP112_CREATE = Feature(
@@ -28,7 +28,7 @@ LEGACY_CREATE = Feature(
     hooks={"may_create_log": lambda broker, is_new: True},
 )
 
-_OPTIONAL = (DATA, SATURATION, DELETION, REPLICA_DELETION, REASSIGNMENT)
+_OPTIONAL = (DATA, SATURATION, DELETION, REPLICA_DELETION, REASSIGNMENT, REASSIGNMENT_KAFKA_2_7)
 
 KIP112 = Design("kip112", "KIP-112 as adopted (isNewReplica, KAFKA_STORAGE_ERROR, offline_replicas)",
                 (CORE, KIP112_CREATE, *_OPTIONAL))

@@ -7,7 +7,7 @@ References name the KIP-112 scenario (docs/model.md numbers them as the KIP does
 """
 from __future__ import annotations
 
-from invariants import safety
+from invariants import controller as controller_invariants, safety
 from invariants.registry import invariants_in
 
 from . import broker as B
@@ -248,7 +248,7 @@ def controller_failover(m, s):
             continue
         for _, i in step.assigned_replicas(p):
             is_online = step.is_replica_online(m.assignments[p][i], p)
-            step.replicas[p][i] = R_ONLINE if is_online else R_DELETION_INELIGIBLE
+            step.set_replica(p, i, R_ONLINE if is_online else R_DELETION_INELIGIBLE, exempt="initializeReplicaState")
             (online if is_online else offline).append((p, i))
         if step.is_queued_for_deletion(p):  # TopicDeletionManager.init: replicas not online make it ineligible
             step.deletion[p] = D_INELIGIBLE if any(q == p for q, _ in offline) else D_QUEUED
@@ -265,7 +265,7 @@ def controller_failover(m, s):
             state = P_ONLINE
         else:
             state = P_OFFLINE
-        step.partitions[p] = part._replace(state=state)
+        step.set_partition(p, part._replace(state=state), exempt="initializePartitionState")
     step.trigger_online_partition_state_change()
     resume_reassignments(step)  # maybeTriggerPartitionReassignment
     resume_deletions(step)  # TopicDeletionManager.tryTopicDeletion
@@ -452,7 +452,7 @@ def broker_stop_replica(m, s, broker):
 # What the core claims and the configurations it is explored in.
 # ---------------------------------------------------------------------------------------------
 
-CORE.add_invariants(*invariants_in(safety))
+CORE.add_invariants(*invariants_in(safety), controller_invariants.controller_transitions_valid)
 CORE.presets.update({
     "tiny": ("2 brokers x 2 dirs, 1 partition, RF 2; one record, a consumer; one of each event, at most two faults",
              dict(brokers=2, dirs=2, partitions=1, rf=2, max_records=1, consumer=True, **ONE_OF_EACH)),

@@ -7,7 +7,7 @@ from invariants import kip928
 
 from .config import ONE_OF_EACH
 from .controller import ControllerStep, is_replica_online, targets_in_isr
-from .reassignment import on_partition_reassignment
+from .reassignment import KAFKA_1_0, KAFKA_2_7, on_partition_reassignment
 from .feature import Feature, Flag
 from .rules_deletion import REPLICA_DELETION
 from .state import D_NONE, P_NONEXISTENT, RA_IN_PROGRESS, RA_NONE
@@ -22,6 +22,21 @@ REASSIGNMENT = Feature(
     config_fields=("reassignment",),
     flags=(Flag("reassignment", "--reassignment/--no-reassignment",
                 "Partition reassignment (KIP-112 scenario 7): partition 0 may move to the next brokers."),),
+    hooks={"reassignment_procedure": KAFKA_1_0},
+)
+
+# Kafka 2.4+ (KIP-455) with Kafka 2.7's KAFKA-10314 fix: overrides the procedure hook (docs/model.md, 6.6).
+REASSIGNMENT_KAFKA_2_7 = Feature(
+    "reassignment-kafka-2.7",
+    "Kafka 2.7's reassignment procedure: the target replicas first in the replica set, the topic ineligible for "
+    "deletion while it runs (KIP-455), and the added replicas sent isNewReplica=true from the start (KAFKA-10314)",
+    enabled=lambda cfg: cfg.reassignment and cfg.reassignment_procedure == "kafka-2.7",
+    requires=(REASSIGNMENT,),
+    config_fields=("reassignment_procedure",),
+    flags=(Flag("reassignment_procedure", "--reassignment-procedure",
+                "Kafka's reassignment procedure: kafka-1.0 (1.0 to 2.3, default) or kafka-2.7 (KIP-455 and the "
+                "KAFKA-10314 fix).", "choice", choices=("kafka-1.0", "kafka-2.7")),),
+    hooks={"reassignment_procedure": KAFKA_2_7},
 )
 
 
@@ -89,4 +104,16 @@ REASSIGNMENT.presets.update({
                           "of docs/model.md 11.1, finding 4 (exits 1 by design)",
                           dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1,
                                consumer=False, **ONE_OF_EACH)),
+    "reassignment-deletion": ("The reassignment preset with topic deletion as well: a reassignment completing while "
+                              "its topic is deleted counts the old replica deleted before it answers, so a copy can "
+                              "outlive the deletion (docs/model.md 11.1, finding 8; exits 1 by design)",
+                              dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, deletion=True,
+                                   max_records=1, consumer=False,
+                                   **{**ONE_OF_EACH, "max_dir_failures": 0, "max_fixes": 0})),
+    "reassignment-saturation": ("The reassignment preset with KIP-928's saturation (2 units a dir): the target or the "
+                                "old replica's dir may fill up during the move; no failover, at most one fault",
+                                dict(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, saturation=True,
+                                     dir_capacity=2, max_records=1, consumer=False,
+                                     **{**ONE_OF_EACH, "max_dir_failures": 0, "max_fixes": 0, "max_failovers": 0,
+                                        "max_faults": 1})),
 })

@@ -323,7 +323,8 @@ def test_presets_json_lists_the_feature_presets_with_their_switches(capsys):
     assert code == 0
     entries = {e["name"]: e for e in json.loads(out)}
     switches = {"saturation": {"saturation"}, "deletion": {"saturation", "deletion"}, "reassignment": {"reassignment"},
-                "reassignment-race": {"reassignment"}}
+                "reassignment-race": {"reassignment"}, "reassignment-deletion": {"reassignment", "deletion"},
+                "reassignment-saturation": {"reassignment", "saturation"}}
     for name, on in switches.items():
         model = entries[name]["model"]
         assert {f for f in FEATURES if model[f]} == on, name

@@ -41,11 +41,16 @@ SETTINGS = {"kip112": {}, "legacy": {"variant": "legacy"}, "unclean": {"unclean_
 CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "legacy")}
 
 # The feature presets run under kip112 only; the reassignment-race preset finds
-# the completion race of docs/model.md 11.1 (finding 4), which also loses the acknowledged record.
-FEATURE_PRESETS = ("saturation", "deletion", "reassignment", "reassignment-race")
+# the completion race of docs/model.md 11.1 (finding 4), which also loses the acknowledged record, and the
+# reassignment-deletion preset a copy that outlives its topic's deletion (finding 8).
+FEATURE_PRESETS = ("saturation", "deletion", "reassignment", "reassignment-race", "reassignment-deletion",
+                   "reassignment-saturation")
 PRESET_EXPECTED = {
     "reassignment-race": frozenset({"reassignment_keeps_an_in_sync_copy", "no_acked_record_lost",
                                "reads_below_hw_are_committed"}),
+    # docs/model.md 11.1, finding 8: the reassignment's completion counts the old replica deleted without waiting
+    # for its StopReplica answer, and the topic's deletion completes while that copy still exists.
+    "reassignment-deletion": frozenset({"deleted_replica_holds_no_data"}),
 }
 
 CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS

@@ -12,7 +12,8 @@ import pytest
 import invariants
 from explorer.search import Checker
 from model.state import (
-    D_DONE, D_QUEUED, GOOD, H_FOLLOWER, H_LEADER, H_OFFLINE, H_SATURATED, NO_LEADER, OFFLINE, R_DELETION_STARTED,
+    D_DONE, D_QUEUED, GOOD, H_FOLLOWER, H_LEADER, H_OFFLINE, H_SATURATED, NO_LEADER, OFFLINE, P_NONEXISTENT,
+    R_DELETION_STARTED,
     R_DELETION_SUCCESSFUL, REMOVED, SATURATED, PartitionMeta, replace_at,
 )
 
@@ -33,6 +34,7 @@ EXPECTED_IDS = {
     "no_serving_from_saturated_dir": "state",
     "saturated_dir_can_free_space": "state",
     "deleted_replica_holds_no_data": "state",
+    "controller_transitions_valid": "transition",
 }
 
 
@@ -548,6 +550,26 @@ def _reassignment_completes_without_the_record(reassign):
     return (s, action, with_broker(after, 1, logs=((),)))
 
 
+def _controller_skips_to_deletion_successful(small):
+    """CreateTopic's step, with replica 0 ending in ReplicaDeletionSuccessful: after the recorded NonExistentReplica
+    -> NewReplica -> OnlineReplica, an unrecorded OnlineReplica -> ReplicaDeletionSuccessful."""
+    s = init(small)
+    action, after = small.step(s, "CreateTopic", (0,))
+    c = after.controller
+    replicas = (replace_at(c.replicas[0], 0, R_DELETION_SUCCESSFUL),)
+    return s, action, after._replace(controller=c._replace(replicas=replicas))
+
+
+def _broker_step_drops_an_online_partition(small):
+    """A broker's step after which the controller's partition 0 went OnlinePartition -> NonExistentPartition
+    (valid only from OfflinePartition)."""
+    s = step(small, init(small), "CreateTopic", 0)
+    action, after = small.step(s, "BrokerLeaderAndIsr", (0,))
+    c = after.controller
+    dropped = replace_at(c.partitions, 0, c.partitions[0]._replace(state=P_NONEXISTENT))
+    return s, action, after._replace(controller=c._replace(partitions=dropped))
+
+
 # id -> hand-made arguments for check(model, *args) that must make it return a message.
 BREAKS = {
     "no_recreate_with_bad_dir": [_break_no_recreate],
@@ -569,6 +591,7 @@ BREAKS = {
     "saturated_dir_can_free_space": [_saturated_dir_full_of_segments],
     "deleted_replica_holds_no_data": [_deleted_topic_still_on_a_dir, _successful_deletion_before_the_broker_deleted],
     "reassignment_keeps_an_in_sync_copy": [_reassignment_completes_without_the_record],
+    "controller_transitions_valid": [_controller_skips_to_deletion_successful, _broker_step_drops_an_online_partition],
 }
 
 BREAK_CASES = [pytest.param(id_, make, id=f"{id_}-{make.__name__.strip('_')}")
@@ -688,3 +711,19 @@ def test_leader_is_live_after_a_failover_with_a_dead_sole_isr_member():
     part = s.controller.partitions[0]
     assert part.isr == 0b01 and not s.brokers[0].up  # the only ISR member is dead
     assert check("leader_is_live_isr_member", m, s) is None
+
+
+def test_controller_transitions_valid_holds_on_real_steps_with_several_changes_of_one_replica(small):
+    """CreateTopic moves each replica NonExistentReplica -> NewReplica -> OnlineReplica and the partition
+    NonExistentPartition -> NewPartition -> OnlinePartition in one step: every individual change is valid."""
+    from invariants.controller import recorded_changes
+    s = init(small)
+    action, after = small.step(s, "CreateTopic", (0,))
+    changes = recorded_changes(small, s, action)
+    assert [c[3:5] for c in changes if c[0] == "replica" and c[2] == 0] == [(0, 1), (1, 2)]
+    assert [c[3:5] for c in changes if c[0] == "partition"] == [(0, 1), (1, 2)]
+    assert check("controller_transitions_valid", small, s, action, after) is None
+    # A failover sets the replicas without validation (initializeReplicaState): recorded as exempt, accepted.
+    s = deliver_all(small, step(small, created_topic(small), "BrokerCrash", 2))
+    action, after = small.step(s, "ControllerFailover", ())
+    assert check("controller_transitions_valid", small, s, action, after) is None

@@ -462,3 +462,136 @@ def test_feature_preset_is_ok_and_every_configured_rule_fires(preset):
     assert r.result == "ok", [(v.invariant.id, v.message) for v in r.violations]
     configured = {rule.name for _, rule, _ in m.action_space}
     assert {name for name in configured if r.coverage[name] == 0} == set()
+
+
+# ---- with topic deletion (docs/model.md 6.6 and 11.1, finding 7) ----------------------------------------------
+
+_DELETE_WHILE_REASSIGNING = [
+    ("CreateTopic", 0), ("BrokerLeaderAndIsr", 0), ("ReassignPartition", 0), ("BrokerLeaderAndIsr", 0),
+    ("BrokerLeaderAndIsr", 1), ("ReplicaFetch", 1, 0),   # broker 1 caught up: ISR {0, 1} in ZooKeeper
+    ("DeleteTopic", 0),                                    # the partition goes NonExistentPartition
+]
+
+
+def test_a_reassignment_completing_during_topic_deletion_does_not_revive_the_partition():
+    """The leader move of a reassignment completing while its topic is deleted goes through the partition state
+    machine, which refuses NonExistentPartition -> OnlinePartition: no LeaderAndIsr is sent, and no broker
+    re-creates the deleted topic's log or leads it (before the fix: OnlinePartition, leader 1, and broker 1
+    re-created the log and led an empty replica of a deleted topic)."""
+    m = model_of("reassignment", deletion=True)
+    s = run(m, init(m), *_DELETE_WHILE_REASSIGNING)
+    assert zk(s).state == 0 and s.controller.deletion == (D_QUEUED,)  # NonExistentPartition
+    inboxes = [b.inbox for b in s.brokers]
+    action, after = m.step(s, "ControllerReassignmentIsrChange", (0,))
+    assert zk(after).state == 0 and zk(after).leader == NO_LEADER
+    new = [b.inbox[len(old):] for b, old in zip(after.brokers, inboxes)]
+    assert not any(msg.kind == LEADER_AND_ISR for msgs in new for msg in msgs)
+    assert check("controller_transitions_valid", m, s, action, after) is None
+    end = deliver_all(m, after)
+    assert end.controller.deletion == (D_DONE,)
+    assert all(b.copies == (0,) and b.hosted == (H_NONE,) for b in end.brokers)
+
+
+# ---- Kafka versions: --reassignment-procedure (docs/model.md 6.6) ----------------------------------------------
+
+KAFKA_10314 = "kafka-2.7-reassign-onto-a-broker-with-an-offline-log-dir.json"
+
+
+def _offline_dir_target(procedure):
+    """Kafka's testPartitionReassignmentToBrokerWithOfflineLogDir up to the reassignment's first requests handled:
+    broker 1 has an offline dir and no replica when partition 0 (on broker 0) is moved to it."""
+    m = custom_model(brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_records=1, consumer=False,
+                     reassignment_procedure=procedure)
+    s = run(m, init(m), ("CreateTopic", 0), ("BrokerLeaderAndIsr", 0), ("ControllerLeaderAndIsrResponse", 0),
+            ("Produce", 0, 0), ("DirFail", 1, 0), ("ControllerLogDirEvent",), ("ReassignPartition", 0))
+    return m, s
+
+
+def test_the_procedure_is_validated_and_kafka_1_0_is_the_default():
+    assert ModelConfig().reassignment_procedure == "kafka-1.0"
+    with pytest.raises(ValueError, match="reassignment-procedure"):
+        ModelConfig(reassignment_procedure="kafka-3.0")
+    assert custom_model(**THREE).hooks.reassignment_procedure.name == "kafka-1.0"
+    assert custom_model(**THREE, reassignment_procedure="kafka-2.7").hooks.reassignment_procedure.name == "kafka-2.7"
+
+
+def test_kafka_2_7_sends_is_new_true_to_the_added_replica_first_and_puts_the_target_first():
+    m, s = _offline_dir_target("kafka-2.7")
+    assert s.controller.assigned == ((1, 0),)                      # ReplicaAssignment: (new ++ old).distinct
+    assert lai(s.brokers[0]) == [(0, 1, [0], False)]
+    assert lai(s.brokers[1]) == [(0, 1, [0], True), (0, 1, [0], True)]
+    _, s1 = _offline_dir_target("kafka-1.0")
+    assert s1.controller.assigned == ((0, 1),)
+    assert lai(s1.brokers[1]) == [(0, 1, [0], False), (0, 1, [0], True)]
+
+
+def test_with_kafka_1_0_the_reassignment_onto_an_offline_dir_broker_stalls():
+    """KAFKA-10314 as Kafka 1.0 to 2.6 have it: broker 1 refuses isNewReplica=false, marks the partition offline,
+    refuses isNewReplica=true too; nothing more happens until its disk is fixed and it restarts."""
+    m, s = _offline_dir_target("kafka-1.0")
+    s = deliver_all(m, s)
+    assert m.is_quiescent(s) and s.controller.reassigning == (RA_IN_PROGRESS,)
+    assert s.brokers[1].hosted == (H_OFFLINE,) and s.brokers[1].copies == (0,)
+    assert guard(m, s, "ReplicaFetch", 1, 0) is not None
+    assert guard(m, s, "ControllerReassignmentIsrChange", 0) is not None
+
+
+def test_with_kafka_2_7_it_completes_as_kafkas_integration_test_expects():
+    """The scenario file mirrors ControllerIntegrationTest.testPartitionReassignmentToBrokerWithOfflineLogDir:
+    leader broker 1 at initialLeaderEpoch + 3, assignment [1], the reassignment done."""
+    from explorer.scenario import load_scenario, replay
+    from helpers import SCENARIOS
+    scenario = load_scenario(str(SCENARIOS / KAFKA_10314))
+    m = Model(ModelConfig(**scenario.model))
+    assert m.cfg.reassignment_procedure == "kafka-2.7"
+    result, trace, failed = replay(m, scenario, invariants.select())
+    final = trace[-1][1]
+    assert result.result == "ok" and failed == []
+    assert zk(final).leader == 1 and zk(final).leader_epoch == 3 and final.controller.reassigning == (RA_DONE,)
+    assert final.brokers[1].copies == (0b10,)                     # created on its good dir 1
+    # The same steps under Kafka 1.0's procedure cannot be replayed: broker 1 never follows.
+    m1 = Model(ModelConfig(**{**scenario.model, "reassignment_procedure": "kafka-1.0"}))
+    names = [s.split("(")[0] for s in scenario.steps]
+    s = init(m1)
+    for label in scenario.steps[:names.index("ReplicaFetch")]:
+        name, args = label.split("(")[0], tuple(int(a.split("=")[1]) for a in label[:-1].split("(")[1].split(",") if a)
+        if guard(m1, s, name, *args) is None:
+            s = step(m1, s, name, *args)
+    assert guard(m1, deliver_all(m1, s), "ReplicaFetch", 1, 0) is not None
+
+
+def test_kafka_2_7_marks_a_topic_being_deleted_ineligible_while_the_reassignment_runs():
+    """A failover resumes the reassignment; Kafka 2.4+'s onPartitionReassignment marks the topic ineligible for
+    deletion while it runs (Kafka 1.0's does not). The state machines stay valid either way."""
+    outcomes = {}
+    for procedure in ("kafka-1.0", "kafka-2.7"):
+        m = model_of("reassignment", deletion=True, reassignment_procedure=procedure)
+        s = run(m, init(m), *_DELETE_WHILE_REASSIGNING)
+        action, after = m.step(s, "ControllerFailover", ())
+        assert check("controller_transitions_valid", m, s, action, after) is None
+        outcomes[procedure] = (after.controller.reassigning, after.controller.deletion)
+    assert outcomes["kafka-2.7"] == ((RA_IN_PROGRESS,), (2,))   # in progress, the topic ineligible
+    assert outcomes["kafka-1.0"][1] == (D_QUEUED,)
+
+
+_FINDING_8 = _DELETE_WHILE_REASSIGNING[:5] + [("BrokerLeaderAndIsr", 1)] + _DELETE_WHILE_REASSIGNING[5:] + [
+    ("BrokerStopReplica", 1), ("BrokerStopReplicaDelete", 1), ("ControllerStopReplicaResponse", 1),
+    ("ControllerReassignmentIsrChange", 0),
+]
+
+
+def test_a_copy_outlives_the_deletion_after_a_failover():
+    """docs/model.md 11.1, finding 8 (faithful to Kafka): the completion counts broker 0's replica deleted before
+    it answered, the topic's deletion completes, and a failover drops broker 0's StopReplica(delete=true): in the
+    quiescent end state broker 0 still holds the log of a deleted topic. Without the failover the copy goes."""
+    m = model_of("reassignment-deletion")
+    s = run(m, init(m), *_FINDING_8)
+    assert s.controller.deletion == (D_DONE,) and s.brokers[0].copies == (0b01,)
+    assert STOP_REPLICA_DELETE in kinds(s.brokers[0])
+    assert check("deleted_replica_holds_no_data", m, s) is not None
+    kept = deliver_all(m, step(m, s, "ControllerFailover"))
+    assert m.is_quiescent(kept) and kept.brokers[0].copies == (0b01,)
+    assert check("deleted_replica_holds_no_data", m, kept) is not None
+    gone = deliver_all(m, s)
+    assert m.is_quiescent(gone) and gone.brokers[0].copies == (0,)
+    assert check("deleted_replica_holds_no_data", m, gone) is None
