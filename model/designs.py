@@ -9,6 +9,7 @@ reassignment) composes with either, switched on by its option.
 from __future__ import annotations
 
 from .broker import has_offline_dir
+from .design_draft import DRAFT, DRAFT_DELETION
 from .feature import Design, Feature
 from .rules import CORE
 from .rules_data import DATA
@@ -35,7 +36,12 @@ KIP112 = Design("kip112", "KIP-112 as adopted (isNewReplica, KAFKA_STORAGE_ERROR
 LEGACY = Design("legacy", "The broker before KIP-112: it re-creates any replica it is asked for and lacks",
                 (CORE, LEGACY_CREATE, *_OPTIONAL))
 
-DESIGNS = {d.name: d for d in (KIP112, LEGACY)}
+# KIP-112's draft (model/design_draft.py): the controller's created list and the broker that creates a missing
+# log only when asked to, over the same core and optional features.
+KIP112_DRAFT = Design("kip112-draft", "KIP-112's draft: a created list per partition in ZooKeeper decides create=true",
+                      (CORE, DRAFT, *_OPTIONAL, DRAFT_DELETION))
+
+DESIGNS = {d.name: d for d in (KIP112, LEGACY, KIP112_DRAFT)}
 
 
 def design_of(variant: str) -> Design:
