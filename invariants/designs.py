@@ -10,7 +10,7 @@ design, so that `jbodcheck compare` (explorer/compare.py) checks every design ag
 """
 from __future__ import annotations
 
-from model.state import GOOD, H_OFFLINE, OFFLINE
+from model.state import GOOD, H_NONE, H_OFFLINE, OFFLINE, REMOVED
 
 from .registry import invariant
 
@@ -57,11 +57,19 @@ def no_recreate_over_offline_copy(model, state, action, after):
     return None
 
 
+def lost_log(broker, p: int) -> bool:
+    """The broker's log of p is out of reach: a copy on an offline dir, none on a live one."""
+    live = sum(1 << d for d, status in enumerate(broker.dirs) if status not in (OFFLINE, REMOVED))
+    return bool(broker.copies[p] & offline_dir_mask(broker)) and not broker.copies[p] & live
+
+
 @invariant(
     "offline_replicas_are_known", kind="quiescent", symmetric=True,
-    statement="When no message or znode is pending, every replica a running broker holds offline is known offline "
-              "to the controller.",
-    reference="KIP-18 (the controller restarts the partitions under /restart_partitions); KIP-112 scenario 2",
+    statement="When no message or znode is pending, every replica that a running broker cannot serve because its "
+              "log is out of reach (marked offline, or dropped with its only copy on an offline dir) is known to "
+              "the controller (its offline replicas) or has been restarted (served again from a good dir).",
+    reference="KIP-18 (the controller restarts the partitions a broker writes under /restart_partitions); KIP-112 "
+              "scenario 2 (the controller learns the offline replicas from LeaderAndIsr responses)",
 )
 def offline_replicas_are_known(model, state):
     c = state.controller
@@ -69,8 +77,11 @@ def offline_replicas_are_known(model, state):
         if not broker.up or not c.live >> b & 1:
             continue
         for p, hosted in enumerate(broker.hosted):
-            if hosted == H_OFFLINE and not c.offline[b] >> p & 1:
-                return f"broker {b} holds partition {p} offline, but the controller does not know it"
+            if (c.offline[b] >> p & 1 or c.partitions[p].leader_epoch < 0 or b not in c.assigned[p]
+                    or c.deletion[p]):
+                continue
+            if hosted == H_OFFLINE or (hosted == H_NONE and lost_log(broker, p)):
+                return f"broker {b} cannot serve partition {p} (its log is out of reach), but the controller does not know it"
     return None
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import attrs
 
-VARIANTS = ("kip112", "legacy", "kip112-draft")
+VARIANTS = ("kip112", "legacy", "kip112-draft", "kip18")
 SATURATION_RECOVERIES = ("free-space", "restart", "free-space-unchanged-controller")
 
 # Bounds on environment events: each keeps every preset finite. Name -> (help text).
