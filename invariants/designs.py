@@ -10,6 +10,8 @@ design, so that `jbodcheck compare` (explorer/compare.py) checks every design ag
 """
 from __future__ import annotations
 
+import attrs
+
 from model.state import GOOD, H_NONE, H_OFFLINE, OFFLINE, REMOVED
 
 from .registry import invariant
@@ -83,6 +85,23 @@ def offline_replicas_are_known(model, state):
             if hosted == H_OFFLINE or (hosted == H_NONE and lost_log(broker, p)):
                 return f"broker {b} cannot serve partition {p} (its log is out of reach), but the controller does not know it"
     return None
+
+
+def claimed_by(inv, *feature_names: str):
+    """The invariant as a design claims it: checked on the models that include one of the claiming features and
+    vacuous on the others, so that checking every built-in invariant (``invariants.select()``) on another design
+    does not judge that design by a claim it does not make; `jbodcheck compare` judges every design by every
+    claim with the unguarded checks (PORTABLE)."""
+    raw = inv.check
+
+    def check(model, *args):
+        if not any(model.has_feature(name) for name in feature_names):
+            return None
+        return raw(model, *args)
+
+    check.__name__ = raw.__name__
+    check.__module__ = raw.__module__
+    return attrs.evolve(inv, check=check)
 
 
 PORTABLE = (refusal_only_for_a_lost_copy.invariant, no_recreate_over_offline_copy.invariant,

@@ -195,7 +195,7 @@ def controller_restart_partitions(m, s):
     return m.with_ext(step.finish(), restart_znode=0)
 
 
-KIP18.add_invariants(design_invariants.offline_replicas_are_known)
+KIP18.add_invariants(design_invariants.claimed_by(design_invariants.offline_replicas_are_known.invariant, KIP18.name))
 KIP18.presets["kip18-lost-update"] = (
     "KIP-18's concurrent /restart_partitions updates: 2 brokers x 2 dirs, 2 partitions, RF 2; no records; a dir "
     "failure on each broker, a crash and a restart; at most three faults",

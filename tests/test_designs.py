@@ -164,3 +164,51 @@ def test_offline_replicas_are_known_is_broken_while_the_controller_has_not_heard
     s = run(m, s, ("DirFail", 1, d))
     assert "does not know" in D.offline_replicas_are_known(m, s)
     assert D.offline_replicas_are_known(m, deliver_all(m, s)) is None
+
+
+# ---- KIP-18 ---------------------------------------------------------------------------------------------------
+
+def test_kip18_restarts_a_failed_dirs_partition_on_a_good_dir():
+    """KIP-18's workflow for a leader (Restarted Partition Leader Selector, case a): broker 0 leads; its dir
+    fails; it drops the partition and writes it under /restart_partitions; the controller moves leadership to
+    broker 1 and sends LeaderAndIsr to both; broker 0 creates the replica again on its good dir and follows."""
+    m = tiny("kip18")
+    s = created_topic(m)
+    assert s.controller.partitions[0].leader == 0
+    d = copy_dir(s.brokers[0])
+    s = run(m, s, ("DirFail", 0, d))
+    assert s.brokers[0].hosted[0] == 0 and m.ext(s, "restart_unwritten") == 1 and s.notifications == 0
+    assert "does not know" in D.offline_replicas_are_known(m, s)
+    s = run(m, s, ("BrokerReadRestartPartitions", 0), ("BrokerWriteRestartPartitions", 0))
+    assert m.ext(s, "restart_znode") == 1 and m.ext(s, "restart_unwritten") == 0 and not m.is_quiescent(s)
+    s = deliver_all(m, run(m, s, ("ControllerRestartPartitions",)))
+    assert m.ext(s, "restart_znode") == 0 and m.is_quiescent(s)
+    assert s.controller.partitions[0].leader == 1
+    assert s.brokers[0].hosted[0] == H_FOLLOWER and s.brokers[0].copies[0] == (1 << d) | (1 << (1 - d))
+    assert D.offline_replicas_are_known(m, s) is None
+
+
+def test_kip18_loses_a_concurrent_restart_partitions_update():
+    """Two brokers' read-modify-writes interleave: broker 1's write, based on the empty znode it read, overwrites
+    broker 0's entry; partition 1 is never restarted on broker 0, which stays in its ISR without its log."""
+    m = Model(preset_config("kip18-lost-update", variant="kip18"))
+    s = deliver_all(m, run(m, init(m), ("CreateTopic", 0), ("CreateTopic", 1)))
+    lost0 = [d for d in range(2) if s.brokers[0].copies[1] >> d & 1][0]   # broker 0's dir of partition 1
+    lost1 = [d for d in range(2) if s.brokers[1].copies[0] >> d & 1][0]   # broker 1's dir of partition 0
+    assert s.brokers[0].copies[0] != s.brokers[0].copies[1]
+    s = run(m, s, ("DirFail", 0, lost0), ("DirFail", 1, lost1),
+            ("BrokerReadRestartPartitions", 0), ("BrokerReadRestartPartitions", 1),
+            ("BrokerWriteRestartPartitions", 0), ("BrokerWriteRestartPartitions", 1))
+    znode = m.ext(s, "restart_znode")
+    assert znode == 1 << (0 * 16 + 1), "only broker 1's entry (partition 0) survives"
+    s = deliver_all(m, run(m, s, ("ControllerRestartPartitions",)))
+    assert m.is_quiescent(s)
+    assert s.brokers[0].hosted[1] == 0 and s.controller.partitions[1].isr >> 0 & 1
+    assert "does not know" in D.offline_replicas_are_known(m, s)
+    # In the other order of the two reads and writes (no interleaving) both are restarted.
+    t = deliver_all(m, run(m, init(m), ("CreateTopic", 0), ("CreateTopic", 1)))
+    t = run(m, t, ("DirFail", 0, lost0), ("DirFail", 1, lost1),
+            ("BrokerReadRestartPartitions", 0), ("BrokerWriteRestartPartitions", 0),
+            ("BrokerReadRestartPartitions", 1), ("BrokerWriteRestartPartitions", 1))
+    t = deliver_all(m, run(m, t, ("ControllerRestartPartitions",)))
+    assert D.offline_replicas_are_known(m, t) is None
