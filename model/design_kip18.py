@@ -197,8 +197,8 @@ def controller_restart_partitions(m, s):
 
 KIP18.add_invariants(design_invariants.claimed_by(design_invariants.offline_replicas_are_known.invariant, KIP18.name))
 KIP18.presets["kip18-lost-update"] = (
-    "KIP-18's concurrent /restart_partitions updates: 2 brokers x 2 dirs, 2 partitions, RF 2; no records; a dir "
+    "KIP-18's concurrent /restart_partitions updates (variant kip18): 2 brokers x 2 dirs, 2 partitions, RF 2; no records; a dir "
     "failure on each broker, a crash and a restart; at most three faults",
-    dict(brokers=2, dirs=2, partitions=2, rf=2, max_records=0, consumer=False,
+    dict(variant="kip18", brokers=2, dirs=2, partitions=2, rf=2, max_records=0, consumer=False,
          **{**ONE_OF_EACH, "max_dir_failures": 2, "max_fixes": 0, "max_failovers": 0, "max_saturations": 0,
             "max_faults": 3}))
