@@ -704,3 +704,8 @@ def main(argv=None) -> None:
         click.echo(f"jbodcheck: internal error: {one_line(e)}", err=True)
         code = EXIT_FAILURE
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+from .compare import compare_command  # noqa: E402 - `jbodcheck compare` (explorer/compare.py)
+
+cli.add_command(compare_command)

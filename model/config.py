@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import attrs
 
-VARIANTS = ("kip112", "legacy")
+VARIANTS = ("kip112", "legacy", "kip112-draft", "kip18")
 SATURATION_RECOVERIES = ("free-space", "restart", "free-space-unchanged-controller")
 # KafkaController.onPartitionReassignment as Kafka 1.0 to 2.3 have it, or as Kafka 2.4+ (KIP-455) with the
 # KAFKA-10314 fix of Kafka 2.7 (docs/model.md, section 6.6).
@@ -100,6 +100,9 @@ class ModelConfig:
     # say (False: Kafka's code, where OnlineReplica from NewReplica sends nothing; only a reassignment leaves a
     # replica in NewReplica, so this matters only with --reassignment).
     probe_new_replicas: bool = True
+    # KIP-112's draft (--variant kip112-draft, docs/model.md 12.1): bound on the administrator's kafka-log-dirs.sh
+    # runs that remove a broker from the created lists (ResetCreatedLists); no effect on the other designs.
+    max_created_resets: int = 1
     # The options of features added from outside (model/feature.py Option), as sorted (name, value) pairs; a dict
     # is accepted. Checked by the model against its features' declarations.
     options: tuple = attrs.field(default=(), converter=_option_pairs)
@@ -111,7 +114,7 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"--{name} must be a whole number of at least 1, not {value!r}")
-        for name in BOUNDS:
+        for name in (*BOUNDS, "max_created_resets"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be a whole number of at least 0, not {value!r}")

@@ -105,10 +105,14 @@ class ControllerStep:
     def add_leader_and_isr(self, brokers, p: int, is_new: bool) -> None:
         """addLeaderAndIsrRequestForBrokers: the partition's current record, and UpdateMetadata to all live brokers."""
         part = self.partitions[p]
+        # The design's choice of isNewReplica (hook ``is_new_replica``; the adopted design keeps the replica
+        # state machine's: true from NewReplica only; KIP-112's draft asks its created list, model/design_draft.py).
+        is_new_replica = self.m.hooks.is_new_replica
         for b in brokers:
             requests = self.batch_lai.setdefault(b, {})
             already_new = p in requests and requests[p].is_new
-            requests[p] = LeaderAndIsrEntry(p, part.leader, part.leader_epoch, part.isr, is_new or already_new)
+            new = is_new_replica(self, b, p, is_new)
+            requests[p] = LeaderAndIsrEntry(p, part.leader, part.leader_epoch, part.isr, new or already_new)
         self.batch_um.add(p)
 
     def add_update_metadata(self, partitions) -> None:

@@ -9,6 +9,8 @@ reassignment) composes with either, switched on by its option.
 from __future__ import annotations
 
 from .broker import has_offline_dir
+from .design_draft import DRAFT, DRAFT_DELETION
+from .design_kip18 import KIP18
 from .feature import Design, Feature
 from .rules import CORE
 from .rules_data import DATA
@@ -35,7 +37,17 @@ KIP112 = Design("kip112", "KIP-112 as adopted (isNewReplica, KAFKA_STORAGE_ERROR
 LEGACY = Design("legacy", "The broker before KIP-112: it re-creates any replica it is asked for and lacks",
                 (CORE, LEGACY_CREATE, *_OPTIONAL))
 
-DESIGNS = {d.name: d for d in (KIP112, LEGACY)}
+# KIP-112's draft (model/design_draft.py): the controller's created list and the broker that creates a missing
+# log only when asked to, over the same core and optional features.
+KIP112_DRAFT = Design("kip112-draft", "KIP-112's draft: a created list per partition in ZooKeeper decides create=true",
+                      (CORE, DRAFT, *_OPTIONAL, DRAFT_DELETION))
+
+# KIP-18 (model/design_kip18.py): /restart_partitions instead of KIP-112's notification and offline replicas,
+# with the broker of its time (it creates any replica it lacks).
+KIP18_DESIGN = Design("kip18", "KIP-18 (discarded): a failed dir's partitions are restarted via /restart_partitions",
+                      (CORE, KIP18, LEGACY_CREATE, *_OPTIONAL))
+
+DESIGNS = {d.name: d for d in (KIP112, LEGACY, KIP112_DRAFT, KIP18_DESIGN)}
 
 
 def design_of(variant: str) -> Design:

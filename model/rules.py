@@ -74,6 +74,9 @@ CORE = Feature(
         "deletion_reaches": lambda step, broker, p: step.is_replica_online(broker, p),
         # Whether the controller reacts to replicas that answer without error again (KIP-928's recovery).
         "reelect_on_recovery": lambda cfg: False,
+        # isNewReplica of a LeaderAndIsr entry for a replica on a broker (ControllerStep.add_leader_and_isr):
+        # KIP-112 as adopted sends the replica state machine's choice (true from NewReplica only) as it is.
+        "is_new_replica": lambda step, broker, p, is_new: is_new,
         # Whether a replica whose deletion started waits for its StopReplica answer when found offline.
         "deletion_awaits_answer": lambda cfg: False,
     },

@@ -182,12 +182,22 @@ def test_fewest_logs_tie_goes_to_the_lowest_good_dir_and_skips_saturated_dirs():
     assert B.choose_new_log_dir(_broker([SATURATED, OFFLINE, REMOVED])) == -1
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "kip112-draft"])
 def test_no_offline_dir_and_not_new_creates(variant):
     b = _broker([GOOD, GOOD])
     new, response = B.handle_leader_and_isr(policy(variant), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies[0] == 0b01 and new.hosted[0] == H_LEADER
+
+
+def test_the_drafts_broker_creates_only_when_asked_to():
+    """KIP-112's draft, scenario 3: create=false and no log on a good dir is KAFKA_STORAGE_ERROR, offline dir
+    or not (docs/model.md 13.1)."""
+    b = _broker([GOOD, GOOD])
+    new, response = B.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=False),))
+    assert response == ((0, E_STORAGE),) and new.copies[0] == 0
+    new, response = B.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=True),))
+    assert response == ((0, E_NONE),) and new.copies[0] == 0b01
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

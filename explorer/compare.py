@@ -1,0 +1,203 @@
+"""`jbodcheck compare`: every design on the same configurations, one row a design, one column an invariant
+(docs/designs.md holds the table it generates for the presets; tests/test_compare.py checks that it regenerates).
+
+Each design is checked against its own features' invariants and the invariants other designs claim that read
+only the core state (invariants/designs.py PORTABLE), so that what one design buys shows up as what another
+breaks. A cell says ``holds`` (with the distinct states of the exhaustive search) or ``violated`` (the length of
+the shortest trace, BFS) and, for a violation, names a scenario file written beside the output
+(explorer/fuzz.py scenario_dict) that `replay` reproduces; ``n/a`` when the design does not have the state the
+invariant reads. The Markdown has no run-dependent figure (no time), so the same run gives the same text; the
+JSON has, per cell, the explore report (explorer/report.py) and the scenario files.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import NamedTuple
+
+from invariants.designs import PORTABLE
+from model import Model
+from model.presets import preset_config
+
+from .fuzz import scenario_dict
+from .report import report_dict
+from .search import SearchOptions, bfs
+
+
+class Row(NamedTuple):
+    key: str          # names the scenario files
+    label: str        # the table's row heading
+    params: dict      # model parameters over the configuration's
+
+
+ROWS = (
+    Row("legacy", "legacy (pre-KIP-112 broker)", {"variant": "legacy"}),
+    Row("kip112-draft", "KIP-112 draft (created list)", {"variant": "kip112-draft"}),
+    Row("kip112", "KIP-112 (adopted)", {"variant": "kip112"}),
+    Row("kip112-kip928", "KIP-112 + KIP-928 (saturation, 2 units a dir)",
+        {"variant": "kip112", "saturation": True, "dir_capacity": 2}),
+)
+CONFIGS = ("tiny",)
+
+
+def rows() -> tuple[Row, ...]:
+    from model.config import VARIANTS
+
+    extra = tuple(Row(v, label, {"variant": v}) for v, label in (("kip18", "KIP-18 (/restart_partitions)"),)
+                  if v in VARIANTS)
+    return ROWS[:1] + extra + ROWS[1:]
+
+
+def model_of(config: str, row: Row) -> Model:
+    """The row's model on the configuration, checked with its own invariants and the portable ones."""
+    cfg = preset_config(config, **row.params)
+    own = Model(cfg).all_invariants
+    ids = {i.id for i in own}
+    return Model(cfg, symmetry=True, invariants=list(own) + [i for i in PORTABLE if i.id not in ids])
+
+
+def scenario_name(config: str, row: Row, invariant_id: str) -> str:
+    return f"{config}-{row.key}-{invariant_id}.json"
+
+
+def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=None) -> dict:
+    model = model_of(config, row)
+    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, workers=workers, progress=progress))
+    report = report_dict(model, config, result)
+    report["design"] = row.key
+    report["invariants"] = [i.id for i in model.invariants]
+    report["scenarios"] = {}
+    os.makedirs(scenarios_dir, exist_ok=True)
+    for v in result.violations:
+        name = scenario_name(config, row, v.invariant.id)
+        data = scenario_dict(model, [a for a, _ in v.trace[1:]], preset=config, description=(
+            f"jbodcheck compare: {row.label} on the {config} preset breaks {v.invariant.id} in "
+            f"{len(v.trace) - 1} steps (the shortest trace): {v.message}"))
+        data["expect"] = {}
+        with open(os.path.join(scenarios_dir, name), "w") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        report["scenarios"][v.invariant.id] = name
+    return report
+
+
+def compare(configs=CONFIGS, workers: int = 1, scenarios_dir: str = "compare-scenarios", progress=None) -> dict:
+    out = {"schema": 1, "tool": "jbodcheck compare", "configurations": list(configs),
+           "designs": [{"key": r.key, "label": r.label, "params": r.params} for r in rows()], "cells": {}}
+    for config in configs:
+        out["cells"][config] = {}
+        for row in rows():
+            if progress is not None:
+                progress(f"{config}: {row.label}")
+            out["cells"][config][row.key] = run_cell(config, row, workers, scenarios_dir)
+    return out
+
+
+def _cell_text(report: dict, inv: str, link_dir: str) -> str:
+    if inv not in report["invariants"]:
+        return "n/a"
+    for v in report["violations"]:
+        if v["invariant"] == inv:
+            name = report["scenarios"][inv]
+            return f"**violated** ({len(v['trace']) - 1} steps, [scenario]({link_dir}/{name}))"
+    if report["result"] == "ok" or (report["result"] == "violation"):
+        return f"holds ({report['distinct_states']:,})"
+    return "unknown (bounded)"
+
+
+def markdown(data: dict, link_dir: str) -> str:
+    """The comparison as Markdown: per configuration, a table (rows: designs; columns: invariants)."""
+    lines = []
+    labels = {d["key"]: d["label"] for d in data["designs"]}
+    for config in data["configurations"]:
+        cells = data["cells"][config]
+        columns: list[str] = []
+        for report in cells.values():
+            columns.extend(i for i in report["invariants"] if i not in columns)
+        lines.append(f"### Preset `{config}`")
+        lines.append("")
+        lines.append("| design | " + " | ".join(f"`{c}`" for c in columns) + " |")
+        lines.append("|---" * (len(columns) + 1) + "|")
+        for key, report in cells.items():
+            lines.append(f"| {labels[key]} | " + " | ".join(_cell_text(report, c, link_dir) for c in columns) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+BEGIN = "<!-- BEGIN GENERATED by `jbodcheck compare`: do not edit by hand -->"
+END = "<!-- END GENERATED -->"
+
+
+def write_markdown(path: str, table: str) -> None:
+    """Write the table to path; a file that already has the generated block's markers keeps the rest of its text
+    and gets the new block between them (docs/designs.md)."""
+    block = f"{BEGIN}\n\n{table.rstrip()}\n\n{END}"
+    text = None
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if BEGIN in old and END in old:
+            text = old[:old.index(BEGIN)] + block + old[old.index(END) + len(END):]
+    with open(path, "w") as f:
+        f.write(text if text is not None else block + "\n")
+
+
+def generated_block(text: str) -> str:
+    """The table between the markers of a Markdown file (what `compare` generated)."""
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
+
+
+def default_scenarios_dir(markdown_path: str | None, json_path: str | None) -> str:
+    for path in (markdown_path, json_path):
+        if path and path != "-":
+            stem = os.path.splitext(path)[0]
+            return stem + "-scenarios"
+    return "compare-scenarios"
+
+
+def _command():
+    import click
+
+    @click.command(name="compare")
+    @click.option("--configs", default=",".join(CONFIGS), show_default=True, metavar="PRESET[,PRESET...]",
+                  help="The presets every design runs on.")
+    @click.option("--workers", type=click.IntRange(min=1, max=1024), default=1, show_default=True, metavar="N",
+                  help="BFS worker processes per run.")
+    @click.option("--markdown", "markdown_path", default=None, metavar="PATH",
+                  help="Write the Markdown table to PATH (between the generated-block markers if PATH has them); "
+                       "default stdout.")
+    @click.option("--json", "json_path", default=None, metavar="PATH|-",
+                  help="Write the comparison as JSON (per cell the explore report) to PATH or stdout.")
+    @click.option("--scenarios", "scenarios_dir", default=None, metavar="DIR",
+                  help="Where the violations' scenario files go (default: beside the output, NAME-scenarios).")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+    def compare_command(configs, workers, markdown_path, json_path, scenarios_dir, quiet):
+        """Run every design on the same presets and compare which invariants each breaks."""
+        from model.presets import PRESETS
+
+        names = [c.strip() for c in configs.split(",") if c.strip()]
+        unknown = [c for c in names if c not in PRESETS]
+        if unknown or not names:
+            raise click.BadParameter(f"unknown preset(s) {', '.join(unknown) or '(none)'}", param_hint="--configs")
+        scenarios_dir = scenarios_dir or default_scenarios_dir(markdown_path, json_path)
+        progress = None if quiet else (lambda line: click.echo(f"[compare] {line}", err=True))
+        data = compare(names, workers, scenarios_dir, progress)
+        base = os.path.dirname(os.path.abspath(markdown_path)) if markdown_path else os.getcwd()
+        link_dir = os.path.relpath(os.path.abspath(scenarios_dir), base)
+        table = markdown(data, link_dir)
+        if markdown_path:
+            write_markdown(markdown_path, table)
+        elif json_path != "-":
+            click.echo(table)
+        if json_path == "-":
+            click.echo(json.dumps(data, indent=2))
+        elif json_path:
+            with open(json_path, "w") as f:
+                json.dump(data, f, indent=2)
+                f.write("\n")
+        return 0
+
+    return compare_command
+
+
+compare_command = _command()

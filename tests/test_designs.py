@@ -1,0 +1,214 @@
+"""The other designs (docs/model.md, section 12): KIP-112's draft (created list) as features over the adopted
+design's core, the core hook it overrides, and the invariants the designs claim (invariants/designs.py), each
+with a hand-made case that breaks it."""
+from __future__ import annotations
+
+from invariants import designs as D
+from model import Model, ModelConfig
+from model.design_draft import in_created
+from model.presets import preset_config
+from model.state import E_NONE, H_FOLLOWER, H_LEADER, H_OFFLINE, OFFLINE
+
+from helpers import created_topic, deliver_all, init, run, step
+
+TINY = dict(max_records=0, consumer=False)
+
+
+def tiny(variant: str, **params) -> Model:
+    return Model(preset_config("tiny", variant=variant, **{**TINY, **params}))
+
+
+def created(model, state, p=0):
+    return [b for b in range(model.cfg.brokers) if in_created(model.ext(state, "created"), p, b)]
+
+
+def copy_dir(broker, p=0):
+    return broker.copies[p].bit_length() - 1
+
+
+# ---- the core hook ----------------------------------------------------------------------------------------
+
+def test_the_adopted_design_keeps_the_state_machines_choice_of_is_new_replica():
+    m = Model(ModelConfig())
+    assert m.hooks.is_new_replica(None, 0, 0, True) is True
+    assert m.hooks.is_new_replica(None, 0, 0, False) is False
+    s = step(m, init(m), "CreateTopic", 0)
+    assert all(e.is_new for b in s.brokers for msg in b.inbox if msg.kind == 0 for e in msg.body)
+
+
+# ---- the draft's created list -----------------------------------------------------------------------------
+
+def test_an_error_free_response_adds_the_broker_to_the_created_list():
+    m = tiny("kip112-draft")
+    s = step(m, init(m), "CreateTopic", 0)
+    assert created(m, s) == []
+    s = run(m, s, ("BrokerLeaderAndIsr", 0))
+    assert s.brokers[0].replies[-1] == ((0, E_NONE),)
+    s = run(m, s, ("ControllerLeaderAndIsrResponse", 0))
+    assert created(m, s) == [0]
+    s = deliver_all(m, s)
+    assert created(m, s) == [0, 1]
+
+
+def test_the_created_list_decides_create_and_survives_a_failover():
+    m = tiny("kip112-draft")
+    s = created_topic(m)
+    s = run(m, s, ("ControllerFailover",))
+    entries = {b: [e for msg in s.brokers[b].inbox if msg.kind == 0 for e in msg.body] for b in (0, 1)}
+    assert entries[0] and entries[1]
+    assert not any(e.is_new for es in entries.values() for e in es), "both brokers are in the created list"
+    assert created(m, s) == [0, 1]
+    # A broker not in the list is asked to create (after kafka-log-dirs.sh removed it).
+    s = run(m, created_topic(m), ("ResetCreatedLists", 1), ("ControllerFailover",))
+    assert created(m, s) == [0]
+    is_new = {b: [e.is_new for msg in s.brokers[b].inbox if msg.kind == 0 for e in msg.body] for b in (0, 1)}
+    assert is_new == {0: [False], 1: [True]}
+
+
+def test_the_reset_is_bounded_and_needs_a_listed_broker():
+    m = tiny("kip112-draft")
+    s = init(m)
+    assert "no created list" in m.rule("ResetCreatedLists").guard(m, s, 0)
+    s = run(m, created_topic(m), ("ResetCreatedLists", 0))
+    s = deliver_all(m, run(m, s, ("ControllerFailover",)))
+    # Broker 0 is asked with create=true and holds the log, but the leader epoch is unchanged: it answers
+    # STALE_CONTROLLER_EPOCH, not NONE, so it does not re-enter the list.
+    assert created(m, s) == [1]
+    assert "used up" in m.rule("ResetCreatedLists").guard(m, s, 0)
+    assert tiny("kip112-draft", max_created_resets=0).rule("ResetCreatedLists").domain(
+        tiny("kip112-draft", max_created_resets=0)) == []
+
+
+def test_a_deleted_replica_leaves_the_created_list():
+    m = Model(preset_config("deletion", variant="kip112-draft"))
+    s = created_topic(m)
+    assert created(m, s) == [0, 1]
+    s = deliver_all(m, step(m, s, "DeleteTopic", 0))
+    assert created(m, s) == []
+
+
+# ---- what each design buys and costs (the hand-made cases of the new invariants) ----------------------------
+
+def _failover_before_creation(m):
+    """The topic is created; broker 1's dir 0 fails before it handles the LeaderAndIsr; the controller fails
+    over (the request is lost) and the new one probes every replica."""
+    s = run(m, init(m), ("CreateTopic", 0), ("DirFail", 1, 0), ("ControllerFailover",))
+    return deliver_all(m, s)
+
+
+def test_the_adopted_design_never_creates_a_replica_whose_request_a_failover_lost():
+    m = tiny("kip112")
+    s = _failover_before_creation(m)
+    assert m.is_quiescent(s)
+    assert s.brokers[1].hosted[0] == H_OFFLINE and s.brokers[1].copies[0] == 0
+    assert "never created" in D.refusal_only_for_a_lost_copy(m, s)
+
+
+def test_the_draft_creates_it():
+    m = tiny("kip112-draft")
+    s = _failover_before_creation(m)
+    assert s.brokers[1].hosted[0] in (H_LEADER, H_FOLLOWER) and s.brokers[1].dirs[copy_dir(s.brokers[1])] != OFFLINE
+    assert D.refusal_only_for_a_lost_copy(m, s) is None
+    assert created(m, s) == [0, 1]
+
+
+def test_the_draft_refuses_a_replaced_disk_for_good_without_the_admin_step():
+    m = tiny("kip112-draft")
+    s = created_topic(m)
+    d = copy_dir(s.brokers[1])
+    s = run(m, s, ("BrokerCrash", 1), ("DirFail", 1, d), ("ReplaceDisk", 1, d))
+    s = deliver_all(m, run(m, deliver_all(m, s), ("BrokerRestart", 1)))
+    assert s.brokers[1].hosted[0] == H_OFFLINE
+    assert "never created" in D.refusal_only_for_a_lost_copy(m, s)
+    # With kafka-log-dirs.sh run after the disk is fixed (before the restart), it is re-created.
+    s = created_topic(m)
+    s = run(m, s, ("BrokerCrash", 1), ("DirFail", 1, d), ("ReplaceDisk", 1, d))
+    s = run(m, deliver_all(m, s), ("ResetCreatedLists", 1), ("BrokerRestart", 1))
+    s = deliver_all(m, s)
+    assert s.brokers[1].hosted[0] in (H_LEADER, H_FOLLOWER)
+    assert D.refusal_only_for_a_lost_copy(m, s) is None
+
+
+def test_the_draft_recreates_over_an_offline_copy_when_the_admin_step_runs_too_early():
+    m = tiny("kip112-draft")
+    s = created_topic(m)
+    d = copy_dir(s.brokers[1])
+    s = deliver_all(m, run(m, s, ("DirFail", 1, d)))
+    assert s.brokers[1].hosted[0] == H_OFFLINE
+    s = run(m, s, ("ResetCreatedLists", 1))  # too early: the disk is not fixed
+    # While broker 1 runs, its replica is marked offline and answers KAFKA_STORAGE_ERROR whatever it is asked;
+    # after a restart (nothing hosted) a LeaderAndIsr with create=true makes it create a new empty log.
+    s = run(m, s, ("BrokerCrash", 1))
+    s = deliver_all(m, s)
+    s = run(m, s, ("BrokerRestart", 1), ("ControllerBrokerStartup", 1))
+    b = 1
+    assert any(e.is_new for msg in s.brokers[b].inbox if msg.kind == 0 for e in msg.body)
+    after = step(m, s, "BrokerLeaderAndIsr", b)
+    action = m.step(s, "BrokerLeaderAndIsr", (b,))[0]
+    message = D.no_recreate_over_offline_copy(m, s, action, after)
+    assert message and "out of reach" in message
+    # The adopted design asks with isNewReplica=false and refuses.
+    k = tiny("kip112")
+    t = deliver_all(k, run(k, created_topic(k), ("DirFail", 1, d)))
+    t = deliver_all(k, run(k, t, ("BrokerCrash", 1)))
+    t = run(k, t, ("BrokerRestart", 1), ("ControllerBrokerStartup", 1))
+    action, after = k.step(t, "BrokerLeaderAndIsr", (1,))
+    assert D.no_recreate_over_offline_copy(k, t, action, after) is None
+    assert after.brokers[1].hosted[0] == H_OFFLINE
+
+
+def test_offline_replicas_are_known_is_broken_while_the_controller_has_not_heard():
+    m = tiny("kip112")
+    s = created_topic(m)
+    d = copy_dir(s.brokers[1])
+    s = run(m, s, ("DirFail", 1, d))
+    assert "does not know" in D.offline_replicas_are_known(m, s)
+    assert D.offline_replicas_are_known(m, deliver_all(m, s)) is None
+
+
+# ---- KIP-18 ---------------------------------------------------------------------------------------------------
+
+def test_kip18_restarts_a_failed_dirs_partition_on_a_good_dir():
+    """KIP-18's workflow for a leader (Restarted Partition Leader Selector, case a): broker 0 leads; its dir
+    fails; it drops the partition and writes it under /restart_partitions; the controller moves leadership to
+    broker 1 and sends LeaderAndIsr to both; broker 0 creates the replica again on its good dir and follows."""
+    m = tiny("kip18")
+    s = created_topic(m)
+    assert s.controller.partitions[0].leader == 0
+    d = copy_dir(s.brokers[0])
+    s = run(m, s, ("DirFail", 0, d))
+    assert s.brokers[0].hosted[0] == 0 and m.ext(s, "restart_unwritten") == 1 and s.notifications == 0
+    assert "does not know" in D.offline_replicas_are_known(m, s)
+    s = run(m, s, ("BrokerReadRestartPartitions", 0), ("BrokerWriteRestartPartitions", 0))
+    assert m.ext(s, "restart_znode") == 1 and m.ext(s, "restart_unwritten") == 0 and not m.is_quiescent(s)
+    s = deliver_all(m, run(m, s, ("ControllerRestartPartitions",)))
+    assert m.ext(s, "restart_znode") == 0 and m.is_quiescent(s)
+    assert s.controller.partitions[0].leader == 1
+    assert s.brokers[0].hosted[0] == H_FOLLOWER and s.brokers[0].copies[0] == (1 << d) | (1 << (1 - d))
+    assert D.offline_replicas_are_known(m, s) is None
+
+
+def test_kip18_loses_a_concurrent_restart_partitions_update():
+    """Two brokers' read-modify-writes interleave: broker 1's write, based on the empty znode it read, overwrites
+    broker 0's entry; partition 1 is never restarted on broker 0, which stays in its ISR without its log."""
+    m = Model(preset_config("kip18-lost-update", variant="kip18"))
+    s = deliver_all(m, run(m, init(m), ("CreateTopic", 0), ("CreateTopic", 1)))
+    lost0 = [d for d in range(2) if s.brokers[0].copies[1] >> d & 1][0]   # broker 0's dir of partition 1
+    lost1 = [d for d in range(2) if s.brokers[1].copies[0] >> d & 1][0]   # broker 1's dir of partition 0
+    assert s.brokers[0].copies[0] != s.brokers[0].copies[1]
+    s = run(m, s, ("DirFail", 0, lost0), ("DirFail", 1, lost1),
+            ("BrokerReadRestartPartitions", 0), ("BrokerReadRestartPartitions", 1),
+            ("BrokerWriteRestartPartitions", 0), ("BrokerWriteRestartPartitions", 1))
+    znode = m.ext(s, "restart_znode")
+    assert znode == 1 << (0 * 16 + 1), "only broker 1's entry (partition 0) survives"
+    s = deliver_all(m, run(m, s, ("ControllerRestartPartitions",)))
+    assert m.is_quiescent(s)
+    assert s.brokers[0].hosted[1] == 0 and s.controller.partitions[1].isr >> 0 & 1
+    assert "does not know" in D.offline_replicas_are_known(m, s)
+    # In the other order of the two reads and writes (no interleaving) both are restarted.
+    t = deliver_all(m, run(m, init(m), ("CreateTopic", 0), ("CreateTopic", 1)))
+    t = run(m, t, ("DirFail", 0, lost0), ("DirFail", 1, lost1),
+            ("BrokerReadRestartPartitions", 0), ("BrokerWriteRestartPartitions", 0),
+            ("BrokerReadRestartPartitions", 1), ("BrokerWriteRestartPartitions", 1))
+    t = deliver_all(m, run(m, t, ("ControllerRestartPartitions",)))
+    assert D.offline_replicas_are_known(m, t) is None
