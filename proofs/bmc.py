@@ -9,7 +9,7 @@ import z3
 
 from .induction import snapshot, state_lines
 from .properties import PROPERTIES
-from .system import ACTIONS, BOOL, Finite, StateVars, conj, initial, relation, sort_of, witnesses
+from .system import ACTIONS, Finite, StateVars, conj, initial, relation, sort_of, witnesses
 
 
 def _label(model, u, action, combo, w) -> str:

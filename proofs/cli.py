@@ -6,7 +6,6 @@ counterexample to induction printed; with --bmc: a violation found, its path pri
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 import click

@@ -9,8 +9,7 @@ import z3
 
 from .properties import PROPERTIES, invariant_parts
 from .system import (
-    ACTIONS, BOOL, DIR_VALUES, FIELDS, HOSTED_VALUES, StateVars, Symbolic, conj, initial, relation, sort_of,
-    witnesses,
+    ACTIONS, DIR_VALUES, HOSTED_VALUES, StateVars, Symbolic, conj, initial, relation, sort_of, witnesses,
 )
 
 TIMEOUT_MS = 60_000

@@ -14,15 +14,15 @@ import z3
 from model.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
 
 from .system import (
-    ACTION_BY_NAME, BOOL, DIR_VALUES, FIELDS, HOSTED_VALUES, RULE_TO_ACTION, Finite, StateVars, initial, relation,
-    sort_of, witnesses,
+    ACTION_BY_NAME, DIR_VALUES, FIELDS, HOSTED_VALUES, RULE_TO_ACTION, Finite, StateVars, initial, relation,
+    witnesses,
 )
 
 
 def abstract(m, state) -> dict:
     """The abstraction function: a concrete State as the values of the vocabulary's functions, keyed by field
     name and then by the tuple of argument indices (a Bool argument is 0 for false, 1 for true)."""
-    B, D, P = m.cfg.brokers, m.cfg.dirs, m.cfg.partitions
+    D, P = m.cfg.dirs, m.cfg.partitions
     c = state.controller
     out = {f.name: {} for f in FIELDS}
     for b, br in enumerate(state.brokers):

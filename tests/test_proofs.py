@@ -14,12 +14,12 @@ import z3
 from model import Feature, Model
 from model.designs import KIP112
 from model.presets import preset_config
-from model.state import H_NONE, STOP_REPLICA, with_broker
+from model.state import H_NONE, with_broker
 from proofs import induction
 from proofs.bmc import bmc
 from proofs.properties import PROPERTIES, invariant_parts
 from proofs.refinement import Refinement, abstract, check_model, describe, witness_values
-from proofs.system import RULE_TO_ACTION, StateVars
+from proofs.system import RULE_TO_ACTION
 
 from helpers import REPO
 
