@@ -3,9 +3,9 @@
 The built-in ones are claimed by the model's features (model/feature.py): safety.py by the KIP-112 core,
 durability.py by the data path, kip928.py by saturation, replica deletion and reassignment."""
 from .plugins import ENV_VAR as PLUGINS_ENV_VAR, Plugins, PluginError, load_plugins
-from .registry import KINDS, Invariant, invariant, invariants_in
+from .registry import KINDS, LIVENESS_KINDS, SAFETY_KINDS, Invariant, Liveness, invariant, invariants_in, is_liveness, liveness
 
-__all__ = ["KINDS", "Invariant", "PLUGINS_ENV_VAR", "PluginError", "Plugins", "builtin", "invariant",
+__all__ = ["KINDS", "LIVENESS_KINDS", "SAFETY_KINDS", "Invariant", "Liveness", "is_liveness", "liveness", "PLUGINS_ENV_VAR", "PluginError", "Plugins", "builtin", "invariant",
            "invariants_in", "load_plugins", "select"]
 
 
