@@ -23,6 +23,7 @@ from collections import deque
 import attrs
 import numpy as np
 
+from invariants.registry import is_liveness
 from model import Model
 
 from .core import INTERRUPTS, SearchResult, TransitionCounts, Violation, gc_paused, interrupt_signal, interruptible, \
@@ -334,3 +335,20 @@ def cycle_is_fair(model: Model, trace: list, loop_start: int) -> bool:
 
     always = set.intersection(*(enabled(s) for s in (states[:-1] or states)))
     return always <= taken
+
+
+def lasso_scenario(model: Model, violation: LivenessViolation, preset: str | None = None) -> dict:
+    """The lasso as a scenario file (explorer/scenario.py): its steps and ``loop_start``; `jbodcheck replay`
+    checks every step is enabled and that the last one returns to the state of step ``loop_start``."""
+    from .fuzz import scenario_dict
+
+    description = f"{violation.message} ({violation.invariant.statement})"
+    data = scenario_dict(model, [a for a, _s in violation.trace[1:]], preset, description)
+    data["loop_start"] = violation.loop_start
+    return data
+
+
+def liveness_properties(model: Model, named: tuple) -> list:
+    """The liveness properties a run checks: those selected by --invariant, else all of the model's."""
+    chosen = [i for i in model.invariants if is_liveness(i)] if named else []
+    return chosen or [i for i in model.all_invariants if is_liveness(i)]

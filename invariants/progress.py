@@ -61,10 +61,11 @@ def _instances(model, p: int, b: int) -> int:
 
 def offline_replicas(model, state) -> int:
     """P of offline_replica_reported: replicas (p, b) of the current assignment of a partition with a leader record
-    whose topic is not being deleted, on a dead broker or without a copy on a good dir."""
+    (``leader_epoch >= 0``, as metadata_shows_offline_replicas) whose topic is not being deleted, on a dead broker
+    or without a copy on a good dir."""
     c, mask = state.controller, 0
     for p in _partitions(model):
-        if c.partitions[p].state == P_NONEXISTENT or c.deletion[p] != D_NONE:
+        if c.partitions[p].leader_epoch < 0 or c.deletion[p] != D_NONE:
             continue
         for b in range(model.cfg.brokers):
             if truly_offline_replicas(model, state, p) >> b & 1:
