@@ -67,8 +67,9 @@ def offline_replicas(model, state) -> int:
     for p in _partitions(model):
         if c.partitions[p].leader_epoch < 0 or c.deletion[p] != D_NONE:
             continue
+        offline = truly_offline_replicas(model, state, p)
         for b in range(model.cfg.brokers):
-            if truly_offline_replicas(model, state, p) >> b & 1:
+            if offline >> b & 1:
                 mask |= _instances(model, p, b)
     return mask
 
