@@ -526,14 +526,15 @@ def rules(preset, as_json, **kwargs):
     for feature in model.features:
         for r in feature.replaces.values():
             by_name[r.name] = (r, feature)
-    entries = [{"name": r.name, "params": list(r.params), "kind": r.kind, "feature": feature.name,
+    entries = [{"name": r.name, "params": list(r.params), "kind": r.kind, "fair": r.fair, "feature": feature.name,
                 "in_configuration": id(r) in included, "reference": r.reference, "doc": r.doc}
                for r, feature in (by_name[name] for name in model.reported_rules)]
     if as_json:
         click.echo(json.dumps(entries, indent=2))
         return EXIT_OK
     for e in entries:
-        click.echo(f"{e['name']}({', '.join(e['params'])})  [{e['kind']}]\n    {e['reference']}\n    {e['doc']}\n")
+        fair = ", weakly fair" if e["fair"] else ""
+        click.echo(f"{e['name']}({', '.join(e['params'])})  [{e['kind']}{fair}]\n    {e['reference']}\n    {e['doc']}\n")
     return EXIT_OK
 
 
