@@ -127,3 +127,29 @@ def test_a_state_with_only_unfair_steps_is_a_place_to_stay():
     # 0 -a0-> 1 (the goal), a0 unfair: the behaviour may stay in 0 forever.
     g = _graph([(0, 1, 0)], [False], {1}, 2)
     assert check_instance(g, _Prop, 0) == (0, [], [])
+
+
+def test_cli_liveness_lasso_json_and_replay(tmp_path):
+    """explore --liveness: exit 1, the JSON violation's loop_start, a lasso scenario that `jbodcheck replay` passes
+    (docs/model.md 11.2, L3: with no records a reassignment cannot complete)."""
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    report, lasso = tmp_path / "report.json", tmp_path / "lasso.json"
+    args = ["--brokers", "3", "--dirs", "2", "--partitions", "1", "--rf", "2", "--reassignment", "--max-records", "0",
+            "--max-faults", "1", "--invariant", "reassignment_completes", "-q"]
+    p = subprocess.run([sys.executable, "-m", "explorer", "explore", *args, "--json", str(report),
+                        "--save-lasso", str(lasso)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert p.returncode == 1, p.stderr[-500:]
+    assert "The system stops here (step 14)" in p.stdout
+    data = json.loads(report.read_text())
+    assert data["symmetry"] is False and data["engine"] == "liveness"
+    (v,) = data["violations"]
+    assert v["invariant"] == "reassignment_completes" and v["kind"] == "leads_to"
+    assert v["loop_start"] == len(v["trace"]) - 1 == 14
+    assert json.loads(lasso.read_text())["loop_start"] == 14
+    r = subprocess.run([sys.executable, "-m", "explorer", "replay", str(lasso)], capture_output=True, text=True,
+                       cwd=REPO, timeout=600)
+    assert r.returncode == 0 and "Result: ok." in r.stdout, r.stdout[-500:]
