@@ -19,11 +19,11 @@ def builtin() -> list[Invariant]:
 
 
 def select(ids=None, extra=()) -> list[Invariant]:
-    """The built-in invariants (and ``extra`` ones) named by ids, all when ids is empty; an unknown id raises
-    KeyError."""
+    """The built-in invariants (and ``extra`` ones) named by ids, all the safety ones when ids is empty (liveness
+    properties only when named: the engines that take this list check safety); an unknown id raises KeyError."""
     known = builtin() + list(extra)
     if not ids:
-        return known
+        return [i for i in known if i.kind in SAFETY_KINDS]
     by_id = {i.id: i for i in known}
     unknown = [i for i in ids if i not in by_id]
     if unknown:
