@@ -66,8 +66,11 @@ def _mask(value) -> int:
     return int(value)   # a bool is instance 0
 
 
-def explore_graph(model: Model, properties: list, counts: TransitionCounts, progress=None) -> StateGraph:
-    """BFS from the initial state, keeping the whole graph (states are visited in index order)."""
+def explore_graph(model: Model, properties: list, counts: TransitionCounts, progress=None,
+                  reached: dict | None = None) -> StateGraph:
+    """BFS from the initial state, keeping the whole graph (states are visited in index order). ``reached``
+    receives the distinct states and depth so far (what an interrupted run reports)."""
+    reached = {} if reached is None else reached
     actions = ActionIndex(model)
     aid = actions.ids
     table = ParentTable(actions)
@@ -97,6 +100,7 @@ def explore_graph(model: Model, properties: list, counts: TransitionCounts, prog
             if j is None:
                 j = index[fp] = table.append(at, aid[(action.rule, action.args)])
                 depth_of.append(depth_of[at] + 1)
+                reached["distinct"], reached["depth"] = j + 1, depth_of[j]
                 evaluate(after, False)
                 queue.append(after)
             targets.append(j)
@@ -305,9 +309,10 @@ def check_liveness(model: Model, properties: list, progress=None) -> SearchResul
     start = time.monotonic()
     counts = TransitionCounts(model)
     violations: list = []
+    reached = {"distinct": 1, "depth": 0}
     try:
         with interruptible(), gc_paused():
-            g = explore_graph(model, properties, counts, progress)
+            g = explore_graph(model, properties, counts, progress, reached)
             for prop in properties:
                 for i in instances_of(g, prop):
                     found = check_instance(g, prop, i)
@@ -315,7 +320,7 @@ def check_liveness(model: Model, properties: list, progress=None) -> SearchResul
                         violations.append(lasso(model, g, prop, i, found))
                         break
     except INTERRUPTS as e:
-        return SearchResult("liveness", "interrupted", 0, counts.generated, 0,
+        return SearchResult("liveness", "interrupted", reached["distinct"], counts.generated, reached["depth"],
                             round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
                             signal=interrupt_signal(e))
     result = SearchResult("liveness", "violation" if violations else "ok", g.n, counts.generated, g.depth,
