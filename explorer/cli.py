@@ -396,10 +396,16 @@ def cli():
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True,
               help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
                    "(docs/model.md, section 10); for every engine.")
+@click.option("--liveness", is_flag=True,
+              help="Check the liveness properties (all of the model's, or those named with --invariant) under weak "
+                   "fairness, without symmetry reduction, in this process; a violation is a lasso (docs/model.md 9.1).")
+@click.option("--save-lasso", "lasso_path", default=None, metavar="PATH",
+              help="Liveness: write the first lasso as a scenario file for `jbodcheck replay`.")
 @_spark_options
 @_guard_report
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
-            workers, max_memory, symmetry, master, spark_partitions, checkpoint_dir, spark_conf, **kwargs):
+            workers, max_memory, symmetry, liveness, lasso_path, master, spark_partitions, checkpoint_dir, spark_conf,
+            **kwargs):
     """Search the model's state space for invariant violations."""
     _check_writable(json_path)
     outputs = _trace_outputs(kwargs)
@@ -416,7 +422,12 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
     spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     cfg = _build_config(preset, _model_params(kwargs))
-    model = _build_model(cfg, invariant_ids, symmetry, quiet)
+    model = _build_model(cfg, invariant_ids, symmetry and not liveness, quiet)
+    if liveness or any(invariants_pkg.is_liveness(i) for i in model.invariants):
+        if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None:
+            raise BadInput("liveness checking explores the whole graph with its own engine: no --engine, "
+                           "--max-depth or --max-states")
+        return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path)
     selected = list(model.invariants)
     display = progress_for(engine, quiet)      # explorer/progress.py: lines, or a live display on a terminal
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
@@ -435,6 +446,26 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         report, summary = annotate(report, summary, result)
     _emit(report, summary, json_path)
     outputs.write(model, preset, result, report, dot_bounds=(max_states, max_depth))
+    return _exit_code(result)
+
+
+def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path):
+    """explore --liveness (explorer/liveness.py): always without symmetry reduction."""
+    from .liveness import check_liveness, lasso_scenario, liveness_properties
+
+    model = _build_model(cfg, invariant_ids, False, True)
+    properties = liveness_properties(model, invariant_ids)
+    if len(properties) != len(model.invariants) and invariant_ids:
+        raise BadInput("check safety invariants and liveness properties in separate runs")
+    if not properties:
+        raise BadInput("this model's features declare no liveness property")
+    if not quiet:
+        click.echo("jbodcheck: liveness: symmetry reduction off (lassos are concrete cycles)", err=True)
+    progress = None if quiet else (lambda line: click.echo(f"[liveness] {line}", err=True))
+    result = check_liveness(model, properties, progress)
+    if lasso_path and result.violations:
+        write_json(lasso_path, lasso_scenario(model, result.violations[0], preset), "the lasso scenario")
+    _emit(report_dict(model, preset, result), summary_text(model, preset, result), json_path)
     return _exit_code(result)
 
 
@@ -554,14 +585,15 @@ def rules(preset, as_json, **kwargs):
     for feature in model.features:
         for r in feature.replaces.values():
             by_name[r.name] = (r, feature)
-    entries = [{"name": r.name, "params": list(r.params), "kind": r.kind, "feature": feature.name,
+    entries = [{"name": r.name, "params": list(r.params), "kind": r.kind, "fair": r.fair, "feature": feature.name,
                 "in_configuration": id(r) in included, "reference": r.reference, "doc": r.doc}
                for r, feature in (by_name[name] for name in model.reported_rules)]
     if as_json:
         click.echo(json.dumps(entries, indent=2))
         return EXIT_OK
     for e in entries:
-        click.echo(f"{e['name']}({', '.join(e['params'])})  [{e['kind']}]\n    {e['reference']}\n    {e['doc']}\n")
+        fair = ", weakly fair" if e["fair"] else ""
+        click.echo(f"{e['name']}({', '.join(e['params'])})  [{e['kind']}{fair}]\n    {e['reference']}\n    {e['doc']}\n")
     return EXIT_OK
 
 

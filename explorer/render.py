@@ -152,11 +152,14 @@ def _compact(value) -> str:
     return _show(value)
 
 
-def trace_text(model: Model, trace: list) -> str:
-    """The initial state in full, then one block per step: the action and the variables it changed."""
+def trace_text(model: Model, trace: list, loop_start: int | None = None) -> str:
+    """The initial state in full, then one block per step: the action and the variables it changed. ``loop_start``
+    (a liveness lasso): the steps after that state repeat forever, or, at the last state, the run stays there."""
     lines = []
     previous = None
     for i, (action, state) in enumerate(trace):
+        if loop_start is not None and i == loop_start + 1:
+            lines.append(f"Cycle starts here (step {loop_start}): the steps below repeat forever")
         current = flat(model, state)
         if previous is None:
             lines.append("Step 0: initial state")
@@ -169,4 +172,7 @@ def trace_text(model: Model, trace: list) -> str:
             if not changed:
                 lines.append("    (nothing changed)")
         previous = current
+    if loop_start is not None and loop_start == len(trace) - 1:
+        lines.append(f"The system stops here (step {loop_start}): no fair step is enabled, so it may stay in this "
+                     f"state forever")
     return "\n".join(lines)

@@ -52,6 +52,8 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
                     {"step": i, "action": None if a is None else model.label(a), "state": state_dict(model, s)}
                     for i, (a, s) in enumerate(v.trace)
                 ],
+                # A liveness lasso (explorer/liveness.py): the steps after this one repeat forever (none: it stays).
+                **({"loop_start": v.loop_start} if hasattr(v, "loop_start") else {}),
             }
             for v in result.violations
         ],
@@ -70,7 +72,7 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         lines.append(f"  {v.invariant.statement}")
         lines.append(f"  Reference: {v.invariant.reference}")
         lines.append(f"Trace ({len(v.trace) - 1} steps):")
-        lines.append(trace_text(model, v.trace))
+        lines.append(trace_text(model, v.trace, getattr(v, "loop_start", None)))
     lines.append("")
     rate = result.distinct_states / result.elapsed_s if result.elapsed_s > 0 else 0.0
     lines.append(

@@ -1,7 +1,8 @@
 """Scenario files: a model and a list of steps, replayed through the same rules and invariants.
 
 Format (docs/cli.md; the README's "Interface"): ``{"model": {...}, "steps": ["RuleName(arg=value, ...)", ...]}``; optionally
-``"description"`` and ``"expect"``, a set of facts that must hold at the end (see docs/cli.md).
+``"description"`` and ``"expect"``, a set of facts that must hold at the end (see docs/cli.md), and ``"loop_start"``
+(a liveness lasso, explorer/liveness.py): the step whose state the last step must return to.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class Scenario:
     steps: tuple[str, ...]
     expect: dict
     description: str = ""
+    loop_start: int | None = None   # a lasso: the final state must equal the state after this many steps
 
 
 # A scenario is a few kilobytes; this bound keeps a wrong or hostile file from taking the machine's memory.
@@ -61,7 +63,7 @@ def load_scenario(path: str) -> Scenario:
         raise ScenarioError(f"scenario {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"scenario {path} must be a JSON object with 'model' and 'steps'")
-    unknown = sorted(set(data) - {"model", "steps", "expect", "description"})
+    unknown = sorted(set(data) - {"model", "steps", "expect", "description", "loop_start"})
     if unknown:
         raise ScenarioError(f"scenario {path} has unknown key(s): {', '.join(unknown)}")
     model, steps, expect = data.get("model", {}), data.get("steps"), data.get("expect", {})
@@ -74,7 +76,10 @@ def load_scenario(path: str) -> Scenario:
         raise ScenarioError(f"scenario {path}: 'steps' must be a list of strings like \"DirFail(broker=0, dir=1)\"")
     if not isinstance(expect, dict) or set(expect) - set(EXPECT_KEYS):
         raise ScenarioError(f"scenario {path}: 'expect' may only have the keys {', '.join(EXPECT_KEYS)}")
-    return Scenario(model, tuple(steps), expect, str(data.get("description", "")))
+    loop_start = data.get("loop_start")
+    if loop_start is not None and not (_is_id(loop_start, len(steps) + 1)):
+        raise ScenarioError(f"scenario {path}: 'loop_start' must be a step number from 0 to {len(steps)}")
+    return Scenario(model, tuple(steps), expect, str(data.get("description", "")), loop_start)
 
 
 def parse_step(model: Model, text: str, number: int) -> tuple[str, tuple]:
@@ -129,6 +134,9 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
             violations.append(Violation(inv, msg, list(trace)))
         state = after
     failed = failed_steps or check_expectations(model, state, scenario.expect)
+    if not failed_steps and scenario.loop_start is not None and trace[scenario.loop_start][1] != state:
+        failed.append(f"expected the lasso's last step to return to the state of step {scenario.loop_start}, "
+                      f"it does not")
     result = SearchResult(
         "replay", "violation" if violations or failed else "ok", len(trace), len(trace) - 1, len(trace) - 1,
         round(time.monotonic() - start, 3), counts.coverage_dict(), violations,

@@ -3,9 +3,9 @@
 The built-in ones are claimed by the model's features (model/feature.py): safety.py by the KIP-112 core,
 durability.py by the data path, kip928.py by saturation, replica deletion and reassignment."""
 from .plugins import ENV_VAR as PLUGINS_ENV_VAR, Plugins, PluginError, load_plugins
-from .registry import KINDS, Invariant, invariant, invariants_in
+from .registry import KINDS, LIVENESS_KINDS, SAFETY_KINDS, Invariant, Liveness, invariant, invariants_in, is_liveness, liveness
 
-__all__ = ["KINDS", "Invariant", "PLUGINS_ENV_VAR", "PluginError", "Plugins", "builtin", "invariant",
+__all__ = ["KINDS", "LIVENESS_KINDS", "SAFETY_KINDS", "Invariant", "Liveness", "is_liveness", "liveness", "PLUGINS_ENV_VAR", "PluginError", "Plugins", "builtin", "invariant",
            "invariants_in", "load_plugins", "select"]
 
 
@@ -19,11 +19,11 @@ def builtin() -> list[Invariant]:
 
 
 def select(ids=None, extra=()) -> list[Invariant]:
-    """The built-in invariants (and ``extra`` ones) named by ids, all when ids is empty; an unknown id raises
-    KeyError."""
+    """The built-in invariants (and ``extra`` ones) named by ids, all the safety ones when ids is empty (liveness
+    properties only when named: the engines that take this list check safety); an unknown id raises KeyError."""
     known = builtin() + list(extra)
     if not ids:
-        return known
+        return [i for i in known if i.kind in SAFETY_KINDS]
     by_id = {i.id: i for i in known}
     unknown = [i for i in ids if i not in by_id]
     if unknown:

@@ -81,11 +81,14 @@ class Feature:
     render: Callable | None = None
 
     def rule(self, name: str, *, params: tuple[str, ...], domain, guard, reference: str, kind: str,
-             replaces: str | None = None):
+             replaces: str | None = None, fair: bool | None = None):
         """Add the decorated effect function as a rule of this feature (or, with ``replaces``, as the rule that
-        takes an earlier feature's rule's place); its docstring is the rule's description."""
+        takes an earlier feature's rule's place); its docstring is the rule's description. ``fair``: weakly fair
+        (model/registry.py; default by kind: environment and client rules are not)."""
         def add(effect):
-            r = Rule(name, params, domain, guard, effect, reference, " ".join((effect.__doc__ or "").split()), kind)
+            extra = {} if fair is None else {"fair": fair}
+            r = Rule(name, params, domain, guard, effect, reference, " ".join((effect.__doc__ or "").split()), kind,
+                     **extra)
             if replaces is None:
                 self.rules.append(r)
             else:

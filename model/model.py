@@ -12,6 +12,8 @@ from functools import partial
 from types import SimpleNamespace
 from typing import Iterator, NamedTuple
 
+from invariants.registry import SAFETY_KINDS
+
 from .config import ConfigError, ModelConfig
 from .feature import Design
 from .memo import by_args, by_value
@@ -137,10 +139,11 @@ class Model:
         return values
 
     def select(self, ids=None) -> tuple:
-        """The invariants named by ids (Invariant values pass through; all of the model's when ids is empty or
-        None); an unknown id raises KeyError with the unknown ids."""
+        """The invariants named by ids (Invariant values pass through; all of the model's safety invariants when
+        ids is empty or None: liveness properties are checked only when named, or by ``explore --liveness``); an
+        unknown id raises KeyError with the unknown ids."""
         if not ids:
-            return self.all_invariants
+            return tuple(i for i in self.all_invariants if i.kind in SAFETY_KINDS)
         known = {i.id: i for i in self.all_invariants}
         unknown = [i for i in ids if isinstance(i, str) and i not in known]
         if unknown:

@@ -17,6 +17,15 @@ Effect = Callable[..., object]
 # domain(model) -> every argument tuple the rule can take in this configuration.
 Domain = Callable[[object], list]
 
+# Weak fairness (explorer/liveness.py): the protocol's own steps (a broker handling its inbox, the controller handling
+# a response or an event, a follower fetching) are weakly fair by default; the environment's (faults, restarts,
+# repairs) and the clients' are not. Admin-like controller rules declare fair=False themselves.
+UNFAIR_KINDS = ("environment", "client")
+
+
+def fair_by_kind(kind: str) -> bool:
+    return kind not in UNFAIR_KINDS
+
 
 @attrs.frozen
 class Rule:
@@ -28,6 +37,8 @@ class Rule:
     reference: str
     doc: str
     kind: str  # "environment", "controller", "broker" or "client"
+    # Weakly fair per action instance (rule + arguments): taken if continuously enabled (liveness checking only).
+    fair: bool = attrs.field(kw_only=True, default=attrs.Factory(lambda self: fair_by_kind(self.kind), takes_self=True))
 
     def label(self, args: tuple) -> str:
         return f"{self.name}(" + ", ".join(f"{k}={v}" for k, v in zip(self.params, args)) + ")"

@@ -7,7 +7,7 @@ References name the KIP-112 scenario (docs/model.md numbers them as the KIP does
 """
 from __future__ import annotations
 
-from invariants import controller as controller_invariants, safety
+from invariants import controller as controller_invariants, progress, safety
 from invariants.registry import invariants_in
 
 from . import broker as B
@@ -95,7 +95,7 @@ def _guard_create_topic(m, s, partition):
     return None
 
 
-@CORE.rule("CreateTopic", params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller",
+@CORE.rule("CreateTopic", params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller", fair=False,
       reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
 def create_topic(m, s, partition):
     """The controller creates the partition: its replicas go NewReplica, the partition is New, then Online with
@@ -220,7 +220,7 @@ def _guard_controller_failover(m, s):
 
 
 @CORE.rule("ControllerFailover", params=(), domain=bounded(nothing, "max_failovers"),
-      guard=_guard_controller_failover, kind="controller",
+      guard=_guard_controller_failover, kind="controller", fair=False,
       reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
 def controller_failover(m, s):
     """The controller moves to another broker. The old one's queued requests and unprocessed responses are
@@ -455,7 +455,8 @@ def broker_stop_replica(m, s, broker):
 # What the core claims and the configurations it is explored in.
 # ---------------------------------------------------------------------------------------------
 
-CORE.add_invariants(*invariants_in(safety), controller_invariants.controller_transitions_valid)
+CORE.add_invariants(*invariants_in(safety), controller_invariants.controller_transitions_valid,
+                    progress.leader_or_no_candidate, progress.offline_replica_reported_or_back)
 CORE.presets.update({
     "tiny": ("2 brokers x 2 dirs, 1 partition, RF 2; one record, a consumer; one of each event, at most two faults",
              dict(brokers=2, dirs=2, partitions=1, rf=2, max_records=1, consumer=True, **ONE_OF_EACH)),

@@ -3,7 +3,7 @@
 topic deletion and partition reassignment (its old replicas are deleted) both require (docs/model.md, 6.5)."""
 from __future__ import annotations
 
-from invariants import kip928
+from invariants import kip928, progress
 
 from .config import ONE_OF_EACH
 from . import broker as B
@@ -40,7 +40,7 @@ def _guard_delete_topic(m, s, partition):
     return None
 
 
-@DELETION.rule("DeleteTopic", params=("partition",), domain=partitions, guard=_guard_delete_topic, kind="controller",
+@DELETION.rule("DeleteTopic", params=("partition",), domain=partitions, guard=_guard_delete_topic, kind="controller", fair=False,
       reference="KIP-112 scenario 8 (topic deletion); TopicDeletionManager.enqueueTopicsForDeletion, onTopicDeletion")
 def delete_topic(m, s, partition):
     """An admin deletes the partition's topic and the controller queues it for deletion, then (resumeDeletions)
@@ -84,6 +84,7 @@ def controller_stop_replica_response(m, s, broker):
 
 
 REPLICA_DELETION.add_invariants(kip928.deleted_replica_holds_no_data)
+DELETION.add_invariants(progress.deletion_done_or_broker_down)
 DELETION.presets["deletion"] = (
     "Topic deletion under KIP-112 + KIP-928: 2 brokers x 2 dirs, 1 partition, RF 2; 2 units a dir; no records; one "
     "of each event but failover; at most two faults",

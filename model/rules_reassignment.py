@@ -3,7 +3,7 @@
 replicas are deleted)."""
 from __future__ import annotations
 
-from invariants import kip928
+from invariants import kip928, progress
 
 from .config import ONE_OF_EACH
 from .controller import ControllerStep, is_replica_online, targets_in_isr
@@ -58,7 +58,7 @@ def _guard_reassign(m, s, partition):
     return None
 
 
-@REASSIGNMENT.rule("ReassignPartition", params=("partition",), domain=_partitions, guard=_guard_reassign, kind="controller",
+@REASSIGNMENT.rule("ReassignPartition", params=("partition",), domain=_partitions, guard=_guard_reassign, kind="controller", fair=False,
       reference="KIP-112 scenario 7 (partition reassignment); KafkaController.onPartitionReassignment steps 1-3")
 def reassign_partition(m, s, partition):
     """An admin asks to move the partition to its target replicas (every replica to the next broker); the
@@ -93,7 +93,7 @@ def controller_reassignment_isr_change(m, s, partition):
     return step.finish()
 
 
-REASSIGNMENT.add_invariants(kip928.reassignment_keeps_an_in_sync_copy)
+REASSIGNMENT.add_invariants(kip928.reassignment_keeps_an_in_sync_copy, progress.reassignment_done_or_broker_down)
 REASSIGNMENT.presets.update({
     "reassignment": ("Partition reassignment: 2 brokers x 2 dirs, 1 partition with one replica, moved from broker 0 "
                      "to broker 1; one record; a crash, a restart and a controller failover, no disk failure (see "

@@ -279,7 +279,7 @@ def test_invariants_json(capsys):
     assert [e["id"] for e in entries] == [i.id for i in invariants.builtin()]
     for e in entries:
         assert {"id", "kind", "statement", "reference"} <= set(e)
-        assert e["kind"] in ("state", "transition", "quiescent")
+        assert e["kind"] in ("state", "transition", "quiescent", "eventually", "leads_to")
 
 
 def test_text_listings_work(capsys):
