@@ -28,6 +28,11 @@ def copy_dir(broker, p=0):
 
 # ---- the core hook ----------------------------------------------------------------------------------------
 
+# The design invariants (invariants/designs.py) whose breaking cases are the tests below (each asserts the
+# invariant's message on a state that breaks it); tests/test_invariants.py counts them as covered.
+BROKEN_HERE = ("refusal_only_for_a_lost_copy", "no_recreate_over_offline_copy", "offline_replicas_are_known")
+
+
 def test_the_adopted_design_keeps_the_state_machines_choice_of_is_new_replica():
     m = Model(ModelConfig())
     assert m.hooks.is_new_replica(None, 0, 0, True) is True
