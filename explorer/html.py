@@ -13,6 +13,7 @@ import html
 import json
 
 from . import __version__
+from .render import flatten, show_value as text
 
 DIR_CLASSES = ("good", "saturated", "offline", "removed")
 
@@ -51,36 +52,6 @@ def rule_name(label: str | None) -> str | None:
 
 
 # ---- values ---------------------------------------------------------------------------------------------------
-
-def text(value) -> str:
-    """A value in one line, as the text trace shows it (explorer/render.py)."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, list):
-        if value and all(isinstance(v, dict) for v in value):
-            return "[" + "; ".join(text(v) for v in value) + "]"
-        return "[" + ", ".join(text(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {text(v)}" for k, v in value.items()) + "}"
-    return str(value)
-
-
-def flatten(value, prefix: str = "", out: dict | None = None) -> dict:
-    """As explorer/render.py flattens a state: dotted keys, [i] for brokers, partitions and records."""
-    out = {} if out is None else out
-    if isinstance(value, dict):
-        for k, v in value.items():
-            flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
-    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and prefix.split(".")[-1] in (
-            "brokers", "partitions", "records"):
-        for i, v in enumerate(value):
-            flatten(v, f"{prefix}[{i}]", out)
-    else:
-        out[prefix] = value
-    return out
-
 
 class Changes:
     """The flat keys that changed into a step, and a test for a key and everything below it."""

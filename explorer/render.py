@@ -19,13 +19,13 @@ def _leader(b: int):
 def message_text(msg) -> str:
     """A request in one line, e.g. LeaderAndIsr(p0: leader=1 epoch=2 isr=[1,2] isNew=false)."""
     if msg.kind == LEADER_AND_ISR:
-        parts = [f"p{e.partition}: leader={_show(_leader(e.leader))} epoch={e.leader_epoch} isr={_ids(e.isr)} "
+        parts = [f"p{e.partition}: leader={show_value(_leader(e.leader))} epoch={e.leader_epoch} isr={_ids(e.isr)} "
                  f"isNew={str(e.is_new).lower()}" for e in msg.body]
     elif msg.kind in (STOP_REPLICA, STOP_REPLICA_DELETE):
         delete = str(msg.kind == STOP_REPLICA_DELETE).lower()
         parts = [f"p{p}: delete={delete}" for p in msg.body]
     else:
-        parts = [f"p{e.partition}: leader={_show(_leader(e.leader))} isr={_ids(e.isr)} offline={_ids(e.offline)}"
+        parts = [f"p{e.partition}: leader={show_value(_leader(e.leader))} isr={_ids(e.isr)} offline={_ids(e.offline)}"
                  for e in msg.body]
     return f"{MESSAGE_NAMES[msg.kind].removesuffix('(delete)')}(" + "; ".join(parts) + ")"
 
@@ -112,25 +112,28 @@ def _plain(value):
     return value
 
 
-def _flatten(value, prefix: str, out: dict) -> None:
+def flatten(value, prefix: str = "", out: dict | None = None) -> dict:
+    """A readable state (state_dict, or a report's trace state) as dotted keys, [i] for brokers, partitions and
+    records: what the text trace and the HTML page compare from step to step."""
+    out = {} if out is None else out
     if isinstance(value, dict):
         for k, v in value.items():
-            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+            flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
     elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and prefix.split(".")[-1] in (
             "brokers", "partitions", "records"):
         for i, v in enumerate(value):
-            _flatten(v, f"{prefix}[{i}]", out)
+            flatten(v, f"{prefix}[{i}]", out)
     else:
         out[prefix] = value
-
-
-def flat(model: Model, state: State) -> dict:
-    out: dict = {}
-    _flatten(state_dict(model, state), "", out)
     return out
 
 
-def _show(value) -> str:
+def flat(model: Model, state: State) -> dict:
+    return flatten(state_dict(model, state))
+
+
+def show_value(value) -> str:
+    """A readable value in one line, as the text trace (and the HTML page) shows it."""
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -138,7 +141,7 @@ def _show(value) -> str:
     if isinstance(value, list):
         if value and isinstance(value[0], dict):
             return "[" + "; ".join(_compact(v) for v in value) + "]"
-        return "[" + ", ".join(_show(v) for v in value) + "]"
+        return "[" + ", ".join(show_value(v) for v in value) + "]"
     if isinstance(value, dict):
         return _compact(value)
     return str(value)
@@ -146,10 +149,10 @@ def _show(value) -> str:
 
 def _compact(value) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + "; ".join(_compact(v) for v in value) + "]"
-    return _show(value)
+    return show_value(value)
 
 
 def trace_text(model: Model, trace: list, loop_start: int | None = None) -> str:
@@ -163,12 +166,12 @@ def trace_text(model: Model, trace: list, loop_start: int | None = None) -> str:
         current = flat(model, state)
         if previous is None:
             lines.append("Step 0: initial state")
-            lines.extend(f"    {k} = {_show(v)}" for k, v in current.items())
+            lines.extend(f"    {k} = {show_value(v)}" for k, v in current.items())
         else:
             lines.append(f"Step {i}: {model.label(action)}")
             changed = [k for k in current if current[k] != previous.get(k)]
             for k in changed:
-                lines.append(f"    {k}: {_show(previous.get(k))} -> {_show(current[k])}")
+                lines.append(f"    {k}: {show_value(previous.get(k))} -> {show_value(current[k])}")
             if not changed:
                 lines.append("    (nothing changed)")
         previous = current
