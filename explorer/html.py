@@ -10,7 +10,6 @@ No network: inline CSS and JS, and a Content-Security-Policy that forbids loadin
 from __future__ import annotations
 
 import html
-import json
 
 from . import __version__
 from .render import flatten, show_value as text
@@ -442,22 +441,9 @@ def page(report: dict, refs: dict | None = None, title: str | None = None, walkt
 
 def load_report(path: str) -> dict:
     """A saved JSON report (``jbodcheck view``); ValueError (one line) when it is not one."""
-    from .scenario import MAX_SCENARIO_BYTES
+    from .scenario import MAX_SCENARIO_BYTES, read_json
 
-    limit = 64 * MAX_SCENARIO_BYTES
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(limit + 1)
-    except OSError as e:
-        raise ValueError(f"cannot read report {path}: {e.strerror or e}") from None
-    if len(raw) > limit:
-        raise ValueError(f"report {path} is larger than {limit >> 20} MB")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ValueError(f"report {path} is not UTF-8 text") from None
-    except (ValueError, RecursionError) as e:
-        raise ValueError(f"report {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+    data = read_json(path, "report", 64 * MAX_SCENARIO_BYTES)
     if not isinstance(data, dict) or data.get("tool") != "jbodcheck" or not isinstance(data.get("violations", []), list):
         raise ValueError(f"{path} is not a jbodcheck JSON report (written by --json)")
     for v in data.get("violations", []):

@@ -41,26 +41,35 @@ class Scenario:
 MAX_SCENARIO_BYTES = 8 << 20
 
 
-def load_scenario(path: str) -> Scenario:
+def read_json(path: str, what: str, limit: int):
+    """The JSON value in a file of at most ``limit`` bytes; ValueError with one line naming ``what`` (e.g.
+    "scenario") when it cannot be read, is larger, is not UTF-8 or is not JSON (hostile input: no traceback)."""
     try:
         with open(path, "rb") as f:
-            raw = f.read(MAX_SCENARIO_BYTES + 1)
+            raw = f.read(limit + 1)
     except OSError as e:
-        raise ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ScenarioError(f"scenario {path} is larger than {MAX_SCENARIO_BYTES >> 20} MB: not a scenario file")
+        raise ValueError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    if len(raw) > limit:
+        raise ValueError(f"{what} {path} is larger than {limit >> 20} MB: not a {what} file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ScenarioError(f"scenario {path} is not UTF-8 text (byte {e.start}: 0x{raw[e.start]:02x})") from None
+        raise ValueError(f"{what} {path} is not UTF-8 text (byte {e.start}: 0x{raw[e.start]:02x})") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
-        raise ScenarioError(f"scenario {path} is not valid JSON: {e.msg} at line {e.lineno}") from None
+        raise ValueError(f"{what} {path} is not valid JSON: {e.msg} at line {e.lineno}") from None
     except RecursionError:
-        raise ScenarioError(f"scenario {path} is not a scenario file: its JSON is nested too deeply") from None
+        raise ValueError(f"{what} {path} is not a {what} file: its JSON is nested too deeply") from None
     except ValueError as e:  # e.g. an integer with too many digits
-        raise ScenarioError(f"scenario {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+        raise ValueError(f"{what} {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+
+
+def load_scenario(path: str) -> Scenario:
+    try:
+        data = read_json(path, "scenario", MAX_SCENARIO_BYTES)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
     if not isinstance(data, dict):
         raise ScenarioError(f"scenario {path} must be a JSON object with 'model' and 'steps'")
     unknown = sorted(set(data) - {"model", "steps", "expect", "description", "loop_start"})
