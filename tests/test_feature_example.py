@@ -69,7 +69,7 @@ def test_the_feature_brings_its_rule_field_option_invariant_and_preset(plugins):
 
 
 def test_every_local_engine_explores_the_feature(plugins):
-    m = _model(plugins)
+    m = _model(plugins, max_faults=1)   # one fault (a crash moves the leader away): seconds per engine
     results = {
         "bfs": bfs(m, m.invariants, SearchOptions(workers=1)),
         "bfs-2": bfs(m, m.invariants, SearchOptions(workers=2)),
@@ -84,7 +84,7 @@ def test_every_local_engine_explores_the_feature(plugins):
         assert results[name].distinct_states == results["bfs"].distinct_states, name
     # The feature's rule adds states: the same configuration without the feature (tiny without a consumer) has
     # fewer.
-    base = Model(preset_config("tiny", consumer=False), symmetry=True)
+    base = Model(preset_config("tiny", consumer=False, max_faults=1), symmetry=True)
     assert bfs(base, base.invariants, SearchOptions()).distinct_states < results["bfs"].distinct_states
 
 
@@ -125,7 +125,7 @@ def test_the_example_invariant_fails_on_a_hand_made_election(plugins):
 def test_models_of_different_designs_coexist_in_one_process(plugins):
     kip112 = Model(preset_config("tiny"), symmetry=True)
     legacy = Model(preset_config("small", variant="legacy"), symmetry=True)
-    example = _model(plugins)
+    example = _model(plugins, max_faults=1)
     # Each owns its rules, hooks, invariants and caches: building one changes nothing in another.
     assert kip112.hooks.may_create_log is not legacy.hooks.may_create_log
     assert RULE in example.rule_index and RULE not in kip112.rule_index and RULE not in legacy.rule_index
