@@ -113,3 +113,15 @@ def bfs_states(model: Model, fingerprint, limit: int | None = None) -> dict:
                     nxt.append(t)
         frontier = nxt
     return seen
+
+
+def in_process(capsys, *args):
+    """Run explorer.cli.main in this process; returns (exit code, stdout, stderr)."""
+    import pytest
+
+    from explorer.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return e.value.code, out, err

@@ -11,11 +11,10 @@ import pytest
 
 import explorer
 import invariants
-from explorer.cli import main
 from model import Model, ModelConfig
 from model.presets import PRESETS, preset_config
 
-from helpers import REPO, init, model_of, step
+from helpers import REPO, in_process, init, model_of, step
 
 REPORT_KEYS = {"schema", "tool", "version", "model", "engine", "result", "distinct_states", "states_generated",
                "depth", "elapsed_s", "coverage", "violations"}
@@ -30,12 +29,6 @@ def cli(*args, cwd=REPO, timeout=240):
                           cwd=cwd, env=env, timeout=timeout)
 
 
-def in_process(capsys, *args):
-    """Run explorer.cli.main in this process; returns (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as e:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return e.value.code, out, err
 
 
 def assert_bad_input(proc, *words):

@@ -16,12 +16,12 @@ import attrs
 import pytest
 
 import explorer.cli as cli_module
-from explorer.cli import default_workers, main
+from explorer.cli import default_workers
 from explorer.errors import OutputError
 from explorer.outputs import check_writable, write_text
 from explorer.search import SearchResult
 
-from helpers import REPO, SCENARIOS
+from helpers import REPO, SCENARIOS, in_process
 
 SMALL_RUN = ("--preset", "tiny", "--max-depth", "3", "-q", "--workers", "1")
 
@@ -35,11 +35,6 @@ def run(*args, cwd=REPO, env_extra=None, timeout=120):
                           cwd=cwd, env=env, timeout=timeout)
 
 
-def in_process(capsys, *args):
-    with pytest.raises(SystemExit) as e:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return e.value.code, out, err
 
 
 def one_line(code, out, err, expected_code, *words):
