@@ -22,6 +22,8 @@ from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
 from model.designs import catalog
 from model.presets import PRESETS, preset_config
 
+from .checkpoint import DEFAULT_EVERY_S, CheckpointError, Checkpointer, check_actions, check_bounds, check_identity
+from .checkpoint import identity as checkpoint_identity, read as read_checkpoint
 from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_scenario_option
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
@@ -359,6 +361,60 @@ def _spark_run(model, selected, options, spark):
         raise BadInput(str(e)) from None
 
 
+def _checkpoint_options(f):
+    """BFS checkpoints (explorer/checkpoint.py; docs/cli.md, "Checkpoint and resume")."""
+    f = click.option("--resume", "resume_path", default=None, metavar="PATH",
+                     help="BFS: continue the search saved in the checkpoint PATH; give the options that wrote it "
+                          "(a checkpoint of another model configuration or version is refused).")(f)
+    f = click.option("--checkpoint-every", "checkpoint_every", type=click.FloatRange(min=0), default=None,
+                     metavar="SECONDS", help=f"BFS: seconds between two checkpoints (written at the next level "
+                                             f"boundary) [default: {DEFAULT_EVERY_S:.0f}].")(f)
+    f = click.option("--checkpoint", "checkpoint_path", default=None, metavar="PATH",
+                     help="BFS: save the search to PATH (atomically) every --checkpoint-every seconds and when it "
+                          "stops early (interrupt, --max-states, --max-depth, --max-memory), for --resume.")(f)
+    return f
+
+
+def _checkpoint_setup(engine: str, kwargs: dict) -> dict | None:
+    """--checkpoint, --checkpoint-every and --resume, checked before the model is built: the checkpoint to
+    resume is read (a damaged file or another format: bad input); None when none is given."""
+    path, every, resume = (kwargs.pop(k, None) for k in ("checkpoint_path", "checkpoint_every", "resume_path"))
+    if path is None and every is None and resume is None:
+        return None
+    if engine != "bfs":
+        raise BadInput(f"--checkpoint and --resume apply to --engine bfs only (not {engine})"
+                       + ("; the Spark engine has --checkpoint-dir" if engine == "spark" else ""))
+    if every is not None and path is None:
+        raise BadInput("--checkpoint-every needs --checkpoint PATH")
+    _check_writable(path, "the checkpoint", dash_is_stdout=False)
+    try:
+        saved = None if resume is None else read_checkpoint(resume)
+    except CheckpointError as e:
+        raise BadInput(str(e)) from None
+    return {"path": path, "every": DEFAULT_EVERY_S if every is None else every, "resume": resume, "saved": saved}
+
+
+def _checkpointing(setup: dict, model, options, quiet: bool):
+    """The Checkpointer and the snapshot to resume for this model; a checkpoint of another configuration or
+    version, or already past --max-depth or --max-states, is bad input."""
+    ident = checkpoint_identity(model, options.all_violations)
+    saved = setup["saved"]
+    try:
+        if saved is not None:
+            check_identity(setup["resume"], saved.identity, ident)
+            check_actions(setup["resume"], saved.snapshot, model)
+            check_bounds(setup["resume"], saved.snapshot, options.max_depth, options.max_states)
+    except CheckpointError as e:
+        raise BadInput(str(e)) from None
+    if saved is not None and not quiet:
+        snap = saved.snapshot
+        click.echo(f"jbodcheck: resuming {setup['resume']}: depth {snap.depth}, {snap.distinct:,} distinct states, "
+                   f"{snap.generated:,} generated", err=True)
+    checkpointer = None if setup["path"] is None else Checkpointer(
+        setup["path"], setup["every"], ident, lambda line: click.echo(f"jbodcheck: warning: {line}", err=True))
+    return checkpointer, None if saved is None else saved.snapshot
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(package_name="jbodcheck", prog_name="jbodcheck")
 def cli():
@@ -402,6 +458,7 @@ def cli():
 @click.option("--save-lasso", "lasso_path", default=None, metavar="PATH",
               help="Liveness: write the first lasso as a scenario file for `jbodcheck replay`.")
 @_spark_options
+@_checkpoint_options
 @_guard_report
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
             workers, max_memory, symmetry, liveness, lasso_path, master, spark_partitions, checkpoint_dir, spark_conf,
@@ -421,12 +478,13 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         raise BadInput("--max-memory applies to the local engines (bfs, dfs, random); for Spark set "
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
     spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
+    checkpointing = _checkpoint_setup(engine, kwargs)
     cfg = _build_config(preset, _model_params(kwargs))
     model = _build_model(cfg, invariant_ids, symmetry and not liveness, quiet)
     if liveness or any(invariants_pkg.is_liveness(i) for i in model.invariants):
-        if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None:
+        if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None or checkpointing:
             raise BadInput("liveness checking explores the whole graph with its own engine: no --engine, "
-                           "--max-depth or --max-states")
+                           "--max-depth, --max-states, --checkpoint or --resume")
         return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path)
     selected = list(model.invariants)
     display = progress_for(engine, quiet)      # explorer/progress.py: lines, or a live display on a terminal
@@ -434,8 +492,14 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
                             all_violations=all_violations, progress=display and display.line, workers=workers,
                             max_memory=max_memory, progress_figures=display and display.figures,
                             progress_interval=display.interval if display else 3.0)
+    if checkpointing:
+        options.checkpoint, options.resume = _checkpointing(checkpointing, model, options, quiet)
     with display or contextlib.nullcontext():
         result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+    if options.checkpoint is not None and options.checkpoint.written and result.result in ("bounded", "interrupted"):
+        depth, distinct = options.checkpoint.written
+        click.echo(f"jbodcheck: checkpoint {checkpointing['path']}: depth {depth}, {distinct:,} distinct states; "
+                   f"continue with --resume {checkpointing['path']}", err=True)
     _raise_checker_failures(model, preset, result, json_path)
     if result.note:
         click.echo(f"jbodcheck: {result.note}", err=True)

@@ -45,19 +45,27 @@ def _umask() -> int:
 
 def write_text(path: str, text: str, what: str) -> None:
     """Write ``text`` to ``path`` atomically; OutputError (one line) on failure, the target left untouched."""
+    write_bytes(path, [text.encode("utf-8")], what)
+
+
+def write_bytes(path: str, chunks, what: str) -> None:
+    """Write the byte strings ``chunks`` (an iterable, written one after the other) to ``path`` atomically;
+    OutputError (one line) on failure, the target left untouched."""
     path = os.fspath(path)
     target = os.path.realpath(path)
     try:
         if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
+            with open(target, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk)
             return
         directory = os.path.dirname(target) or "."
         mode = (stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask())
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk)
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, mode)

@@ -12,7 +12,7 @@ with a partial result: ``"interrupted"``, the counts so far and the signal (``Se
 from __future__ import annotations
 
 import random
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 import numpy as np
@@ -20,6 +20,7 @@ import numpy as np
 from invariants import Invariant
 from model import Action, Model
 
+from .checkpoint import LevelMark, frontier_blocks, restore
 from .core import (INTERRUPTS, Checker, MemoryGuard, Run, SearchInterrupted, SearchResult, Violation,
                    collision_probability, fingerprint_of, gc_paused, interrupt_signal, interruptible,
                    rebuild_trace)
@@ -47,6 +48,9 @@ class SearchOptions:
     progress_interval: float = 3.0   # seconds between two progress reports
     workers: int = 1             # BFS: worker processes (1: in this process)
     max_memory: int | None = None  # bytes: stop with result "bounded" before memory use exceeds this
+    # BFS: writes checkpoints (explorer/checkpoint.py Checkpointer); resume: the checkpoint's Snapshot to continue
+    checkpoint: Any = None
+    resume: Any = None
 
 
 BFS_CHUNK = 512   # frontier states expanded between two batched look-ups in the visited set
@@ -65,34 +69,59 @@ def serial_bfs(model: Model, invariants: list[Invariant], options: SearchOptions
     """BFS in this process. The visited set holds fingerprints only (a sorted array of the earlier levels and
     a set of the current level's); the frontier is expanded in chunks whose successors are looked up in the
     array at once, then handled one by one in order, so counts and stopping points are those of a plain
-    one-transition-at-a-time BFS."""
+    one-transition-at-a-time BFS. With ``options.checkpoint``, the start of a level is kept (``LevelMark``, the
+    visited array of that moment) for the checkpoints; ``options.resume`` starts from a checkpoint's level."""
     run = Run(model, invariants, options, "bfs")
     actions = ActionIndex(model)
     table = ParentTable(actions)                  # per state: parent index, action id
     visited = FingerprintSet()
     fingerprint = fingerprint_of(model)
     init = model.init_states()[0]
-    visited.add_unsorted([fingerprint(init)])
+    checkpoints = options.checkpoint
+    mark = None       # with checkpoints: (LevelMark, visited array, frontier) at the start of the current level
+
+    def save_checkpoint() -> None:
+        level, fps, level_frontier = mark
+        checkpoints.save(lambda: level.snapshot(run, table, fps, frontier_blocks([s for s, _ in level_frontier]), 1))
 
     def finish(distinct: int, depth: int, bounded: bool, signum: int | None = None) -> SearchResult:
+        if checkpoints is not None and mark is not None and (bounded or signum is not None):
+            save_checkpoint()
         result = run.result(distinct, depth, bounded, signum)
         result.memory = {"visited_bytes": visited.nbytes + table.nbytes, "visited_states": distinct}
         return result
 
-    if run.record(run.checker.check_state(init), lambda: [(None, init)]):
-        return finish(1, 0, False)
     max_depth, max_states = options.max_depth, options.max_states
-    if max_states is not None and len(table) >= max_states:
-        return finish(len(table), 0, True)
-    frontier = [(init, 0)]                        # (state, index in the table)
+    if options.resume is None:
+        visited.add_unsorted([fingerprint(init)])
+        if run.record(run.checker.check_state(init), lambda: [(None, init)]):
+            return finish(1, 0, False)
+        if max_states is not None and len(table) >= max_states:
+            return finish(len(table), 0, True)
+        frontier = [(init, 0)]                    # (state, index in the table)
+        depth = 0
+    else:
+        snapshot = options.resume
+        table = restore(run, snapshot, actions)
+        visited.fps = snapshot.fingerprints
+        base = len(table) - snapshot.frontier_size
+        frontier = [(state, base + i) for i, state in enumerate(snapshot.frontier_states())]
+        depth = snapshot.depth
+        del snapshot
     next_frontier: list = []
-    depth, bounded = 0, False
+    bounded = False
     check_transition, check_state, record, count = (run.checker.check_transition, run.checker.check_state,
                                                     run.record, run.count)
     aid = actions.ids
     try:
         with interruptible(), gc_paused():
             while frontier:
+                if checkpoints is not None:
+                    # one assignment (an interrupt sees the old mark or the new); merging the level's fingerprints
+                    # makes a new array, so this one stays the boundary's
+                    mark = (LevelMark.of(run, depth, len(table), len(frontier)), visited.fps, frontier)
+                    if checkpoints.due():
+                        save_checkpoint()
                 if max_depth is not None and depth >= max_depth:
                     bounded = True
                     break
