@@ -58,6 +58,7 @@ import numpy as np
 
 from model import Model
 
+from .checkpoint import LevelMark, frontier_blocks, restore
 from .codec import decode_states, encode_states
 from .core import (INTERRUPTS, Checker, Run, SearchResult, TransitionCounts, fingerprint_of, gc_paused,
                    interrupt_signal, interruptible, rebuild_trace)
@@ -75,10 +76,14 @@ class _MemoryStop(Exception):
     pass
 
 
+class _Abandoned(Exception):
+    """A worker drops the expansion under way: the parent asked for a checkpoint (it is stopping)."""
+
+
 # ---- the worker ----------------------------------------------------------------------------------------------
 
 class _Worker:
-    def __init__(self, wid: int, n: int, conn, model: Model, invariants: list):
+    def __init__(self, wid: int, n: int, conn, model: Model, invariants: list, resume=None, keep_level=False):
         self.wid, self.n, self.conn, self.model = wid, n, conn, model
         self.checker = Checker(model, invariants)
         self.actions = ActionIndex(model)
@@ -87,26 +92,38 @@ class _Worker:
         self.visited = FingerprintSet()
         self.counts = TransitionCounts(model)
         self.fingerprint = fingerprint_of(model)
-        init = model.init_states()[0]
-        fp = self.fingerprint(init)
-        if fp % n == wid:                                # the owner of the initial state's fingerprint
-            self.visited.merge(np.array([fp], dtype=U64))
-        self.frontier: list = [(0, init)] if wid == 0 else []   # (position, state), by position
+        # Checkpoints (``dump``): the start of the level under way: its depth, frontier, and the fingerprints
+        # added to the visited share since (taken out again for the boundary's visited set).
+        self.keep_level, self.level, self.level_frontier, self.level_new = keep_level, None, None, []
+        if resume is None:
+            init = model.init_states()[0]
+            fp = self.fingerprint(init)
+            if fp % n == wid:                            # the owner of the initial state's fingerprint
+                self.visited.merge(np.array([fp], dtype=U64))
+            self.frontier: list = [(0, init)] if wid == 0 else []   # (position, state), by position
+        else:                                            # a checkpoint: this worker's fingerprints, a frontier slice
+            fingerprints, states = resume
+            self.visited.fps = fingerprints[fingerprints % U64(n) == U64(wid)]
+            lo, hi = wid * len(states) // n, (wid + 1) * len(states) // n
+            self.frontier = list(zip(range(lo, hi), states[lo:hi]))
         self.adopted: list = []                          # the next frontier's states held here, by key
 
     def serve(self) -> None:
         handlers = {"expand": self.expand, "dedup": self.dedup, "adopt": self.adopt, "place": self.place,
-                    "take": self.take, "cut": self.cut}
+                    "take": self.take, "cut": self.cut, "dump": self.dump}
         while True:
             msg = self.conn.recv()
             if msg[0] == "stop":
                 self.conn.send(("bye", peak_rss()))
                 return
-            handlers[msg[0]](*msg[1:])
+            try:
+                handlers[msg[0]](*msg[1:])
+            except _Abandoned:
+                pass
 
     # 1. expand the frontier states held here whose position is below ``upto`` (a batch of the level; the whole
     #    level without --max-states), in key order; candidates' fingerprints go to their owners
-    def expand(self, failed, upto: int, first: bool) -> None:
+    def expand(self, failed, upto: int, first: bool, depth: int) -> None:
         n, S, model, conn = self.n, self.S, self.model, self.conn
         checker = self.checker
         checker.failed = set(failed)
@@ -115,6 +132,8 @@ class _Worker:
         fingerprint = self.fingerprint
         if first:                                   # the level's transitions, in key order, over its batches
             self.keys, self.rules, self.settled = array("Q"), array("H"), array("H")
+            if self.keep_level:
+                self.level, self.level_frontier, self.level_new = depth, list(self.frontier), []
         keys, rules, settled = self.keys, self.rules, self.settled
         batch = bisect_right(self.frontier, upto - 1, key=lambda f: f[0])
         local: set[int] = set()
@@ -146,6 +165,8 @@ class _Worker:
             if count & 63 == 63 and time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + _TICK_S
                 conn.send(("tick", len(keys)))
+                if self.keep_level and conn.poll():     # the parent stops: it wants a checkpoint, not this level
+                    raise _Abandoned
         del self.frontier[:batch]
         del local
         self.candidates = (c_keys, c_aids, c_states)
@@ -176,6 +197,8 @@ class _Worker:
         new_fps, first = np.unique(fps[order], return_index=True)   # first occurrence: the smallest key
         win = order[first]
         self.visited.merge(new_fps)
+        if self.keep_level:
+            self.level_new.append(new_fps)
         win = win[np.lexsort((idx[win], src[win]))]                 # by sender, then by the sender's order
         bounds = np.searchsorted(src[win], np.arange(n + 1))
         replies = [idx[win[bounds[g]:bounds[g + 1]]] for g in range(n)]
@@ -230,12 +253,22 @@ class _Worker:
         self.frontier.sort(key=lambda f: f[0])
         self.conn.send(("taken",))
 
+    # a checkpoint: this worker's share of the boundary of level ``depth`` (the parent's last level start)
+    def dump(self, depth: int, seq: int) -> None:
+        frontier, fps = self.frontier, self.visited.fps
+        if self.level == depth:                     # the level is under way here: its start, as it was
+            frontier = self.level_frontier
+            if self.level_new:
+                fps = np.delete(fps, np.searchsorted(fps, np.sort(np.concatenate(self.level_new))))
+        blocks = frontier_blocks([s for _, s in frontier], [p for p, _ in frontier])
+        self.conn.send(("dumped", seq, fps, blocks))
+
     # the search stops inside this level: counts up to the stopping transition
     def cut(self, key: int) -> None:
         self.conn.send(("cut", *self._counts(bisect_right(self.keys, key))))
 
 
-def _worker_main(wid: int, n: int, conn, close: list, model: Model, invariants: list) -> None:
+def _worker_main(wid: int, n: int, conn, close: list, model: Model, invariants: list, resume, keep_level) -> None:
     # Ctrl-C (to the whole process group) and SIGTERM are the parent's to handle: it stops the workers (SIGKILL
     # when they do not answer). A worker whose parent is gone sees its pipe close and exits.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -247,7 +280,7 @@ def _worker_main(wid: int, n: int, conn, close: list, model: Model, invariants: 
     gc.disable()
     gc.freeze()
     try:
-        _Worker(wid, n, conn, model, invariants).serve()
+        _Worker(wid, n, conn, model, invariants, resume, keep_level).serve()
     except (EOFError, BrokenPipeError):
         pass                                        # the parent is gone
     except BaseException:                           # noqa: BLE001 - reported to the parent, which raises
@@ -263,7 +296,7 @@ def _worker_main(wid: int, n: int, conn, close: list, model: Model, invariants: 
 # ---- the parent ---------------------------------------------------------------------------------------------
 
 class _Pool:
-    def __init__(self, n: int, model: Model, invariants: list):
+    def __init__(self, n: int, model: Model, invariants: list, resume=None, keep_level: bool = False):
         ctx = multiprocessing.get_context("fork")
         pipes = [ctx.Pipe(duplex=True) for _ in range(n)]
         self.conns = [p[0] for p in pipes]
@@ -271,12 +304,13 @@ class _Pool:
         for wid in range(n):
             close = [p[0] for p in pipes] + [p[1] for i, p in enumerate(pipes) if i != wid]
             proc = ctx.Process(target=_worker_main, name=f"jbodcheck-bfs-{wid}", daemon=True,
-                               args=(wid, n, pipes[wid][1], close, model, invariants))
+                               args=(wid, n, pipes[wid][1], close, model, invariants, resume, keep_level))
             proc.start()
             self.procs.append(proc)
         for p in pipes:
             p[1].close()
         self.ticks = [0] * n
+        self.dumps = 0
 
     @property
     def pids(self) -> list[int]:
@@ -308,8 +342,9 @@ class _Pool:
         for wid in range(len(self.conns)):
             self.send(wid, msg)
 
-    def gather(self, tag: str, on_wait) -> list:
-        """Each worker's next ``tag`` message; ``on_wait`` runs after every wake-up (progress, memory)."""
+    def gather(self, tag: str, on_wait, accept=None) -> list:
+        """Each worker's next ``tag`` message; ``on_wait`` runs after every wake-up (progress, memory).
+        ``accept``: other messages (and ``tag`` messages it refuses) are dropped, not an error."""
         n = len(self.conns)
         out: list = [None] * n
         pending = {c: i for i, c in enumerate(self.conns)}
@@ -324,12 +359,20 @@ class _Pool:
                     self.ticks[i] = msg[1]
                 elif msg[0] == "error":
                     raise WorkerError(f"BFS worker {i} failed:\n{msg[1]}")
-                else:
+                elif accept is None or (msg[0] == tag and accept(msg)):
                     assert msg[0] == tag, (msg[0], tag)
                     out[i] = msg
                     del pending[c]
             on_wait()
         return out
+
+    def dump(self, depth: int) -> list:
+        """Every worker's share of the boundary of level ``depth``: (fingerprints, frontier blocks). Works
+        at any point of a level: what the workers were doing is dropped (the search is stopping) or done."""
+        self.dumps += 1
+        seq = self.dumps
+        self.broadcast(("dump", depth, seq))
+        return [m[2:] for m in self.gather("dumped", lambda: None, accept=lambda m: m[1] == seq)]
 
     def close(self, graceful: bool) -> list[int]:
         """Stop the workers; returns their peak RSS (bytes) when they could report it."""
@@ -368,22 +411,30 @@ def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
             result.memory["worker_peak_rss"] = list(peaks)
         return result
 
-    if run.record(run.checker.check_state(init), lambda: [(None, init)]):
-        return finish(1, 0, False)
     max_depth, max_states = options.max_depth, options.max_states
-    if (max_depth is not None and max_depth <= 0) or (max_states is not None and max_states <= 1):
-        return finish(1, 0, True)
+    checkpoints, resume = options.checkpoint, None
+    depth, base, frontier_size = 0, 0, 1      # base: table index of the frontier's first state
+    if options.resume is None:
+        if run.record(run.checker.check_state(init), lambda: [(None, init)]):
+            return finish(1, 0, False)
+        if (max_depth is not None and max_depth <= 0) or (max_states is not None and max_states <= 1):
+            return finish(1, 0, True)
+    else:                                     # the workers take their shares when they start
+        table = restore(run, options.resume, actions)
+        depth, frontier_size = options.resume.depth, options.resume.frontier_size
+        base = len(table) - frontier_size
+        resume = (options.resume.fingerprints, options.resume.frontier_states())
     if run.memory.exceeded(force=True):
-        run.note = run.memory.note(1, 0)
-        return finish(1, 0, True)
+        run.note = run.memory.note(len(table), depth)
+        return finish(len(table), depth, True)
 
     order_of = {inv.id: i for i, inv in enumerate(run.checker.transition_invs + run.checker.state_invs
                                                   + run.checker.quiescent_invs)}
     by_id = {inv.id: inv for inv in invariants}
     pool = None
     graceful = False
-    depth, base, frontier_size = 0, 0, 1      # base: table index of the frontier's first state
-    gen_before = 0
+    gen_before = run.generated
+    mark = None                               # with checkpoints: the LevelMark of the level under way
     level_info = {"depth": 1}
     rate = [0, 0]                             # new states, frontier positions expanded (--max-states batches)
 
@@ -394,12 +445,37 @@ def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
         if run.memory.exceeded():
             raise _MemoryStop
 
+    def save_checkpoint(stopping: bool) -> None:
+        """Write the boundary of the level under way; when the search is stopping, a worker that cannot
+        answer costs the checkpoint (a warning), not the partial result."""
+        if checkpoints is None or mark is None or pool is None:
+            return
+        level = mark
+
+        def snapshot():
+            parts = pool.dump(level.depth)
+            fingerprints = np.sort(np.concatenate([fps for fps, _ in parts]))
+            return level.snapshot(run, table, fingerprints, [b for _, blocks in parts for b in blocks], n)
+
+        try:
+            checkpoints.save(snapshot)
+        except WorkerError as e:
+            if not stopping:
+                raise
+            checkpoints.warn(f"no checkpoint written: {str(e).splitlines()[0]}")
+
     try:
         with interruptible(), gc_paused():
-            pool = _Pool(n, model, invariants)
+            pool = _Pool(n, model, invariants, resume, checkpoints is not None)
+            del resume
             run.memory.pids, run.memory.used = pool.pids, 0     # a new measure: no growth rate across the change
             while frontier_size:
+                if checkpoints is not None:
+                    mark = LevelMark.of(run, depth, len(table), frontier_size)
+                    if checkpoints.due():
+                        save_checkpoint(False)
                 if max_depth is not None and depth >= max_depth:
+                    save_checkpoint(True)
                     graceful = True
                     return finish(len(table), depth, True, pool.close(True))
                 level_info["depth"] = depth + 1
@@ -411,7 +487,7 @@ def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
                 while lo < frontier_size:
                     need = None if max_states is None else max_states - len(table) - sum(map(len, found_keys))
                     hi = frontier_size if need is None else min(frontier_size, lo + _batch(need, *rate))
-                    pool.broadcast(("expand", tuple(run.checker.failed), hi, lo == 0))
+                    pool.broadcast(("expand", tuple(run.checker.failed), hi, lo == 0, depth))
                     r1 = pool.gather("expanded", on_wait)
                     for o in range(n):
                         pool.send(o, ("dedup", [r1[g][1][o] for g in range(n)]))
@@ -446,6 +522,8 @@ def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
                         run.generated = gen_before
                         for c in counts:
                             run.add(c[1], c[2])
+                        if stop_v is None:
+                            save_checkpoint(True)
                         graceful = True
                         return finish(len(table), depth + 1, stop_v is None, pool.close(True))
                 run.generated = gen_before                          # this level is complete: its counts
@@ -479,10 +557,12 @@ def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
     except _MemoryStop:
         run.generated = gen_before
         run.note = run.memory.note(len(table), depth)
+        save_checkpoint(True)
         return finish(len(table), depth, True)
     except INTERRUPTS as e:
         # The last complete level's counts (a level's coverage is added when it completes).
         run.generated = gen_before
+        save_checkpoint(True)
         return finish(len(table), depth, True, signum=interrupt_signal(e))
     finally:
         if not graceful and pool is not None:
