@@ -73,18 +73,23 @@ class Snapshot:
     frontier_size: int          # the frontier is the last frontier_size states of the parent links
     elapsed_s: float            # the search's time up to this boundary
     workers: int = 1            # of the run that wrote it (information only)
+    states: list | None = None  # read from a file: the frontier's states in BFS order (the blocks decoded)
 
     @property
     def distinct(self) -> int:
         return len(self.parents)
 
-    def frontier_states(self) -> list:
-        """The frontier's states in BFS order (position 0 first)."""
-        out: list = [None] * self.frontier_size
-        for positions, block in self.frontier:
-            for p, state in zip(positions.tolist(), decode_states(block, loads=_restricted_loads)):
-                out[p] = state
-        return out
+
+def _decode_frontier(blocks: list, size: int) -> list:
+    """The states of the frontier ``blocks`` in BFS order (position 0 first)."""
+    out: list = [None] * size
+    for positions, block in blocks:
+        states = decode_states(block, loads=_restricted_loads)
+        if len(states) != len(positions):
+            raise ValueError("a frontier block's states and positions disagree")
+        for p, state in zip(positions.tolist(), states):
+            out[p] = state
+    return out
 
 
 @attrs.define
@@ -204,7 +209,8 @@ def _sections(snapshot: Snapshot) -> list[tuple[str, str, str, bytes]]:
     """(name, dtype, codec, bytes) of the arrays: parent indices as differences (small, they compress)."""
     parents = snapshot.parents.astype(np.int64)
     parent_steps = np.diff(parents, prepend=np.int64(0)).astype("<i8") if len(parents) else parents
-    frontier = pickle.dumps([(p.astype("<i8").tobytes(), block) for p, block in snapshot.frontier], 5)
+    blocks = snapshot.frontier or frontier_blocks(snapshot.states or [])      # a snapshot read from a file
+    frontier = pickle.dumps([(p.astype("<i8").tobytes(), block) for p, block in blocks], 5)
     return [
         ("fingerprints", "<u8", "raw", snapshot.fingerprints.astype("<u8").tobytes()),
         ("parents", "<i8", "delta-zlib", zlib.compress(parent_steps.tobytes(), 1)),
@@ -322,16 +328,23 @@ def _snapshot(search: dict, sections: dict) -> Snapshot:
                   for v in search["violations"]]
     return Snapshot(int(search["depth"]), int(search["generated"]), [int(c) for c in search["coverage"]],
                     [str(i) for i in search["failed"]], violations, parents.astype(np.uint32),
-                    actions.astype(np.uint32 if actions.dtype.itemsize == 4 else np.uint16), fps, frontier, size,
-                    float(search["elapsed_s"]), int(search.get("workers", 1)))
+                    actions.astype(np.uint32 if actions.dtype.itemsize == 4 else np.uint16), fps, [], size,
+                    float(search["elapsed_s"]), int(search.get("workers", 1)), _decode_frontier(frontier, size))
 
 
-def check_actions(path: str, snapshot: Snapshot, model: Model) -> None:
-    """After the identity check: every action id and coverage entry fits this model."""
+def check_fits(path: str, snapshot: Snapshot, model: Model) -> None:
+    """After the identity check: every action id, coverage entry, violation and frontier state fits this model
+    (a file that passed its checksums but was not written for it is refused before the search)."""
     space = len(model.action_space)
-    if len(snapshot.actions) and int(snapshot.actions.max()) >= space or len(snapshot.coverage) != len(model.rules) \
+    init = model.init_states()[0]
+    invariants = {i.id for i in model.invariants}
+    if (len(snapshot.actions) and int(snapshot.actions.max()) >= space) or len(snapshot.coverage) != len(model.rules) \
             or any(a >= space for *_, aids in snapshot.violations for a in aids):
         raise _corrupt(path, "an action id outside the model's actions")
+    if any(i not in invariants for i, *_ in snapshot.violations) or not set(snapshot.failed) <= invariants:
+        raise _corrupt(path, "a violation of an invariant this run does not check")
+    if any(type(s) is not type(init) or len(s) != len(init) for s in snapshot.states or ()):
+        raise _corrupt(path, "a frontier entry that is not a state of this model")
 
 
 _SAFE_BUILTINS = {"frozenset", "set", "tuple", "list", "dict", "int", "float", "str", "bytes", "bool", "complex"}

@@ -22,7 +22,7 @@ from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
 from model.designs import catalog
 from model.presets import PRESETS, preset_config
 
-from .checkpoint import DEFAULT_EVERY_S, CheckpointError, Checkpointer, check_actions, check_bounds, check_identity
+from .checkpoint import DEFAULT_EVERY_S, CheckpointError, Checkpointer, check_fits, check_bounds, check_identity
 from .checkpoint import identity as checkpoint_identity, read as read_checkpoint
 from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_scenario_option
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
@@ -398,11 +398,11 @@ def _checkpointing(setup: dict, model, options, quiet: bool):
     """The Checkpointer and the snapshot to resume for this model; a checkpoint of another configuration or
     version, or already past --max-depth or --max-states, is bad input."""
     ident = checkpoint_identity(model, options.all_violations)
-    saved = setup["saved"]
+    saved = setup.pop("saved")
     try:
         if saved is not None:
             check_identity(setup["resume"], saved.identity, ident)
-            check_actions(setup["resume"], saved.snapshot, model)
+            check_fits(setup["resume"], saved.snapshot, model)
             check_bounds(setup["resume"], saved.snapshot, options.max_depth, options.max_states)
     except CheckpointError as e:
         raise BadInput(str(e)) from None
@@ -477,8 +477,8 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     if max_memory is not None and engine == "spark":
         raise BadInput("--max-memory applies to the local engines (bfs, dfs, random); for Spark set "
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
-    spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     checkpointing = _checkpoint_setup(engine, kwargs)
+    spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
     cfg = _build_config(preset, _model_params(kwargs))
     model = _build_model(cfg, invariant_ids, symmetry and not liveness, quiet)
     if liveness or any(invariants_pkg.is_liveness(i) for i in model.invariants):

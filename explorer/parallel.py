@@ -423,7 +423,7 @@ def parallel_bfs(model: Model, invariants: list, options) -> SearchResult:
         table = restore(run, options.resume, actions)
         depth, frontier_size = options.resume.depth, options.resume.frontier_size
         base = len(table) - frontier_size
-        resume = (options.resume.fingerprints, options.resume.frontier_states())
+        resume = (options.resume.fingerprints, options.resume.states)
     if run.memory.exceeded(force=True):
         run.note = run.memory.note(len(table), depth)
         return finish(len(table), depth, True)

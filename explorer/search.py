@@ -105,7 +105,7 @@ def serial_bfs(model: Model, invariants: list[Invariant], options: SearchOptions
         table = restore(run, snapshot, actions)
         visited.fps = snapshot.fingerprints
         base = len(table) - snapshot.frontier_size
-        frontier = [(state, base + i) for i, state in enumerate(snapshot.frontier_states())]
+        frontier = [(state, base + i) for i, state in enumerate(snapshot.states)]
         depth = snapshot.depth
         del snapshot
     next_frontier: list = []
