@@ -261,6 +261,59 @@ def test_a_dead_worker_is_a_checker_failure(capsys, monkeypatch):
     one_line(*in_process(capsys, "explore", *SMALL_RUN), 3, "BFS worker 1 failed", "ValueError: bad")
 
 
+# ---- checkpoint files (explore --resume) --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def checkpoint_bytes(tmp_path_factory) -> bytes:
+    """A whole checkpoint of tiny at depth 3 (explorer/checkpoint.py)."""
+    from explorer.cli import main
+
+    path = tmp_path_factory.mktemp("checkpoint") / "ck"
+    with pytest.raises(SystemExit):
+        main(["explore", *SMALL_RUN, "--checkpoint", str(path)])
+    return path.read_bytes()
+
+
+def _header_end(data: bytes) -> int:
+    from explorer.checkpoint import MAGIC
+
+    return len(MAGIC) + 8 + int.from_bytes(data[len(MAGIC):len(MAGIC) + 8], "little") + 32
+
+
+def _other_format(data: bytes) -> bytes:
+    import hashlib
+
+    from explorer.checkpoint import MAGIC
+
+    start = len(MAGIC) + 8
+    header = data[start:_header_end(data) - 32].replace(b'"format": 1', b'"format": 99')
+    return MAGIC + len(header).to_bytes(8, "little") + header + hashlib.sha256(header).digest() + data[
+        _header_end(data):]
+
+
+@pytest.mark.parametrize("name, damage, words", [
+    ("empty", lambda d: b"", ("not a jbodcheck checkpoint",)),
+    ("a-report", lambda d: json.dumps({"result": "ok"}).encode(), ("not a jbodcheck checkpoint",)),
+    ("binary", lambda d: bytes(range(256)) * 64, ("not a jbodcheck checkpoint",)),
+    ("magic-only", lambda d: d[:21], ("damaged checkpoint", "truncated")),
+    ("huge-header-length", lambda d: d[:21] + (1 << 62).to_bytes(8, "little") + d[29:], ("implausible",)),
+    ("truncated-header", lambda d: d[:200], ("truncated",)),
+    ("truncated-sections", lambda d: d[:len(d) - 100], ("truncated",)),
+    ("header-byte-flipped", lambda d: d[:40] + bytes([d[40] ^ 1]) + d[41:], ("header's checksum",)),
+    ("section-byte-flipped", lambda d: d[:-10] + bytes([d[-10] ^ 1]) + d[-9:], ("checksum of its frontier",)),
+    ("trailing-bytes", lambda d: d + b"\0", ("bytes after its last section",)),
+    ("other-format", _other_format, ("format 99", "reads format 1")),
+])
+def test_bad_checkpoint_files_exit_2(tmp_path, capsys, checkpoint_bytes, name, damage, words):
+    path = _write(tmp_path, name, damage(checkpoint_bytes))
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--resume", path), 2, str(path), *words)
+
+
+def test_a_checkpoint_path_that_is_missing_or_a_directory_exits_2(tmp_path, capsys):
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--resume", tmp_path / "nope"), 2, "No such file")
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--resume", tmp_path), 2, "Is a directory")
+
+
 # ---- outputs ----------------------------------------------------------------------------------------------
 
 _FUZZ = ("fuzz", "--preset", "tiny", "--examples", "2", "-q")
