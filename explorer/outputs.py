@@ -1,6 +1,7 @@
-"""Output files (--json, --save-scenario, failure scenarios): checked before any search without creating or
-truncating anything, then written atomically (a temporary file in the same directory, renamed over the
-target), so a file at the target is always a whole result of a finished run, or what was there before.
+"""Output files (--json, --save-scenario, failure scenarios, BFS checkpoints): checked before any search
+without creating or truncating anything, then written atomically (a temporary file in the same directory,
+renamed over the target), so a file at the target is always a whole result of a finished run, or what was
+there before.
 
 Targets that are not regular files (``/dev/stdout``, a FIFO, ``/dev/full``) cannot be renamed over: they are
 written directly.
