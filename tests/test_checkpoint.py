@@ -101,6 +101,17 @@ def test_an_interrupted_run_resumed_ends_as_the_uninterrupted_run(capsys, tmp_pa
     same_search(resumed, reference["one-fault"])
 
 
+def test_checkpoints_at_every_level_leave_the_search_as_it_was(capsys, tmp_path, reference):
+    """The workers' dumps at each level boundary change nothing; the last one resumes to the same end."""
+    ck = tmp_path / "ck"
+    _, report, err = explore(capsys, tmp_path, "every", *ONE_FAULT, "--workers", 2, "--checkpoint", ck,
+                             "--checkpoint-every", "0")
+    same_search(report, reference["one-fault"])
+    assert checkpoint.read(str(ck)).snapshot.depth == 20 and "checkpoint" not in err
+    _, resumed, _ = explore(capsys, tmp_path, "resumed", *ONE_FAULT, "--workers", 1, "--resume", ck)
+    same_search(resumed, reference["one-fault"])
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_first_violation_and_its_trace_are_the_uninterrupted_runs(capsys, tmp_path, reference, workers):
     ck = tmp_path / "ck"
