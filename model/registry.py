@@ -39,6 +39,11 @@ class Rule:
     kind: str  # "environment", "controller", "broker" or "client"
     # Weakly fair per action instance (rule + arguments): taken if continuously enabled (liveness checking only).
     fair: bool = attrs.field(kw_only=True, default=attrs.Factory(lambda self: fair_by_kind(self.kind), takes_self=True))
+    # The state components the rule reads (guard and effect) and writes, as patterns (model/footprint.py); None:
+    # everything (an undeclared rule is dependent on every action: partial-order reduction never separates it).
+    reads: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
+    writes: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
+    guard_reads: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)   # None: ``reads``
 
     def label(self, args: tuple) -> str:
         return f"{self.name}(" + ", ".join(f"{k}={v}" for k, v in zip(self.params, args)) + ")"
