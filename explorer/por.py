@@ -1,0 +1,197 @@
+"""Partial-order reduction for safety (``--por``): at a state, explore a stubborn set of enabled actions
+instead of all of them (docs/performance.md, "Partial-order reduction").
+
+- Independence: two actions are dependent when one writes a state component the other reads (its guard's
+  reads included) or writes, by the rules' declared footprints (model/footprint.py: checked by
+  tests/test_footprints.py). Undeclared rules are dependent on everything.
+- C0, C1 (strong stubborn sets, Valmari): from one enabled seed action, close the set under "an enabled member
+  brings every action dependent on it; a disabled member brings every action that writes what its guard reads"
+  (a necessary enabling set). The enabled members form the ample set; the smallest over all seeds that passes
+  C2 is taken. The set depends only on which actions are enabled, so it is remembered by that bitmask.
+- C2 (visibility): a set smaller than all enabled actions holds only invisible actions: actions that write
+  nothing a selected state invariant reads, nothing a quiescent invariant or the quiescence predicate reads,
+  and that are not among the rules a transition invariant looks at (nor write what it reads).
+- C3 (cycle proviso), applied by the engine: BFS expands a state fully when one of its reduced successors is
+  already visited at a level not deeper than the state's own (every cycle of the reduced graph then holds a
+  fully expanded state); DFS when one is on the stack.
+
+Counterexamples are real traces of the model (every step is an enabled action), not necessarily the shortest.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from model import Action
+from model.footprint import Footprints
+
+# What each built-in safety invariant reads (component patterns, model/footprint.py). Transition invariants:
+# (the rules they look at, None for any rule that changes what they read; what they read before and after).
+STATE_READS = {
+    "no_serving_from_offline_dir": ("broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
+    "offline_broker_serves_nothing": ("broker[*].up", "broker[*].hosted"),
+    "offline_gauges_match": ("broker[*].up", "broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
+    "no_acked_record_lost": ("broker[*]", "controller", "committed", "acked", "wiped"),
+    "isr_logs_agree_below_hw": ("broker[*]", "controller"),
+    "consumer_sees_no_loss_or_duplicate": ("committed", "acked", "consumed", "wiped", "controller"),
+    "reads_below_hw_are_committed": ("broker[*]", "controller", "committed", "wiped"),
+    "no_serving_from_saturated_dir": ("broker[*]",),
+    "saturated_dir_can_free_space": ("broker[*]",),
+    "deleted_replica_holds_no_data": ("broker[*]", "controller"),
+    # quiescent invariants (the quiescence predicate's reads are added)
+    "leader_is_live_isr_member": ("controller", "broker[*]"),
+    "metadata_shows_offline_replicas": ("controller", "broker[*]"),
+    "refusal_only_for_a_lost_copy": ("broker[*]",),
+    "offline_replicas_are_known": ("controller", "broker[*]"),
+}
+TRANSITION_READS = {
+    "no_recreate_with_bad_dir": (("BrokerLeaderAndIsr",), ("broker[*].dirs", "broker[*].inbox", "broker[*].copies")),
+    "create_only_on_good_dir": (None, ("broker[*].copies", "broker[*].dirs")),
+    "no_recreate_over_offline_copy": (None, ("broker[*].copies", "broker[*].dirs")),
+    "controller_transitions_valid": (None, ("controller",)),
+    "reassignment_keeps_an_in_sync_copy": (None, ("controller", "broker[*]")),
+}
+# The quiescence predicate (model/schema.py): the channels, the pending fields and the features' conditions.
+QUIESCENCE_READS = ("broker[*].inbox", "broker[*].replies", "broker[*].stop_replies", "broker[*].up",
+                    "controller.live", "notifications", "ext")
+
+
+class Reduction:
+    """The stubborn sets of one model checked with the given invariants."""
+
+    def __init__(self, model, invariants):
+        self.model = model
+        self.footprints = fp = Footprints(model)
+        comps = fp.components
+        n = len(model.action_space)
+        self.visible = 0
+        self.blocked_by: dict[str, int] = {}       # invariant id -> how many actions it makes visible
+        for inv in invariants:
+            if inv.kind == "transition" and inv.id in TRANSITION_READS:
+                rules, reads = TRANSITION_READS[inv.id]
+                mask = comps.mask(reads)
+                vis = sum(1 << i for i, (_, r, _) in enumerate(model.action_space)
+                          if (rules is not None and r.name in rules) or fp.writes[i] & mask)
+            elif inv.kind in ("state", "quiescent") and inv.id in STATE_READS:
+                mask = comps.mask(STATE_READS[inv.id] + (QUIESCENCE_READS if inv.kind == "quiescent" else ()))
+                vis = sum(1 << i for i in range(n) if fp.writes[i] & mask)
+            else:
+                vis = (1 << n) - 1                  # an invariant without declared reads sees every action
+            self.blocked_by[inv.id] = bin(vis).count("1")
+            self.visible |= vis
+        self._space = model._space
+        self._ample: dict[int, int | None] = {}
+        self.reduced_states = 0                      # states expanded with a proper subset (after C3)
+
+    def ample_mask(self, enabled: int) -> int | None:
+        """The smallest stubborn set's enabled actions (a bitmask) passing C2, or None: expand fully."""
+        if enabled in self._ample:
+            return self._ample[enabled]
+        fp = self.footprints
+        best = None
+        e = enabled
+        while e:
+            seed = (e & -e).bit_length() - 1
+            e &= e - 1
+            stubborn, work = 1 << seed, [seed]
+            while work:
+                x = work.pop()
+                grow = (fp.dependent[x] if enabled >> x & 1 else fp.enablers[x]) & ~stubborn
+                stubborn |= grow
+                while grow:
+                    work.append((grow & -grow).bit_length() - 1)
+                    grow &= grow - 1
+            ample = stubborn & enabled
+            if ample == enabled or ample & self.visible:
+                continue
+            if best is None or bin(ample).count("1") < bin(best).count("1"):
+                best = ample
+        self._ample[enabled] = best
+        return best
+
+    def successors(self, state):
+        """(the successors of a stubborn set, a function giving the others) or (all successors, None)."""
+        model = self.model
+        eager = model.cfg.eager_metadata
+        enabled = 0
+        for pos, (_, guard, _, args) in enumerate(self._space):
+            if guard(model, state, *args) is None:
+                enabled |= 1 << pos
+        ample = self.ample_mask(enabled) if enabled else None
+
+        def fire(mask):
+            out = []
+            while mask:
+                pos = (mask & -mask).bit_length() - 1
+                mask &= mask - 1
+                ri, _, effect, args = self._space[pos]
+                after = effect(model, state, *args)
+                if eager:
+                    after, settled = model.settle(after)
+                    out.append((Action(ri, args, settled), after))
+                else:
+                    out.append((Action(ri, args), after))
+            return out
+
+        if ample is None:
+            return fire(enabled), None
+        return fire(ample), lambda: fire(enabled & ~ample)
+
+
+def reduction_note(model, options) -> str | None:
+    """None when partial-order reduction can be used for this search, else why not (one line)."""
+    if getattr(options, "max_depth", None) is not None:
+        return "--max-depth: a reduced graph may reach a state only deeper than the bound, so POR is off"
+    if getattr(options, "workers", 1) > 1:
+        return ("--workers > 1: the cycle proviso needs the whole visited set, which the workers share out, "
+                "so POR is off")
+    return None
+
+
+def bfs_expander(reduction: Reduction, fingerprint, visited):
+    """BFS's successor function under POR. ``visited`` holds every state of the levels up to the one being
+    expanded (C3: a reduced successor found there closes a possible cycle: the state is expanded fully)."""
+    def expand(state):
+        succ, rest = reduction.successors(state)
+        if rest is not None:
+            if visited.contains(np.array([fingerprint(after) for _, after in succ], dtype=np.uint64)).any():
+                return succ + rest()
+            reduction.reduced_states += 1
+        return succ
+    return expand
+
+
+def dfs_expander(reduction: Reduction, fingerprint, on_stack: set):
+    """DFS's successor function under POR (C3: a reduced successor on the stack: expand fully)."""
+    def expand(state):
+        succ, rest = reduction.successors(state)
+        if rest is not None:
+            if any(fingerprint(after) in on_stack for _, after in succ):
+                return succ + rest()
+            reduction.reduced_states += 1
+        return succ
+    return expand
+
+
+def reduction_for(model, invariants, options) -> tuple[Reduction | None, str | None]:
+    """(the reduction to use, None) when ``options.por`` asks for it and it is sound here, else (None, why not;
+    None when not asked for)."""
+    if not getattr(options, "por", False):
+        return None, None
+    note = reduction_note(model, options)
+    if note is not None:
+        return None, note
+    reduction = Reduction(model, invariants)
+    if reduction.visible == (1 << len(model.action_space)) - 1:
+        worst = sorted(reduction.blocked_by, key=lambda i: -reduction.blocked_by[i])[:3]
+        return None, (f"every action is visible to the selected invariants (most: {', '.join(worst)}), so no "
+                      f"state can be reduced: POR is off")
+    return reduction, None
+
+
+def report(reduction: Reduction | None, note: str | None) -> dict:
+    """What a report says of POR: used or not, why not, and how many states were expanded reduced."""
+    if reduction is None:
+        return {"used": False, "note": note}
+    return {"used": True, "note": None, "reduced_states": reduction.reduced_states,
+            "visible_actions": bin(reduction.visible).count("1"),
+            "actions": len(reduction.model.action_space), "visible_by_invariant": reduction.blocked_by}
