@@ -1,4 +1,4 @@
-"""What a rule reads and writes, in terms of the state's components (docs/model.md, section 11).
+"""What a rule reads and writes, in terms of the state's components (docs/model.md, section 7, "Read and write sets").
 
 A *component* is one field of one broker (``broker[2].inbox``), one field of the controller
 (``controller.live``), one of the state's other fields (``notifications``, ``budget``, ``committed``, ``acked``,
