@@ -22,26 +22,27 @@ from __future__ import annotations
 import numpy as np
 
 from model import Action
+from model.common import budget_left
 from model.footprint import Footprints
 
-# What each built-in safety invariant reads (component patterns, model/footprint.py). Transition invariants:
-# (the rules they look at, None for any rule that changes what they read; what they read before and after).
+# What each built-in state invariant reads (component patterns, model/footprint.py; checked by
+# tests/test_footprints.py: swapping anything else for another reachable state's never changes the verdict).
+# Transition invariants: (the rules they look at, None for any rule that changes what they read; what they read
+# before and after). Quiescent invariants need no entry: see the quiescence condition below.
 STATE_READS = {
     "no_serving_from_offline_dir": ("broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
     "offline_broker_serves_nothing": ("broker[*].up", "broker[*].hosted"),
     "offline_gauges_match": ("broker[*].up", "broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
-    "no_acked_record_lost": ("broker[*]", "controller", "committed", "acked", "wiped"),
-    "isr_logs_agree_below_hw": ("broker[*]", "controller"),
-    "consumer_sees_no_loss_or_duplicate": ("committed", "acked", "consumed", "wiped", "controller"),
-    "reads_below_hw_are_committed": ("broker[*]", "controller", "committed", "wiped"),
+    "no_acked_record_lost": ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
+                             "controller.partitions", "controller.deletion", "committed", "acked", "wiped"),
+    "isr_logs_agree_below_hw": ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
+                                "broker[*].hw", "controller.partitions"),
+    "consumer_sees_no_loss_or_duplicate": ("committed", "consumed", "wiped", "controller.deletion"),
+    "reads_below_hw_are_committed": ("broker[*].up", "broker[*].hosted", "broker[*].logs", "broker[*].hw",
+                                     "committed", "wiped", "controller.deletion"),
     "no_serving_from_saturated_dir": ("broker[*]",),
     "saturated_dir_can_free_space": ("broker[*]",),
     "deleted_replica_holds_no_data": ("broker[*]", "controller"),
-    # quiescent invariants (the quiescence predicate's reads are added)
-    "leader_is_live_isr_member": ("controller", "broker[*]"),
-    "metadata_shows_offline_replicas": ("controller", "broker[*]"),
-    "refusal_only_for_a_lost_copy": ("broker[*]",),
-    "offline_replicas_are_known": ("controller", "broker[*]"),
 }
 TRANSITION_READS = {
     "no_recreate_with_bad_dir": (("BrokerLeaderAndIsr",), ("broker[*].dirs", "broker[*].inbox", "broker[*].copies")),
@@ -50,9 +51,12 @@ TRANSITION_READS = {
     "controller_transitions_valid": (None, ("controller",)),
     "reassignment_keeps_an_in_sync_copy": (None, ("controller", "broker[*]")),
 }
-# The quiescence predicate (model/schema.py): the channels, the pending fields and the features' conditions.
-QUIESCENCE_READS = ("broker[*].inbox", "broker[*].replies", "broker[*].stop_replies", "broker[*].up",
-                    "controller.live", "notifications", "ext")
+
+
+def _bits(mask: int):
+    while mask:
+        yield (mask & -mask).bit_length() - 1
+        mask &= mask - 1
 
 
 class Reduction:
@@ -63,50 +67,89 @@ class Reduction:
         self.footprints = fp = Footprints(model)
         comps = fp.components
         n = len(model.action_space)
+        self.all = (1 << n) - 1
+        # C2 for transition invariants: no enabled member may be visible (a rule it looks at, or one that writes
+        # what it reads). For a state invariant: some enabled member writes nothing it reads (``hidden_from``:
+        # invariant id -> the components it reads). Quiescent invariants: the quiescence condition (C2q).
         self.visible = 0
-        self.blocked_by: dict[str, int] = {}       # invariant id -> how many actions it makes visible
+        self.hidden_from: dict[str, int] = {}
+        self.blocked_by: dict[str, int] = {}       # invariant id -> how many actions it sees (statically)
         for inv in invariants:
+            if inv.kind == "quiescent":
+                continue
             if inv.kind == "transition" and inv.id in TRANSITION_READS:
                 rules, reads = TRANSITION_READS[inv.id]
                 mask = comps.mask(reads)
                 vis = sum(1 << i for i, (_, r, _) in enumerate(model.action_space)
                           if (rules is not None and r.name in rules) or fp.writes[i] & mask)
-            elif inv.kind in ("state", "quiescent") and inv.id in STATE_READS:
-                mask = comps.mask(STATE_READS[inv.id] + (QUIESCENCE_READS if inv.kind == "quiescent" else ()))
+                self.visible |= vis
+            elif inv.kind == "state" and inv.id in STATE_READS:
+                mask = comps.mask(STATE_READS[inv.id])
+                self.hidden_from[inv.id] = mask
                 vis = sum(1 << i for i in range(n) if fp.writes[i] & mask)
             else:
-                vis = (1 << n) - 1                  # an invariant without declared reads sees every action
+                vis = self.all                      # an invariant without declared reads sees every action
+                self.visible = self.all
             self.blocked_by[inv.id] = bin(vis).count("1")
-            self.visible |= vis
         self._space = model._space
-        self._ample: dict[int, int | None] = {}
+        self._ample: dict[tuple, int | None] = {}
         self.reduced_states = 0                      # states expanded with a proper subset (after C3)
 
-    def ample_mask(self, enabled: int) -> int | None:
-        """The smallest stubborn set's enabled actions (a bitmask) passing C2, or None: expand fully."""
-        if enabled in self._ample:
-            return self._ample[enabled]
+    def _context(self, state, enabled: int) -> tuple:
+        """What the stubborn set depends on besides the enabled actions: the dead actions (budget used up: never
+        enabled again) and the footprints of the enabled actions that compute theirs at the state."""
+        model, fp = self.model, self.footprints
+        dead = 0
+        for pos, index in fp.spends:
+            if budget_left(model, state, index) is not None:
+                dead |= 1 << pos
+        dynamic = tuple((pos,) + fp.at(model, state, pos) for pos in fp.dynamic if enabled >> pos & 1)
+        return dead, dynamic
+
+    def ample_mask(self, enabled: int, dead: int = 0, dynamic: tuple = ()) -> int | None:
+        """The smallest stubborn set's enabled actions (a bitmask) passing C2 and C2q, or None: expand fully."""
+        key = (enabled, dead, dynamic)
+        if key in self._ample:
+            return self._ample[key]
         fp = self.footprints
+        live = self.all & ~dead
+        writes = {}
+        dependent = {}
+        for pos, r, w in dynamic:                   # an enabled action's footprint at the state
+            writes[pos] = w
+            touches = r | w
+            dependent[pos] = sum(1 << j for j in range(len(fp.reads))
+                                 if w & (fp.reads[j] | fp.writes[j]) or fp.writes[j] & touches) | 1 << pos
         best = None
-        e = enabled
-        while e:
-            seed = (e & -e).bit_length() - 1
-            e &= e - 1
+        for seed in _bits(enabled):
             stubborn, work = 1 << seed, [seed]
             while work:
                 x = work.pop()
-                grow = (fp.dependent[x] if enabled >> x & 1 else fp.enablers[x]) & ~stubborn
+                if enabled >> x & 1:
+                    grow = dependent[x] if x in dependent else fp.dependent[x]
+                else:
+                    grow = fp.enablers[x]
+                grow &= live & ~stubborn
                 stubborn |= grow
-                while grow:
-                    work.append((grow & -grow).bit_length() - 1)
-                    grow &= grow - 1
+                work.extend(_bits(grow))
             ample = stubborn & enabled
-            if ample == enabled or ample & self.visible:
+            if ample == enabled or not self._invisible_enough(ample, writes):
                 continue
             if best is None or bin(ample).count("1") < bin(best).count("1"):
                 best = ample
-        self._ample[enabled] = best
+        self._ample[key] = best
         return best
+
+    def _invisible_enough(self, ample: int, writes: dict) -> bool:
+        """C2: no enabled member visible to a transition invariant; for each state invariant, an enabled member
+        that writes nothing it reads. C2q: an enabled member that is never enabled in a quiescent state."""
+        if ample & self.visible or not ample & self.footprints.needs_message:
+            return False
+        fp = self.footprints
+        for mask in self.hidden_from.values():
+            if not any(not writes.get(pos, fp.writes[pos]) & mask for pos in _bits(ample)):
+                return False
+        return True
 
     def successors(self, state):
         """(the successors of a stubborn set, a function giving the others) or (all successors, None)."""
@@ -116,13 +159,11 @@ class Reduction:
         for pos, (_, guard, _, args) in enumerate(self._space):
             if guard(model, state, *args) is None:
                 enabled |= 1 << pos
-        ample = self.ample_mask(enabled) if enabled else None
+        ample = self.ample_mask(enabled, *self._context(state, enabled)) if enabled else None
 
         def fire(mask):
             out = []
-            while mask:
-                pos = (mask & -mask).bit_length() - 1
-                mask &= mask - 1
+            for pos in _bits(mask):
                 ri, _, effect, args = self._space[pos]
                 after = effect(model, state, *args)
                 if eager:
@@ -181,7 +222,7 @@ def reduction_for(model, invariants, options) -> tuple[Reduction | None, str | N
     if note is not None:
         return None, note
     reduction = Reduction(model, invariants)
-    if reduction.visible == (1 << len(model.action_space)) - 1:
+    if reduction.visible == reduction.all:
         worst = sorted(reduction.blocked_by, key=lambda i: -reduction.blocked_by[i])[:3]
         return None, (f"every action is visible to the selected invariants (most: {', '.join(worst)}), so no "
                       f"state can be reduced: POR is off")

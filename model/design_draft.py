@@ -63,6 +63,7 @@ DRAFT = Feature(
 
 @DRAFT.rule("ControllerLeaderAndIsrResponse",
       guard_reads=("broker[broker].replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].replies", "ext.created"),
+      needs_message=True,
       params=("broker",), domain=brokers,
             guard=waiting_response("replies", "LeaderAndIsr"),
             kind="controller", replaces="ControllerLeaderAndIsrResponse",
@@ -91,6 +92,7 @@ DRAFT_DELETION = Feature(
 
 @DRAFT_DELETION.rule("ControllerStopReplicaResponse",
       guard_reads=("broker[broker].stop_replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].stop_replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].stop_replies", "ext.created"),
+      needs_message=True,
       params=("broker",), domain=brokers,
                      guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
                      kind="controller", replaces="ControllerStopReplicaResponse",

@@ -20,7 +20,7 @@ from .controller import ControllerStep
 from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from .feature import Feature, StateField
 from .rules import _guard_broker_crash, _guard_dir_fail, broker_crash
-from .state import B_DIR_FAILURES, D_NONE, H_NONE, H_OFFLINE, NO_LEADER
+from .state import B_CRASHES, B_DIR_FAILURES, D_NONE, H_NONE, H_OFFLINE, NO_LEADER
 
 SLOT = 16  # an entry (partition p, broker b) is bit p * SLOT + b
 
@@ -72,6 +72,7 @@ def _forget_broker(m, s, broker):
 @KIP18.rule("DirFail",
       guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "notifications", "budget", "ext.restart_unwritten", "ext.restart_reads"),
       writes=("broker[broker]", "notifications", "budget", "ext.restart_unwritten", "ext.restart_reads"),
+      spends=B_DIR_FAILURES,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
             guard=_guard_dir_fail, kind="environment", replaces="DirFail",
             reference="KIP-18, Implementation Details, IO Errors 2.1-2.4 (ExceptionHandler)")
@@ -98,6 +99,7 @@ def kip18_dir_fail(m, s, broker, dir):
 @KIP18.rule("BrokerCrash",
       guard_reads=("broker[broker].up", "budget"), reads=("broker[broker]", "budget", "ext.restart_unwritten", "ext.restart_reads"),
       writes=("broker[broker]", "budget", "ext.restart_unwritten", "ext.restart_reads"),
+      spends=B_CRASHES,
       params=("broker",), domain=bounded(brokers, "max_crashes"),
             guard=_guard_broker_crash,
             kind="environment", replaces="BrokerCrash",
@@ -176,6 +178,7 @@ def _if_dir_failure(m):
 
 @KIP18.rule("ControllerRestartPartitions",
       guard_reads=("ext.restart_znode",), reads=CONTROLLER_STEP_READS + ("ext",), writes=CONTROLLER_STEP_WRITES + ("ext.restart_znode",),
+      needs_message=True,
       params=(), domain=_if_dir_failure, guard=_guard_restart,
             kind="controller", replaces="ControllerLogDirEvent",
             reference="KIP-18, Partitions Restart and Restarted Partition Leader Selector")

@@ -5,7 +5,8 @@ A *component* is one field of one broker (``broker[2].inbox``), one field of the
 ``consumed``, ``wiped``) or one extension field (``ext.created``). A rule declares, with ``reads=``,
 ``writes=`` and (optionally) ``guard_reads=`` in ``@FEATURE.rule(...)``, patterns over them:
 
-- ``broker[<param>].<field>``: that field of the broker named by the rule's parameter ``<param>``;
+- ``broker[<param>].<field>``: that field of the broker named by the rule's parameter ``<param>``
+  (``broker[2].<field>``: of broker 2, in a footprint computed at a state: ``footprint_at``);
   ``broker[*].<field>``: of any broker; ``broker[<param>]`` / ``broker[*]``: every field of it / of all;
 - ``controller.<field>`` / ``controller``; ``ext.<name>`` / ``ext``; a top-level field by its name;
 - ``*``: everything.
@@ -29,7 +30,7 @@ from .state import Broker, Controller, State
 
 TOP_FIELDS = ("notifications", "budget", "committed", "acked", "consumed", "wiped")
 EVERYTHING = ("*",)
-_PATTERN = re.compile(r"^(?:broker\[(?P<who>[A-Za-z_*][A-Za-z_0-9]*)\](?:\.(?P<bfield>\w+))?"
+_PATTERN = re.compile(r"^(?:broker\[(?P<who>[A-Za-z_*][A-Za-z_0-9]*|\d+)\](?:\.(?P<bfield>\w+))?"
                       r"|controller(?:\.(?P<cfield>\w+))?|ext(?:\.(?P<ext>\w+))?|(?P<top>\w+)|(?P<all>\*))$")
 
 
@@ -43,7 +44,7 @@ def check_declaration(patterns, params: tuple[str, ...], ext_names=None) -> None
         m = _PATTERN.match(text)
         if m is None:
             raise FootprintError(f"{text!r} is not a component pattern")
-        if m["who"] is not None and m["who"] != "*" and m["who"] not in params:
+        if m["who"] is not None and m["who"] != "*" and not m["who"].isdigit() and m["who"] not in params:
             raise FootprintError(f"{text!r}: the rule has no parameter {m['who']!r} (parameters: {params})")
         if m["bfield"] is not None and m["bfield"] not in Broker._fields:
             raise FootprintError(f"{text!r}: Broker has no field {m['bfield']!r}")
@@ -96,7 +97,8 @@ class Components:
             if m["all"]:
                 return self.all
             if m["who"] is not None:
-                who = range(self.brokers) if m["who"] == "*" else (named[m["who"]],)
+                who = (range(self.brokers) if m["who"] == "*" else (int(m["who"]),) if m["who"].isdigit()
+                       else (named[m["who"]],))
                 fields = Broker._fields if m["bfield"] is None else (m["bfield"],)
                 for b in who:
                     out |= self.broker_mask(b, fields)
@@ -149,23 +151,25 @@ class Footprints:
 
     def __init__(self, model):
         self.components = c = Components(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
-        eager = model.cfg.eager_metadata
+        self._eager = model.cfg.eager_metadata
         self.guard_reads, self.reads, self.writes = [], [], []
         self.declared = []
         for _, rule, args in model.action_space:
             gr = c.mask(rule.guard_reads if rule.guard_reads is not None else rule.reads, rule.params, args)
             r = c.mask(rule.reads, rule.params, args) | gr
             w = c.mask(rule.writes, rule.params, args)
-            if eager:
-                for b in range(c.brokers):
-                    if w & c.bit(("broker", b, "inbox")):
-                        settled = c.broker_mask(b, ("inbox", "meta"))
-                        r |= settled
-                        w |= settled
+            r, w = self._settled(r, w)
             self.guard_reads.append(gr)
             self.reads.append(r)
             self.writes.append(w)
             self.declared.append(rule.reads is not None and rule.writes is not None)
+        self._space = [(rule, args) for _, rule, args in model.action_space]
+        self._masks: dict[tuple, int] = {}
+        # Partial-order reduction's other facts (model/registry.py): the actions never enabled in a quiescent
+        # state, the budget each environment event spends, the actions whose footprint depends on the state.
+        self.needs_message = sum(1 << i for i, (r, _) in enumerate(self._space) if r.needs_message)
+        self.spends = [(i, r.spends) for i, (r, _) in enumerate(self._space) if r.spends is not None]
+        self.dynamic = [i for i, (r, _) in enumerate(self._space) if r.footprint_at is not None]
         n = len(self.reads)
         # Dependent pairs (as bitmasks over action positions): one writes what the other reads or writes.
         self.dependent = [0] * n
@@ -185,6 +189,32 @@ class Footprints:
                 if self.writes[j] & gr:
                     mask |= 1 << j
             self.enablers[i] = mask
+
+
+    def _settled(self, reads: int, writes: int) -> tuple[int, int]:
+        """Eager metadata: an action that writes a broker's inbox also settles it (reads and writes its meta)."""
+        c = self.components
+        if self._eager:
+            for b in range(c.brokers):
+                if writes & c.bit(("broker", b, "inbox")):
+                    settled = c.broker_mask(b, ("inbox", "meta"))
+                    reads |= settled
+                    writes |= settled
+        return reads, writes
+
+    def at(self, model, state, pos: int) -> tuple[int, int]:
+        """(reads, writes) of the enabled action at ``pos`` at this state: its ``footprint_at`` if it declares
+        one, else its static footprint."""
+        rule, args = self._space[pos]
+        if rule.footprint_at is None:
+            return self.reads[pos], self.writes[pos]
+        patterns = rule.footprint_at(model, state, *args)
+        key = (pos, patterns)
+        if key not in self._masks:
+            c = self.components
+            self._masks[key] = self._settled(c.mask(patterns[0], rule.params, args), c.mask(patterns[1], rule.params, args))
+        r, w = self._masks[key]
+        return r, w
 
 
 # ---- declarations the rule modules share ------------------------------------------------------------------------
@@ -216,10 +246,15 @@ def _enabled(model, rule, state, args) -> bool:
 
 
 def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0, rules=None) -> list[str]:
-    """Run every action of the model (of the named ``rules`` only, when given) on the given (reachable) states and report, one line each, where a rule
-    writes a component outside its declared writes, or where its guard's verdict or the values it writes change
-    when the components outside its (guard) reads are swapped for another sampled state's (donors)."""
+    """Run every action of the model (of the named ``rules`` only, when given) on the given (reachable) states and
+    report, one line each, where a rule writes a component outside its declared writes, where its guard's verdict
+    or what it writes changes when the components outside its (guard) reads are swapped for another sampled
+    state's (donors), and likewise for the footprint it computes at the state (``footprint_at``, which must not
+    change either); where a ``needs_message`` rule is enabled in a quiescent state, a rule is enabled with the
+    budget it ``spends`` used up, or an action lowers a budget (budgets must only grow)."""
     import random
+
+    from .common import budget_left
 
     fp = Footprints(model)
     comps, ext_index = fp.components, model.ext_index
@@ -234,39 +269,88 @@ def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0
     def swapped(state_values, donor_values, keep: int):
         return {k: donor_values[k] for k in keys if not keep & bit[k] and donor_values[k] != state_values[k]}
 
+    def names(ks) -> list[str]:
+        return sorted(comps.names[comps.index[k]] for k in ks)
+
     def report(rule, why: str) -> None:
         problems.setdefault((rule.name, why.split(":")[0]), f"{rule.name}: {why}")
 
-    samples = [(s, values(s)) for s in states]
+    def check_effect(rule, args, state, sv, av, dv, r: int, w: int, where: str, at=None) -> None:
+        """Swap what the action does not read (r) for the donor's: it must stay enabled, write the same values
+        where it writes (w), leave the rest alone, and (``at``) compute the same footprint."""
+        change = swapped(sv, dv, r)
+        if not change:
+            return
+        hybrid = comps.put(state, change, ext_index)
+        if not _enabled(model, rule, hybrid, args):
+            report(rule, f"guard reads outside reads{where}: {names(change)}")
+            return
+        if at is not None and rule.footprint_at(model, hybrid, *args) != at:
+            report(rule, f"footprint_at reads outside its reads: it changes when {names(change)} change")
+        hv, before = values(model.step(hybrid, rule.name, args)[1]), values(hybrid)
+        differ = [comps.names[comps.index[k]] for k in keys if w & bit[k] and hv[k] != av[k]]
+        if differ:
+            report(rule, f"effect reads outside reads{where}: writes {differ} differently when {names(change)} change")
+        outside = [comps.names[comps.index[k]] for k in keys if not w & bit[k] and hv[k] != before[k]]
+        if outside:
+            report(rule, f"writes outside writes{where} when {names(change)} change: {outside}")
+
+    samples = [(s, values(s), model.is_quiescent(s)) for s in states]
     for pos, (_, rule, args) in enumerate(model.action_space):
         if rules is not None and rule.name not in rules:
             continue
         gr, r, w = fp.guard_reads[pos], fp.reads[pos], fp.writes[pos]
-        for state, sv in samples:
+        for state, sv, quiet in samples:
             on = _enabled(model, rule, state, args)
+            if on and rule.needs_message and quiet:
+                report(rule, "needs_message, but enabled in a quiescent state")
+            if on and rule.spends is not None and budget_left(model, state, rule.spends) is not None:
+                report(rule, "enabled with the budget it spends used up")
             after = model.step(state, rule.name, args)[1] if on else None
+            at = dr = dw = None
             if on:
                 av = values(after)
+                if any(a < b for a, b in zip(after.budget, state.budget)):
+                    report(rule, "lowers a budget")
                 for k in keys:
                     if not w & bit[k] and av[k] != sv[k]:
                         report(rule, f"writes {comps.names[comps.index[k]]}, not declared")
+                if rule.footprint_at is not None:
+                    at = rule.footprint_at(model, state, *args)
+                    dr, dw = fp.at(model, state, pos)
+                    for k in keys:
+                        if not dw & bit[k] and av[k] != sv[k]:
+                            report(rule, f"writes {comps.names[comps.index[k]]}, not in footprint_at")
             for _ in range(donors_per_state):
-                _, dv = samples[rng.randrange(len(samples))]
+                _, dv, _ = samples[rng.randrange(len(samples))]
                 change = swapped(sv, dv, gr)
                 if change:
                     hybrid = comps.put(state, change, ext_index)
                     if _enabled(model, rule, hybrid, args) != on:
-                        report(rule, f"guard reads outside guard_reads: {sorted(comps.names[comps.index[k]] for k in change)}")
-                change = swapped(sv, dv, r)
-                if not (on and change):
-                    continue
-                hybrid = comps.put(state, change, ext_index)
-                if not _enabled(model, rule, hybrid, args):
-                    report(rule, f"guard reads outside reads: {sorted(comps.names[comps.index[k]] for k in change)}")
-                    continue
-                hv = values(model.step(hybrid, rule.name, args)[1])
-                differ = [comps.names[comps.index[k]] for k in keys if w & bit[k] and hv[k] != av[k]]
-                if differ:
-                    report(rule, f"effect reads outside reads: writes {differ} differently when "
-                                 f"{sorted(comps.names[comps.index[k]] for k in change)} change")
+                        report(rule, f"guard reads outside guard_reads: {names(change)}")
+                if on:
+                    check_effect(rule, args, state, sv, av, dv, r, w, "")
+                    if at is not None:
+                        check_effect(rule, args, state, sv, av, dv, dr, dw, " (footprint_at)", at)
     return sorted(problems.values())
+
+
+def read_violations(model, check, reads, states, donors_per_state: int = 2, seed: int = 0) -> list[str]:
+    """Where ``check(model, state)`` (an invariant's check) gives another answer when the components outside
+    ``reads`` (patterns) are swapped for another sampled state's: the reads it declares miss something."""
+    import random
+
+    comps, ext_index = Components(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields)), model.ext_index
+    keep = comps.mask(reads)
+    keys = [k for k in comps.keys() if not keep & comps.bit(k)]
+    rng = random.Random(seed)
+    problems = set()
+    for state in states:
+        verdict = check(model, state)
+        for _ in range(donors_per_state):
+            donor = states[rng.randrange(len(states))]
+            change = {k: comps.get(donor, k, ext_index) for k in keys
+                      if comps.get(donor, k, ext_index) != comps.get(state, k, ext_index)}
+            if change and check(model, comps.put(state, change, ext_index)) != verdict:
+                problems.add(f"reads outside {tuple(reads)}: {sorted(comps.names[comps.index[k]] for k in change)}")
+    return sorted(problems)

@@ -126,6 +126,7 @@ def _guard_dir_fail(m, s, broker, dir):
 @CORE.rule("DirFail",
       guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "notifications", "budget"),
       writes=("broker[broker]", "notifications", "budget"),
+      spends=B_DIR_FAILURES,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
       guard=_guard_dir_fail, kind="environment",
       reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
@@ -147,6 +148,7 @@ def _guard_broker_crash(m, s, broker):
 
 @CORE.rule("BrokerCrash",
       guard_reads=("broker[broker].up", "budget"), reads=("broker[broker]", "budget"), writes=("broker[broker]", "budget"),
+      spends=B_CRASHES,
       params=("broker",), domain=bounded(brokers, "max_crashes"), guard=_guard_broker_crash,
       kind="environment",
       reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
@@ -176,6 +178,7 @@ def _guard_broker_restart(m, s, broker):
       reads=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved",
       "controller.live", "budget"),
       writes=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved", "budget"),
+      spends=B_RESTARTS,
       params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
       guard=_guard_broker_restart, kind="environment",
       reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
@@ -215,6 +218,7 @@ def _fix_dir(m, s, broker, dir, status):
 
 @CORE.rule("ReplaceDisk",
       guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
+      spends=B_FIXES,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
@@ -225,6 +229,7 @@ def replace_disk(m, s, broker, dir):
 
 @CORE.rule("RemoveDirFromConfig",
       guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
+      spends=B_FIXES,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
@@ -241,6 +246,7 @@ def _guard_controller_failover(m, s):
 @CORE.rule("ControllerFailover",
       guard_reads=("budget",), reads=CONTROLLER_STEP_READS + CHANNELS + ("notifications", "budget"),
       writes=CONTROLLER_STEP_WRITES + CHANNELS + ("notifications", "budget"),
+      spends=B_FAILOVERS,
       params=(), domain=bounded(nothing, "max_failovers"),
       guard=_guard_controller_failover, kind="controller", fair=False,
       reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
@@ -311,6 +317,7 @@ def _guard_controller_broker_startup(m, s, broker):
 
 @CORE.rule("ControllerBrokerStartup",
       guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      needs_message=True,
       params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
       kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
 def controller_broker_startup(m, s, broker):
@@ -341,6 +348,7 @@ def _guard_controller_broker_failure(m, s, broker):
 
 @CORE.rule("ControllerBrokerFailure",
       guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      needs_message=True,
       params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
       kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
 def controller_broker_failure(m, s, broker):
@@ -371,6 +379,7 @@ def _if_notifications(m):
 
 @CORE.rule("ControllerLogDirEvent",
       guard_reads=("notifications",), reads=CONTROLLER_STEP_READS + ("notifications",), writes=CONTROLLER_STEP_WRITES + ("notifications",),
+      needs_message=True,
       params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
       kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")
 def controller_log_dir_event(m, s):
@@ -395,6 +404,7 @@ def controller_log_dir_event(m, s):
 
 @CORE.rule("ControllerLeaderAndIsrResponse",
       guard_reads=("broker[broker].replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].replies",),
+      needs_message=True,
       params=("broker",), domain=brokers, guard=waiting_response("replies", "LeaderAndIsr"),
       kind="controller", reference="KIP-112 scenarios 1-3 and 6; KafkaController's LeaderAndIsrResponseReceived")
 def controller_leader_and_isr_response(m, s, broker):
@@ -440,6 +450,7 @@ def controller_leader_and_isr_response(m, s, broker):
 @CORE.rule("BrokerLeaderAndIsr",
       guard_reads=("broker[broker].inbox",), reads=("broker[broker]",) + LEADER_HW_READS,
       writes=("broker[broker]", "committed", "acked"),
+      needs_message=True,
       params=("broker",), domain=brokers, guard=oldest_request_is(LEADER_AND_ISR, "LeaderAndIsr"),
       kind="broker", reference="KIP-112 scenarios 1, 3, 4; LogManager.getOrCreateLog, ReplicaManager.becomeLeaderOrFollower")
 def broker_leader_and_isr(m, s, broker):
@@ -468,6 +479,7 @@ def _update_metadata_handled(b):
 @CORE.rule("BrokerUpdateMetadata",
       guard_reads=("broker[broker].inbox",), reads=("broker[broker].inbox", "broker[broker].meta"),
       writes=("broker[broker].inbox", "broker[broker].meta"),
+      needs_message=True,
       params=("broker",), domain=brokers,
       guard=oldest_request_is(UPDATE_METADATA, "UpdateMetadata"), kind="broker",
       reference="KIP-112 scenario 5 (user queries replica state); MetadataCache.updateMetadata")
@@ -479,6 +491,7 @@ def broker_update_metadata(m, s, broker):
 
 @CORE.rule("BrokerStopReplica",
       guard_reads=("broker[broker].inbox",), reads=("broker[broker]",), writes=("broker[broker]",),
+      needs_message=True,
       params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA, "StopReplica"),
       kind="broker", reference="KIP-112 scenario 2; ReplicaManager.stopReplicas (delete=false)")
 def broker_stop_replica(m, s, broker):

@@ -136,9 +136,24 @@ def _fetched(m, s, broker, partition, leader) -> State:
     return advance_hw(m, s, partition, leader)
 
 
+# What a fetch and an ISR shrink read wherever their leader is (the leader is looked up among every broker's roles
+# and epochs, the HW among the ISR members' logs): with the leader known, only its HW and ISR are touched.
+_LEADER_LOOKUP_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "controller.partitions",
+                        "committed", "acked")
+
+
+def _fetch_footprint(m, s, broker, partition):
+    """ReplicaFetch's footprint when enabled: the follower's log, the leader's HW and ISR (not every broker's)."""
+    leader = _leader_for(m, s, broker, partition)
+    return ((f"broker[{broker}].copies", f"broker[{broker}].dirs", f"broker[{leader}].hw", f"broker[{leader}].isr")
+            + _LEADER_LOOKUP_READS,
+            (f"broker[{broker}].logs", f"broker[{leader}].hw", f"broker[{leader}].isr", "controller.partitions",
+             "committed", "acked"))
+
+
 @DATA.rule("ReplicaFetch",
       reads=FETCH_READS, writes=("broker[*].logs", "broker[*].hw", "broker[*].isr", "controller.partitions",
-      "committed", "acked"),
+      "committed", "acked"), footprint_at=_fetch_footprint,
       params=("broker", "partition"), domain=_replicas, guard=_guard_fetch, kind="broker",
       reference="ReplicaFetcherThread (truncation by leader epoch, KIP-101/279); Partition.maybeIncrementLeaderHW")
 def replica_fetch(m, s, broker, partition):
@@ -178,6 +193,12 @@ def _guard_shrink_isr(m, s, partition, follower):
     return None
 
 
+def _shrink_footprint(leader: int):
+    """LeaderShrinkIsr's footprint when enabled: the current leader's ISR and HW (not every broker's)."""
+    mine = (f"broker[{leader}].isr", f"broker[{leader}].hw")
+    return mine + _LEADER_LOOKUP_READS, mine + ("controller.partitions", "committed", "acked")
+
+
 def _change_isr(m, s, partition, follower, expand: bool) -> State:
     leader = _current_leader(s, partition)
     lb = s.brokers[leader]
@@ -193,6 +214,7 @@ def _change_isr(m, s, partition, follower, expand: bool) -> State:
 @DATA.rule("LeaderShrinkIsr",
       reads=("controller.partitions",) + LEADER_HW_READS,
       writes=("broker[*].isr", "broker[*].hw", "controller.partitions", "committed", "acked"),
+      footprint_at=lambda m, s, partition, follower: _shrink_footprint(_current_leader(s, partition)),
       params=("partition", "follower"), domain=_partition_followers,
       guard=_guard_shrink_isr, kind="broker",
       reference="Partition.maybeShrinkIsr (replica.lag.time.max.ms), ZooKeeper-era conditional ISR update")

@@ -60,6 +60,7 @@ def delete_topic(m, s, partition):
 
 @REPLICA_DELETION.rule("BrokerStopReplicaDelete",
       guard_reads=("broker[broker].inbox",), reads=("broker[broker]",), writes=("broker[broker]",),
+      needs_message=True,
       params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA_DELETE, "StopReplica(delete=true)"),
       kind="broker", reference="KIP-112 scenario 8; KIP-928 Goal deletion; ReplicaManager.stopReplicas (delete=true)")
 def broker_stop_replica_delete(m, s, broker):
@@ -74,6 +75,7 @@ def broker_stop_replica_delete(m, s, broker):
 
 @REPLICA_DELETION.rule("ControllerStopReplicaResponse",
       guard_reads=("broker[broker].stop_replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].stop_replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].stop_replies",),
+      needs_message=True,
       params=("broker",), domain=brokers, guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
       kind="controller", reference="KIP-112 scenario 8; TopicDeletionStopReplicaResponseReceived")
 def controller_stop_replica_response(m, s, broker):

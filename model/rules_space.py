@@ -96,6 +96,7 @@ def _guard_dir_saturate(m, s, broker, dir):
 
 @SATURATION.rule("DirSaturate",
       reads=("broker[broker]", "notifications", "budget"), writes=("broker[broker]", "notifications", "budget"),
+      spends=B_SATURATIONS,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_saturations"),
       guard=_guard_dir_saturate, kind="environment",
       reference="KIP-928 Goal state (a write fails with no space left on device: the dir is saturated)")
