@@ -83,8 +83,8 @@ class Reduction:
                 vis = sum(1 << i for i, (_, r, _) in enumerate(model.action_space)
                           if (rules is not None and r.name in rules) or fp.writes[i] & mask)
                 self.visible |= vis
-            elif inv.kind == "state" and inv.id in STATE_READS:
-                mask = comps.mask(STATE_READS[inv.id])
+            elif inv.kind == "state" and (inv.reads or STATE_READS.get(inv.id)) is not None:
+                mask = comps.mask(inv.reads or STATE_READS[inv.id])
                 self.hidden_from[inv.id] = mask
                 vis = sum(1 << i for i in range(n) if fp.writes[i] & mask)
             else:
