@@ -2,55 +2,43 @@
 states: the first states of a BFS and the states of seeded random walks, for every design and feature."""
 from __future__ import annotations
 
-import random
-from collections import deque
-
 import attrs
 import pytest
 
 from model import Model
 from model.designs import catalog
-from model.footprint import Components, FootprintError, Footprints, check_declaration, footprint_violations
+from explorer.por import STATE_READS
+from model.footprint import (Components, FootprintError, Footprints, check_declaration, footprint_violations,
+                             read_violations)
 from model.presets import preset_config
+from model.state import B_FAILOVERS
 
-# (preset, overrides): every design, and every feature's rules on.
+from helpers import bfs_states, walk_states
+from profiles import THOROUGH
+
+# (preset, overrides): every design, and every feature's rules on (medium under the thorough profile only).
 CONFIGS = [
     ("tiny", {}), ("tiny", {"variant": "legacy"}), ("tiny", {"eager_metadata": False}),
     ("tiny", {"variant": "kip112-draft", "deletion": True}), ("kip18-lost-update", {}), ("saturation", {}),
-    ("deletion", {}), ("reassignment-race", {}), ("medium", {}),
-]
+    ("deletion", {}), ("reassignment-race", {}),
+] + ([("medium", {})] if THOROUGH else [])
+# How many states each declaration is checked on: the first of a BFS, then random walks (docs/testing.md).
+SAMPLING = dict(bfs=400, walks=30) if THOROUGH else dict(bfs=50, walks=3)
 
 
 def sample_states(model: Model, bfs: int = 120, walks: int = 6, depth: int = 30, seed: int = 0) -> list:
-    """The first ``bfs`` states of a BFS, then the states of seeded random walks (deeper states)."""
-    init = model.init_states()[0]
-    seen, out, queue = {model.fingerprint(init)}, [init], deque([init])
-    while queue and len(out) < bfs:
-        for _, after in model.successors(queue.popleft()):
-            fp = model.fingerprint(after)
-            if fp not in seen:
-                seen.add(fp)
-                out.append(after)
-                queue.append(after)
-    rng = random.Random(seed)
-    for _ in range(walks):
-        state = init
-        for _ in range(depth):
-            successors = list(model.successors(state))
-            if not successors:
-                break
-            state = successors[rng.randrange(len(successors))][1]
-            if model.fingerprint(state) not in seen:
-                seen.add(model.fingerprint(state))
-                out.append(state)
-    return out
+    """The first ``bfs`` states of a BFS, then the distinct states of seeded random walks (deeper states)."""
+    states = bfs_states(model, model.fingerprint, bfs)
+    for state in walk_states(model, walks, depth, seed):
+        states.setdefault(model.fingerprint(state), state)
+    return list(states.values())
 
 
 @pytest.mark.parametrize("preset,overrides", CONFIGS, ids=[f"{p}-{'-'.join(map(str, o.values())) or 'default'}"
                                                           for p, o in CONFIGS])
 def test_rules_stay_within_their_declared_footprints(preset, overrides):
     model = Model(preset_config(preset, **overrides))
-    assert footprint_violations(model, sample_states(model)) == []
+    assert footprint_violations(model, sample_states(model, **SAMPLING)) == []
 
 
 def test_every_built_in_rule_declares_its_footprint():
@@ -61,7 +49,7 @@ def test_every_built_in_rule_declares_its_footprint():
 
 @pytest.fixture(scope="module")
 def tiny_states():
-    return sample_states(Model(preset_config("tiny")), bfs=400, walks=0)
+    return sample_states(Model(preset_config("tiny")), bfs=400, walks=4)
 
 
 def _with_declaration(model: Model, name: str, **declaration) -> Model:
@@ -75,6 +63,14 @@ def _with_declaration(model: Model, name: str, **declaration) -> Model:
     ("BrokerLeaderAndIsr", {"reads": ("broker[broker]",)}, "BrokerLeaderAndIsr: effect reads outside reads"),
     ("ControllerBrokerStartup", {"reads": ("controller",)}, "ControllerBrokerStartup: effect reads outside reads"),
     ("DirFail", {"guard_reads": ("broker[broker].dirs",)}, "DirFail: guard reads outside guard_reads"),
+    ("DirFail", {"needs_message": True}, "DirFail: needs_message, but enabled in a quiescent state"),
+    ("BrokerCrash", {"spends": B_FAILOVERS}, "BrokerCrash: enabled with the budget it spends used up"),
+    ("ReplicaFetch", {"footprint_at": lambda m, s, broker, partition: (
+        ("broker[*]", "controller", "committed", "acked"), (f"broker[{broker}].logs", "committed", "acked"))},
+     "ReplicaFetch: writes broker[0].hw, not in footprint_at"),
+    ("LeaderShrinkIsr", {"footprint_at": lambda m, s, partition, follower: (
+        ("controller.partitions", f"broker[{1 - follower}].isr"), ("broker[*]", "controller", "committed", "acked"))},
+     "LeaderShrinkIsr: guard reads outside reads (footprint_at)"),
 ])
 def test_the_checker_catches_a_wrong_declaration(name, declaration, expected, tiny_states):
     model = _with_declaration(Model(preset_config("tiny")), name, **declaration)
@@ -98,3 +94,30 @@ def test_parameterised_patterns_resolve_per_action():
     for bad in ("broker[dir].inbox", "broker[broker].nothing", "controller.nothing", "histories"):
         with pytest.raises(FootprintError):
             check_declaration((bad,), ("broker",), ())
+
+
+# (preset, overrides) where each built-in state invariant with declared reads has something to look at.
+INVARIANT_CONFIGS = [("tiny", {}), ("tiny", {"variant": "legacy"}), ("saturation", {}), ("deletion", {})]
+
+
+@pytest.mark.parametrize("preset,overrides", INVARIANT_CONFIGS, ids=[p + "-" + "-".join(o.values()) for p, o in
+                                                                     INVARIANT_CONFIGS])
+def test_state_invariants_read_only_what_they_declare(preset, overrides):
+    model = Model(preset_config(preset, **overrides))
+    states = sample_states(model, **SAMPLING)
+    checked = [inv for inv in model.invariants if inv.kind == "state" and inv.id in STATE_READS]
+    assert checked
+    assert {inv.id: read_violations(model, inv.check, STATE_READS[inv.id], states, donors_per_state=3)
+            for inv in checked} == {inv.id: [] for inv in checked}
+
+
+@pytest.mark.parametrize("inv_id,too_narrow", [
+    ("no_acked_record_lost", ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "controller.partitions",
+                              "controller.deletion", "committed", "acked", "wiped")),       # not the logs
+    ("offline_broker_serves_nothing", ("broker[*].hosted",)),                               # not up
+])
+def test_the_read_checker_catches_a_too_narrow_invariant_declaration(inv_id, too_narrow):
+    model = Model(preset_config("tiny", variant="legacy"))
+    check = next(inv.check for inv in model.invariants if inv.id == inv_id)
+    assert read_violations(model, check, too_narrow, sample_states(model, bfs=300, walks=20, depth=40),
+                           donors_per_state=4)
