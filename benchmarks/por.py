@@ -32,7 +32,8 @@ def main() -> None:
     for preset in args.presets.split(","):
         model = Model(preset_config(preset), invariants=args.invariant or None)
         red = Reduction(model, model.invariants)
-        print(f"{preset}: {bin(red.visible).count('1')} of {len(model.action_space)} actions visible; by invariant: "
+        print(f"{preset}: {bin(red.visible).count('1')} of {len(model.action_space)} actions visible to the transition "
+              f"invariants; actions each invariant sees: "
               + ", ".join(f"{k} {v}" for k, v in sorted(red.blocked_by.items(), key=lambda kv: -kv[1])))
         for symmetry in (True, False):
             for workers in (1, 2):

@@ -226,11 +226,17 @@ def reduction_for(model, invariants, options) -> tuple[Reduction | None, str | N
         worst = sorted(reduction.blocked_by, key=lambda i: -reduction.blocked_by[i])[:3]
         return None, (f"every action is visible to the selected invariants (most: {', '.join(worst)}), so no "
                       f"state can be reduced: POR is off")
+    if not reduction.footprints.needs_message & ~reduction.visible:
+        return None, ("every action that needs a message is visible to the selected transition invariants, so no "
+                      "stubborn set passes C2 and the quiescence condition: POR is off")
     return reduction, None
 
 
-def report(reduction: Reduction | None, note: str | None) -> dict:
-    """What a report says of POR: used or not, why not, and how many states were expanded reduced."""
+def report(reduction: Reduction | None, note: str | None) -> dict | None:
+    """What a report says of POR: None when not asked for; else used or not, why not, and how many states were
+    expanded reduced."""
+    if reduction is None and note is None:
+        return None
     if reduction is None:
         return {"used": False, "note": note}
     return {"used": True, "note": None, "reduced_states": reduction.reduced_states,

@@ -239,6 +239,8 @@ def test_por_is_off_with_a_reason_where_it_is_unsound_or_useless():
     assert reduction_for(model, model.invariants, SearchOptions(por=True, workers=2))[1].startswith("--workers")
     undeclared = Invariant("undeclared", "state", "", "", lambda m, s: None)
     assert "every action is visible" in reduction_for(model, [undeclared], SearchOptions(por=True))[1]
+    assert "every action that needs a message is visible" in reduction_for(
+        Model(preset_config("tiny")), Model(preset_config("tiny")).invariants, SearchOptions(por=True))[1]
     assert reduction_for(model, model.invariants, SearchOptions(por=False)) == (None, None)
 
 
