@@ -2,9 +2,11 @@
 without symmetry; the legacy counterexample lengths with and without POR; and, per preset, what blocks the
 reduction (how many actions each selected invariant makes visible).
 
-    PYTHONPATH=. python benchmarks/por.py [--presets tiny,reassignment-race] [--invariant ID ...]
+    PYTHONPATH=. python benchmarks/por.py [--presets tiny,reassignment-race] [--invariant ID ...] [--why N]
 
 Prints one line per run: preset, symmetry, workers, por, result, distinct, generated, seconds, POR note.
+``--why N``: instead, why each of the first N states of a BFS is not reduced (closure over every enabled action,
+C2/C2q, nothing enabled), and how many have a controller event enabled.
 """
 from __future__ import annotations
 
@@ -24,11 +26,33 @@ def run(preset, symmetry, workers, por, invariants, **overrides):
     return r, time.monotonic() - start
 
 
+def why(preset, invariants, limit) -> None:
+    from collections import Counter
+
+    from tests.helpers import bfs_states
+
+    model = Model(preset_config(preset), invariants=invariants or None)
+    red = Reduction(model, model.invariants)
+    counts, controller = Counter(), 0
+    for state in bfs_states(model, model.fingerprint, limit).values():
+        counts[red.why_full(state) or "reduced"] += 1
+        controller += any(model.action_space[pos][1].kind == "controller"
+                          for pos in range(len(model.action_space)) if red.enabled(state) >> pos & 1)
+    total = sum(counts.values())
+    print(f"{preset} ({', '.join(invariants) or 'default invariants'}), first {total:,} BFS states: "
+          + ", ".join(f"{k} {v:,}" for k, v in counts.most_common()) + f"; a controller event enabled in {controller:,}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--presets", default="tiny,reassignment-race")
     ap.add_argument("--invariant", action="append", default=[])
+    ap.add_argument("--why", type=int, default=0)
     args = ap.parse_args()
+    if args.why:
+        for preset in args.presets.split(","):
+            why(preset, args.invariant, args.why)
+        return
     for preset in args.presets.split(","):
         model = Model(preset_config(preset), invariants=args.invariant or None)
         red = Reduction(model, model.invariants)

@@ -3,14 +3,16 @@ instead of all of them (docs/performance.md, "Partial-order reduction").
 
 - Independence: two actions are dependent when one writes a state component the other reads (its guard's
   reads included) or writes, by the rules' declared footprints (model/footprint.py: checked by
-  tests/test_footprints.py). Undeclared rules are dependent on everything.
+  tests/test_footprints.py); an enabled action with ``footprint_at`` uses the footprint it computes at the
+  state. Undeclared rules are dependent on everything. Dead actions (``spends``: budget used up) are ignored.
 - C0, C1 (strong stubborn sets, Valmari): from one enabled seed action, close the set under "an enabled member
   brings every action dependent on it; a disabled member brings every action that writes what its guard reads"
   (a necessary enabling set). The enabled members form the ample set; the smallest over all seeds that passes
-  C2 is taken. The set depends only on which actions are enabled, so it is remembered by that bitmask.
-- C2 (visibility): a set smaller than all enabled actions holds only invisible actions: actions that write
-  nothing a selected state invariant reads, nothing a quiescent invariant or the quiescence predicate reads,
-  and that are not among the rules a transition invariant looks at (nor write what it reads).
+  C2 and C2q is taken, remembered by (enabled actions, dead actions, footprints computed at the state).
+- C2 (visibility): no enabled member is visible to a transition invariant (a rule it looks at, or one that
+  writes what it reads); for each state invariant, some enabled member writes nothing it reads.
+- C2q (quiescence): some enabled member needs a message (``needs_message``), so every quiescent state is reached
+  and quiescent invariants need nothing more.
 - C3 (cycle proviso), applied by the engine: BFS expands a state fully when one of its reduced successors is
   already visited at a level not deeper than the state's own (every cycle of the reduced graph then holds a
   fully expanded state); DFS when one is on the stack.
@@ -106,11 +108,8 @@ class Reduction:
         dynamic = tuple((pos,) + fp.at(model, state, pos) for pos in fp.dynamic if enabled >> pos & 1)
         return dead, dynamic
 
-    def ample_mask(self, enabled: int, dead: int = 0, dynamic: tuple = ()) -> int | None:
-        """The smallest stubborn set's enabled actions (a bitmask) passing C2 and C2q, or None: expand fully."""
-        key = (enabled, dead, dynamic)
-        if key in self._ample:
-            return self._ample[key]
+    def candidates(self, enabled: int, dead: int = 0, dynamic: tuple = ()):
+        """Per enabled seed: (the enabled part of its stubborn set, the footprints' writes at the state)."""
         fp = self.footprints
         live = self.all & ~dead
         writes = {}
@@ -120,7 +119,6 @@ class Reduction:
             touches = r | w
             dependent[pos] = sum(1 << j for j in range(len(fp.reads))
                                  if w & (fp.reads[j] | fp.writes[j]) or fp.writes[j] & touches) | 1 << pos
-        best = None
         for seed in _bits(enabled):
             stubborn, work = 1 << seed, [seed]
             while work:
@@ -132,13 +130,32 @@ class Reduction:
                 grow &= live & ~stubborn
                 stubborn |= grow
                 work.extend(_bits(grow))
-            ample = stubborn & enabled
+            yield stubborn & enabled, writes
+
+    def ample_mask(self, enabled: int, dead: int = 0, dynamic: tuple = ()) -> int | None:
+        """The smallest stubborn set's enabled actions (a bitmask) passing C2 and C2q, or None: expand fully."""
+        key = (enabled, dead, dynamic)
+        if key in self._ample:
+            return self._ample[key]
+        best = None
+        for ample, writes in self.candidates(enabled, dead, dynamic):
             if ample == enabled or not self._invisible_enough(ample, writes):
                 continue
             if best is None or bin(ample).count("1") < bin(best).count("1"):
                 best = ample
         self._ample[key] = best
         return best
+
+    def why_full(self, state) -> str | None:
+        """None when the state has a proper stubborn set; else why not: "closure" (every seed's set holds every
+        enabled action), "visibility" (a proper set fails C2 or C2q) or "nothing enabled"."""
+        enabled = self.enabled(state)
+        if not enabled:
+            return "nothing enabled"
+        if self.ample_mask(enabled, *self._context(state, enabled)) is not None:
+            return None
+        proper = [a for a, _ in self.candidates(enabled, *self._context(state, enabled)) if a != enabled]
+        return "visibility" if proper else "closure"
 
     def _invisible_enough(self, ample: int, writes: dict) -> bool:
         """C2: no enabled member visible to a transition invariant; for each state invariant, an enabled member
@@ -151,14 +168,15 @@ class Reduction:
                 return False
         return True
 
+    def enabled(self, state) -> int:
+        model = self.model
+        return sum(1 << pos for pos, (_, guard, _, args) in enumerate(self._space) if guard(model, state, *args) is None)
+
     def successors(self, state):
         """(the successors of a stubborn set, a function giving the others) or (all successors, None)."""
         model = self.model
         eager = model.cfg.eager_metadata
-        enabled = 0
-        for pos, (_, guard, _, args) in enumerate(self._space):
-            if guard(model, state, *args) is None:
-                enabled |= 1 << pos
+        enabled = self.enabled(state)
         ample = self.ample_mask(enabled, *self._context(state, enabled)) if enabled else None
 
         def fire(mask):

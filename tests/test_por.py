@@ -265,3 +265,16 @@ def test_same_verdict_and_violations_with_and_without_por_on_presets(preset, ove
     assert {v.invariant.id for v in reduced.violations} == {v.invariant.id for v in full.violations}
     if not reduced.por["used"] or reduced.por["reduced_states"] == 0:
         assert (reduced.distinct_states, reduced.states_generated) == (full.distinct_states, full.states_generated)
+
+
+def test_why_a_state_is_not_reduced():
+    narrow, every = (Reduction(synthetic_model(inv), synthetic_model(inv).invariants) for inv in (NARROW, ALL_SYNTHETIC))
+    model = synthetic_model()
+    state = model.step(model.init_states()[0], "Request2", ())[1]           # Serve2 alone would do
+    assert narrow.why_full(state) is None
+    assert every.why_full(state) == "visibility"                             # ... but it writes pending2
+    assert every.why_full(model.init_states()[0]) == "visibility"           # C2q: no Serve enabled
+    race = model.step(state, "RequestPair", ())[1]
+    for name in ("Serve2", "Request3", "Serve3"):
+        race = model.step(race, name, ())[1]
+    assert narrow.why_full(race) == "closure"                                # only Serve0 and Serve1 left
