@@ -148,7 +148,7 @@ def restore(run: Run, snapshot: Snapshot, actions: ActionIndex) -> ParentTable:
 
 # ---- the configuration a checkpoint belongs to ---------------------------------------------------------------
 
-def identity(model: Model, all_violations: bool) -> dict:
+def identity(model: Model, all_violations: bool, por: bool = False) -> dict:
     """Everything that decides a search's states and results, JSON-ready (the worker count and the bounds
     --max-depth and --max-states do not: a checkpoint is a level boundary, the same for all of them)."""
     init = model.init_states()[0]
@@ -160,6 +160,7 @@ def identity(model: Model, all_violations: bool) -> dict:
         "symmetry": model.symmetry,
         "invariants": [i.id for i in model.invariants],
         "all_violations": all_violations,
+        "por": por,
         "rules": [r.name for r in model.rules],
         "actions": len(model.action_space),
         "initial fingerprint": f"{model.fingerprint(init):016x}",
@@ -167,7 +168,7 @@ def identity(model: Model, all_violations: bool) -> dict:
 
 
 _LABELS = {"design": "the design", "features": "the features", "symmetry": "symmetry reduction",
-           "invariants": "the invariants checked", "all_violations": "--all-violations",
+           "invariants": "the invariants checked", "all_violations": "--all-violations", "por": "--por",
            "rules": "the rules", "actions": "the number of actions",
            "initial fingerprint": "the initial state's fingerprint"}
 

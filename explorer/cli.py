@@ -397,7 +397,7 @@ def _checkpoint_setup(engine: str, kwargs: dict) -> dict | None:
 def _checkpointing(setup: dict, model, options, quiet: bool):
     """The Checkpointer and the snapshot to resume for this model; a checkpoint of another configuration or
     version, or already past --max-depth or --max-states, is bad input."""
-    ident = checkpoint_identity(model, options.all_violations)
+    ident = checkpoint_identity(model, options.all_violations, options.por)
     saved = setup.pop("saved")
     try:
         if saved is not None:
@@ -452,6 +452,9 @@ def cli():
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True,
               help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
                    "(docs/model.md, section 10); for every engine.")
+@click.option("--por/--no-por", default=False, show_default=True,
+              help="Partial-order reduction for safety (docs/performance.md): BFS on one worker and DFS, without "
+                   "--max-depth; counterexamples stay real traces but may not be the shortest.")
 @click.option("--liveness", is_flag=True,
               help="Check the liveness properties (all of the model's, or those named with --invariant) under weak "
                    "fairness, without symmetry reduction, in this process; a violation is a lasso (docs/model.md 9.1).")
@@ -461,7 +464,7 @@ def cli():
 @_checkpoint_options
 @_guard_report
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
-            workers, max_memory, symmetry, liveness, lasso_path, master, spark_partitions, checkpoint_dir, spark_conf,
+            workers, max_memory, symmetry, por, liveness, lasso_path, master, spark_partitions, checkpoint_dir, spark_conf,
             **kwargs):
     """Search the model's state space for invariant violations."""
     _check_writable(json_path)
@@ -491,7 +494,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
                             all_violations=all_violations, progress=display and display.line, workers=workers,
                             max_memory=max_memory, progress_figures=display and display.figures,
-                            progress_interval=display.interval if display else 3.0)
+                            progress_interval=display.interval if display else 3.0, por=por)
     if checkpointing:
         options.checkpoint, options.resume = _checkpointing(checkpointing, model, options, quiet)
     with display or contextlib.nullcontext():
@@ -503,6 +506,8 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     _raise_checker_failures(model, preset, result, json_path)
     if result.note:
         click.echo(f"jbodcheck: {result.note}", err=True)
+    if por and not quiet and result.por is not None and result.por.get("note"):
+        click.echo(f"jbodcheck: partial-order reduction off: {result.por['note']}", err=True)
     report, summary = report_dict(model, preset, result), summary_text(model, preset, result)
     if spark is not None:
         from spark_explore.cli import annotate

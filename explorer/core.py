@@ -65,6 +65,7 @@ class SearchResult:
     note: str | None = attrs.field(default=None, kw_only=True)      # why a search stopped early (--max-memory)
     memory: dict = attrs.field(factory=dict, kw_only=True)          # BFS: visited-set bytes, memory figures
     signal: int | None = attrs.field(default=None, kw_only=True)    # "interrupted": the signal (2 SIGINT, 15 SIGTERM)
+    por: dict | None = attrs.field(default=None, kw_only=True)       # partial-order reduction: used, note, figures
     # The chance that two distinct states shared a fingerprint (so that one went unexplored): n^2 / 2^65.
     collision_probability: float = attrs.field(
         default=attrs.Factory(lambda self: collision_probability(self.distinct_states), takes_self=True),
@@ -296,6 +297,7 @@ class Run(TransitionCounts):
         self.next_progress = self.start + self.progress_interval
         self.memory = MemoryGuard(options.max_memory)
         self.note: str | None = None
+        self.por_report: Callable[[], dict] | None = None   # what the result says of partial-order reduction
 
     def record(self, found, trace_fn) -> bool:
         """Record violations; returns True when the search should stop."""
@@ -359,4 +361,5 @@ class Run(TransitionCounts):
             status = "violation" if self.violations else ("bounded" if bounded else "ok")
         return SearchResult(self.engine, status, distinct, self.generated, depth,
                             round(time.monotonic() - self.start, 3), self.coverage_dict(), self.violations,
-                            note=self.note, signal=signum)
+                            note=self.note, signal=signum,
+                            por=None if self.por_report is None else self.por_report())

@@ -31,6 +31,9 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         # symmetric); null when it is used or was not asked for.
         "symmetry_note": model.symmetry_note,
         "workers": result.workers,
+        # Partial-order reduction (--por): {"used": bool, "note": why not (or null), figures when used}; null
+        # when not asked for (or for an engine without it).
+        "por": result.por,
         "result": result.result,
         "distinct_states": result.distinct_states,
         "states_generated": result.states_generated,

@@ -24,6 +24,7 @@ from .checkpoint import LevelMark, frontier_blocks, restore
 from .core import (INTERRUPTS, Checker, MemoryGuard, Run, SearchInterrupted, SearchResult, Violation,
                    collision_probability, fingerprint_of, gc_paused, interrupt_signal, interruptible,
                    rebuild_trace)
+from .por import bfs_expander, dfs_expander, reduction_for, reduction_note, report as por_report
 from .visited import ActionIndex, FingerprintSet, ParentTable
 
 __all__ = ["ENGINES", "Checker", "MemoryGuard", "SearchInterrupted", "SearchOptions", "SearchResult", "Violation",
@@ -48,6 +49,7 @@ class SearchOptions:
     progress_interval: float = 3.0   # seconds between two progress reports
     workers: int = 1             # BFS: worker processes (1: in this process)
     max_memory: int | None = None  # bytes: stop with result "bounded" before memory use exceeds this
+    por: bool = False            # partial-order reduction (explorer/por.py) where sound: BFS on one worker, DFS
     # BFS: writes checkpoints (explorer/checkpoint.py Checkpointer); resume: the checkpoint's Snapshot to continue
     checkpoint: Any = None
     resume: Any = None
@@ -61,7 +63,10 @@ def bfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
     if options.workers > 1:
         from .parallel import parallel_bfs
 
-        return parallel_bfs(model, invariants, options)
+        result = parallel_bfs(model, invariants, options)
+        if options.por:
+            result.por = por_report(None, reduction_note(model, options))
+        return result
     return serial_bfs(model, invariants, options)
 
 
@@ -77,6 +82,9 @@ def serial_bfs(model: Model, invariants: list[Invariant], options: SearchOptions
     visited = FingerprintSet()
     fingerprint = fingerprint_of(model)
     init = model.init_states()[0]
+    reduction, por_note = reduction_for(model, invariants, options)
+    expand = model.successors if reduction is None else bfs_expander(reduction, fingerprint, visited)
+    run.por_report = lambda: por_report(reduction, por_note)
     checkpoints = options.checkpoint
     mark = None       # with checkpoints: (LevelMark, visited array, frontier) at the start of the current level
 
@@ -133,7 +141,7 @@ def serial_bfs(model: Model, invariants: list[Invariant], options: SearchOptions
                 for at in range(0, len(frontier), BFS_CHUNK):
                     steps, fps = [], []
                     for state, index in frontier[at:at + BFS_CHUNK]:
-                        for action, after in model.successors(state):
+                        for action, after in expand(state):
                             steps.append((state, index, action, after))
                             fps.append(fingerprint(after))
                     seen = visited.contains(np.array(fps, dtype=np.uint64)).tolist()
@@ -170,21 +178,25 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
     fingerprint = fingerprint_of(model)
     init = model.init_states()[0]
     seen: dict[int, int] = {fingerprint(init): 0}   # fingerprint -> smallest depth seen
+    reduction, por_note = reduction_for(model, invariants, options)
+    on_stack: set[int] = {fingerprint(init)}
+    expand = model.successors if reduction is None else dfs_expander(reduction, fingerprint, on_stack)
+    run.por_report = lambda: por_report(reduction, por_note)
     if run.record(run.checker.check_state(init), lambda: [(None, init)]):
         return run.result(1, 0, False)
     max_depth, max_states = options.max_depth, options.max_states
     if (max_depth is not None and max_depth <= 0) or (max_states is not None and max_states <= 1):
         return run.result(1, 0, True)
-    stack = [(init, iter(model.successors(init)))]
+    stack = [(init, iter(expand(init)), fingerprint(init))]
     path: list[Action] = []
     deepest, bounded = 0, False
     try:
         with interruptible():
             while stack:
-                state, successors = stack[-1]
+                state, successors, _ = stack[-1]
                 step = next(successors, None)
                 if step is None:
-                    stack.pop()
+                    on_stack.discard(stack.pop()[2])
                     if path:
                         path.pop()
                     continue
@@ -207,7 +219,8 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
                     if max_depth is not None and depth >= max_depth:
                         bounded = True
                     else:
-                        stack.append((after, iter(model.successors(after))))
+                        stack.append((after, iter(expand(after)), after_fp))
+                        on_stack.add(after_fp)
                         path.append(action)
                 if (stopped := run.checkpoint(len(seen), deepest, lambda: f"depth {len(stack)}  distinct {len(seen):,}",
                                               lambda: {"depth": len(stack), "distinct": len(seen)})) is not None:

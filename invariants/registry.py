@@ -41,6 +41,9 @@ class Invariant:
     reference: str
     check: Callable[..., "str | None"]
     symmetric: bool = False
+    # The state components a state invariant's check reads (model/footprint.py patterns; None: undeclared, which
+    # makes every action visible to partial-order reduction). Built-in invariants: explorer/por.py STATE_READS.
+    reads: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
 
 
 @attrs.frozen
@@ -55,12 +58,13 @@ def is_liveness(inv: Invariant) -> bool:
     return inv.kind in LIVENESS_KINDS
 
 
-def invariant(id: str, *, kind: str, statement: str, reference: str, symmetric: bool = False):
+def invariant(id: str, *, kind: str, statement: str, reference: str, symmetric: bool = False, reads=None):
     if kind not in SAFETY_KINDS:
         raise ValueError(f"invariant kind must be one of {SAFETY_KINDS}, not {kind!r} (liveness: @liveness)")
 
     def declare(check):
-        check.invariant = Invariant(id, kind, statement, reference, check, symmetric)
+        check.invariant = Invariant(id, kind, statement, reference, check, symmetric,
+                                    reads=None if reads is None else tuple(reads))
         return check
 
     return declare

@@ -14,6 +14,7 @@ from __future__ import annotations
 from invariants import designs as design_invariants
 
 from .common import bounded, brokers, waiting_response
+from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from .feature import Feature, Flag, StateField
 from .rules import controller_leader_and_isr_response
 from .rules_deletion import REPLICA_DELETION, controller_stop_replica_response
@@ -60,7 +61,10 @@ DRAFT = Feature(
 )
 
 
-@DRAFT.rule("ControllerLeaderAndIsrResponse", params=("broker",), domain=brokers,
+@DRAFT.rule("ControllerLeaderAndIsrResponse",
+      guard_reads=("broker[broker].replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].replies", "ext.created"),
+      needs_message=True,
+      params=("broker",), domain=brokers,
             guard=waiting_response("replies", "LeaderAndIsr"),
             kind="controller", replaces="ControllerLeaderAndIsrResponse",
             reference="KIP-112 draft, scenario 1 (the controller adds the broker to the created list of a partition "
@@ -86,7 +90,10 @@ DRAFT_DELETION = Feature(
 )
 
 
-@DRAFT_DELETION.rule("ControllerStopReplicaResponse", params=("broker",), domain=brokers,
+@DRAFT_DELETION.rule("ControllerStopReplicaResponse",
+      guard_reads=("broker[broker].stop_replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].stop_replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].stop_replies", "ext.created"),
+      needs_message=True,
+      params=("broker",), domain=brokers,
                      guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
                      kind="controller", replaces="ControllerStopReplicaResponse",
                      reference="KIP-112 draft, scenario 7 and Public interface 1 (the controller deletes the replica "
@@ -113,7 +120,9 @@ def _guard_reset(m, s, broker):
     return None
 
 
-@DRAFT.rule("ResetCreatedLists", params=("broker",), domain=bounded(brokers, "max_created_resets", fault=False),
+@DRAFT.rule("ResetCreatedLists",
+      reads=("ext.created", "ext.created_resets"), writes=("ext.created", "ext.created_resets"),
+      params=("broker",), domain=bounded(brokers, "max_created_resets", fault=False),
             guard=_guard_reset, kind="environment",
             reference="KIP-112 draft, Changes in Operational Procedures 1 (kafka-log-dirs.sh removes the broker from "
                       "the list \"created\" of all partitions after the disk is fixed)")

@@ -17,9 +17,10 @@ from . import broker as B
 from .common import broker_dirs, brokers, bounded, set_broker, spend
 from .config import ONE_OF_EACH
 from .controller import ControllerStep
+from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from .feature import Feature, StateField
 from .rules import _guard_broker_crash, _guard_dir_fail, broker_crash
-from .state import B_DIR_FAILURES, D_NONE, H_NONE, H_OFFLINE, NO_LEADER
+from .state import B_CRASHES, B_DIR_FAILURES, D_NONE, H_NONE, H_OFFLINE, NO_LEADER
 
 SLOT = 16  # an entry (partition p, broker b) is bit p * SLOT + b
 
@@ -68,7 +69,11 @@ def _forget_broker(m, s, broker):
     return s
 
 
-@KIP18.rule("DirFail", params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
+@KIP18.rule("DirFail",
+      guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "notifications", "budget", "ext.restart_unwritten", "ext.restart_reads"),
+      writes=("broker[broker]", "notifications", "budget", "ext.restart_unwritten", "ext.restart_reads"),
+      spends=B_DIR_FAILURES,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
             guard=_guard_dir_fail, kind="environment", replaces="DirFail",
             reference="KIP-18, Implementation Details, IO Errors 2.1-2.4 (ExceptionHandler)")
 def kip18_dir_fail(m, s, broker, dir):
@@ -91,7 +96,11 @@ def kip18_dir_fail(m, s, broker, dir):
     return m.with_ext(s, restart_unwritten=m.ext(s, "restart_unwritten") | add)
 
 
-@KIP18.rule("BrokerCrash", params=("broker",), domain=bounded(brokers, "max_crashes"),
+@KIP18.rule("BrokerCrash",
+      guard_reads=("broker[broker].up", "budget"), reads=("broker[broker]", "budget", "ext.restart_unwritten", "ext.restart_reads"),
+      writes=("broker[broker]", "budget", "ext.restart_unwritten", "ext.restart_reads"),
+      spends=B_CRASHES,
+      params=("broker",), domain=bounded(brokers, "max_crashes"),
             guard=_guard_broker_crash,
             kind="environment", replaces="BrokerCrash",
             reference="KIP-112 test plan 1 (kill the leader); a KIP-18 broker's pending notification is in memory")
@@ -123,7 +132,9 @@ def _if_dir_failures(m):
     return brokers(m) if m.cfg.max_dir_failures > 0 and m.cfg.max_faults > 0 else []
 
 
-@KIP18.rule("BrokerReadRestartPartitions", params=("broker",), domain=_if_dir_failures, guard=_guard_read,
+@KIP18.rule("BrokerReadRestartPartitions",
+      reads=("broker[broker].up", "ext"), writes=("ext.restart_reads",),
+      params=("broker",), domain=_if_dir_failures, guard=_guard_read,
             kind="broker", reference="KIP-18, Notifying Controller (/restart_partitions); the read of a "
                                      "read-modify-write (the KIP leaves concurrent updates open)")
 def broker_read_restart_partitions(m, s, broker):
@@ -140,7 +151,9 @@ def _guard_write(m, s, broker):
     return None
 
 
-@KIP18.rule("BrokerWriteRestartPartitions", params=("broker",), domain=_if_dir_failures, guard=_guard_write,
+@KIP18.rule("BrokerWriteRestartPartitions",
+      reads=("broker[broker].up", "ext"), writes=("ext",),
+      params=("broker",), domain=_if_dir_failures, guard=_guard_write,
             kind="broker", reference="KIP-18, Notifying Controller; Open questions 3 (/restart_partitions format: "
                                      "brokers may update it simultaneously)")
 def broker_write_restart_partitions(m, s, broker):
@@ -163,7 +176,10 @@ def _if_dir_failure(m):
     return [()] if m.cfg.max_dir_failures > 0 and m.cfg.max_faults > 0 else []
 
 
-@KIP18.rule("ControllerRestartPartitions", params=(), domain=_if_dir_failure, guard=_guard_restart,
+@KIP18.rule("ControllerRestartPartitions",
+      guard_reads=("ext.restart_znode",), reads=CONTROLLER_STEP_READS + ("ext",), writes=CONTROLLER_STEP_WRITES + ("ext.restart_znode",),
+      needs_message=True,
+      params=(), domain=_if_dir_failure, guard=_guard_restart,
             kind="controller", replaces="ControllerLogDirEvent",
             reference="KIP-18, Partitions Restart and Restarted Partition Leader Selector")
 def controller_restart_partitions(m, s):

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import attrs
 
+from .footprint import check_declaration
 from .registry import Rule
 
 
@@ -81,12 +82,22 @@ class Feature:
     render: Callable | None = None
 
     def rule(self, name: str, *, params: tuple[str, ...], domain, guard, reference: str, kind: str,
-             replaces: str | None = None, fair: bool | None = None):
+             replaces: str | None = None, fair: bool | None = None, reads=None, writes=None, guard_reads=None,
+             needs_message: bool = False, spends: int | None = None, footprint_at=None):
         """Add the decorated effect function as a rule of this feature (or, with ``replaces``, as the rule that
         takes an earlier feature's rule's place); its docstring is the rule's description. ``fair``: weakly fair
-        (model/registry.py; default by kind: environment and client rules are not)."""
+        (model/registry.py; default by kind: environment and client rules are not). ``reads``, ``writes`` and
+        ``guard_reads``: the state components it reads and writes (model/footprint.py; none: everything);
+        ``needs_message``, ``spends``, ``footprint_at``: what partial-order reduction may use (model/registry.py)."""
+        for declared in (reads, writes, guard_reads):
+            if declared is not None:
+                check_declaration(declared, params)
+
         def add(effect):
             extra = {} if fair is None else {"fair": fair}
+            extra.update(reads=None if reads is None else tuple(reads), writes=None if writes is None else tuple(writes),
+                         guard_reads=None if guard_reads is None else tuple(guard_reads),
+                         needs_message=needs_message, spends=spends, footprint_at=footprint_at)
             r = Rule(name, params, domain, guard, effect, reference, " ".join((effect.__doc__ or "").split()), kind,
                      **extra)
             if replaces is None:

@@ -39,6 +39,20 @@ class Rule:
     kind: str  # "environment", "controller", "broker" or "client"
     # Weakly fair per action instance (rule + arguments): taken if continuously enabled (liveness checking only).
     fair: bool = attrs.field(kw_only=True, default=attrs.Factory(lambda self: fair_by_kind(self.kind), takes_self=True))
+    # The state components the rule reads (guard and effect) and writes, as patterns (model/footprint.py); None:
+    # everything (an undeclared rule is dependent on every action: partial-order reduction never separates it).
+    reads: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
+    writes: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
+    guard_reads: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)   # None: ``reads``
+    # Never enabled in a quiescent state (its guard needs a message, response, notification or broker change in
+    # flight): partial-order reduction's quiescence condition (explorer/por.py; checked by tests/test_footprints.py).
+    needs_message: bool = attrs.field(kw_only=True, default=False)
+    # The BUDGET_FIELDS entry an environment event spends (model/common.py budget_left): once used up, the action
+    # is disabled for good (budgets only grow), so partial-order reduction may ignore it.
+    spends: int | None = attrs.field(kw_only=True, default=None)
+    # The footprint of the action when enabled at a state, tighter than the static one: (model, state, *args) ->
+    # (reads, writes) patterns (model/footprint.py; numbered brokers allowed, e.g. ``broker[1].hw``).
+    footprint_at: Callable | None = attrs.field(kw_only=True, default=None)
 
     def label(self, args: tuple) -> str:
         return f"{self.name}(" + ", ".join(f"{k}={v}" for k, v in zip(self.params, args)) + ")"

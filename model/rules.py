@@ -19,6 +19,10 @@ from .config import ONE_OF_EACH
 from .controller import ControllerStep
 from .data import advance_leaders, note_wiped
 from .deletion import resume_deletion_for, resume_deletions
+from .footprint import (
+    CHANNELS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES,
+    LEADER_HW_READS,
+)
 from .feature import Feature, Flag
 from .reassignment import resume_reassignments
 from .state import (
@@ -95,7 +99,9 @@ def _guard_create_topic(m, s, partition):
     return None
 
 
-@CORE.rule("CreateTopic", params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller", fair=False,
+@CORE.rule("CreateTopic",
+      guard_reads=("controller.partitions", "controller.deletion"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller", fair=False,
       reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
 def create_topic(m, s, partition):
     """The controller creates the partition: its replicas go NewReplica, the partition is New, then Online with
@@ -117,7 +123,11 @@ def _guard_dir_fail(m, s, broker, dir):
     return budget_left(m, s, B_DIR_FAILURES)
 
 
-@CORE.rule("DirFail", params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
+@CORE.rule("DirFail",
+      guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "notifications", "budget"),
+      writes=("broker[broker]", "notifications", "budget"),
+      spends=B_DIR_FAILURES,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
       guard=_guard_dir_fail, kind="environment",
       reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
 def dir_fail(m, s, broker, dir):
@@ -136,7 +146,10 @@ def _guard_broker_crash(m, s, broker):
     return budget_left(m, s, B_CRASHES)
 
 
-@CORE.rule("BrokerCrash", params=("broker",), domain=bounded(brokers, "max_crashes"), guard=_guard_broker_crash,
+@CORE.rule("BrokerCrash",
+      guard_reads=("broker[broker].up", "budget"), reads=("broker[broker]", "budget"), writes=("broker[broker]", "budget"),
+      spends=B_CRASHES,
+      params=("broker",), domain=bounded(brokers, "max_crashes"), guard=_guard_broker_crash,
       kind="environment",
       reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
 def broker_crash(m, s, broker):
@@ -161,7 +174,12 @@ def _guard_broker_restart(m, s, broker):
     return budget_left(m, s, B_RESTARTS)
 
 
-@CORE.rule("BrokerRestart", params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
+@CORE.rule("BrokerRestart",
+      reads=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved",
+      "controller.live", "budget"),
+      writes=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved", "budget"),
+      spends=B_RESTARTS,
+      params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
       guard=_guard_broker_restart, kind="environment",
       reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
 def broker_restart(m, s, broker):
@@ -198,7 +216,10 @@ def _fix_dir(m, s, broker, dir, status):
     return note_wiped(m, set_broker(s, broker, new, budget=spend(s, B_FIXES)))
 
 
-@CORE.rule("ReplaceDisk", params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
+@CORE.rule("ReplaceDisk",
+      guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
+      spends=B_FIXES,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
 def replace_disk(m, s, broker, dir):
@@ -206,7 +227,10 @@ def replace_disk(m, s, broker, dir):
     return _fix_dir(m, s, broker, dir, GOOD)
 
 
-@CORE.rule("RemoveDirFromConfig", params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
+@CORE.rule("RemoveDirFromConfig",
+      guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
+      spends=B_FIXES,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
       guard=_guard_fix_dir, kind="environment",
       reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
 def remove_dir_from_config(m, s, broker, dir):
@@ -219,7 +243,11 @@ def _guard_controller_failover(m, s):
     return budget_left(m, s, B_FAILOVERS)
 
 
-@CORE.rule("ControllerFailover", params=(), domain=bounded(nothing, "max_failovers"),
+@CORE.rule("ControllerFailover",
+      guard_reads=("budget",), reads=CONTROLLER_STEP_READS + CHANNELS + ("notifications", "budget"),
+      writes=CONTROLLER_STEP_WRITES + CHANNELS + ("notifications", "budget"),
+      spends=B_FAILOVERS,
+      params=(), domain=bounded(nothing, "max_failovers"),
       guard=_guard_controller_failover, kind="controller", fair=False,
       reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
 def controller_failover(m, s):
@@ -287,7 +315,10 @@ def _guard_controller_broker_startup(m, s, broker):
     return None
 
 
-@CORE.rule("ControllerBrokerStartup", params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
+@CORE.rule("ControllerBrokerStartup",
+      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
       kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
 def controller_broker_startup(m, s, broker):
     """The controller sees a newly registered broker: it counts it live and forgets what it knew of its offline
@@ -315,7 +346,10 @@ def _guard_controller_broker_failure(m, s, broker):
     return None
 
 
-@CORE.rule("ControllerBrokerFailure", params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
+@CORE.rule("ControllerBrokerFailure",
+      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
       kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
 def controller_broker_failure(m, s, broker):
     """The controller sees a broker's registration vanish: it counts it dead, forgets its offline dirs, moves
@@ -343,7 +377,10 @@ def _if_notifications(m):
     return [()] if possible else []
 
 
-@CORE.rule("ControllerLogDirEvent", params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
+@CORE.rule("ControllerLogDirEvent",
+      guard_reads=("notifications",), reads=CONTROLLER_STEP_READS + ("notifications",), writes=CONTROLLER_STEP_WRITES + ("notifications",),
+      needs_message=True,
+      params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
       kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")
 def controller_log_dir_event(m, s):
     """The controller reads the pending /log_dir_event_notification znodes, moves every replica of the brokers
@@ -365,7 +402,10 @@ def controller_log_dir_event(m, s):
     return step.finish()
 
 
-@CORE.rule("ControllerLeaderAndIsrResponse", params=("broker",), domain=brokers, guard=waiting_response("replies", "LeaderAndIsr"),
+@CORE.rule("ControllerLeaderAndIsrResponse",
+      guard_reads=("broker[broker].replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].replies",),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=waiting_response("replies", "LeaderAndIsr"),
       kind="controller", reference="KIP-112 scenarios 1-3 and 6; KafkaController's LeaderAndIsrResponseReceived")
 def controller_leader_and_isr_response(m, s, broker):
     """The controller handles a broker's oldest LeaderAndIsr response: the broker's offline-replica set becomes
@@ -407,7 +447,11 @@ def controller_leader_and_isr_response(m, s, broker):
 # Brokers handling the controller's requests, oldest first.
 # ---------------------------------------------------------------------------------------------
 
-@CORE.rule("BrokerLeaderAndIsr", params=("broker",), domain=brokers, guard=oldest_request_is(LEADER_AND_ISR, "LeaderAndIsr"),
+@CORE.rule("BrokerLeaderAndIsr",
+      guard_reads=("broker[broker].inbox",), reads=("broker[broker]",) + LEADER_HW_READS,
+      writes=("broker[broker]", "committed", "acked"),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=oldest_request_is(LEADER_AND_ISR, "LeaderAndIsr"),
       kind="broker", reference="KIP-112 scenarios 1, 3, 4; LogManager.getOrCreateLog, ReplicaManager.becomeLeaderOrFollower")
 def broker_leader_and_isr(m, s, broker):
     """The broker handles its oldest request, a LeaderAndIsr. Per partition: already marked offline ->
@@ -432,7 +476,11 @@ def _update_metadata_handled(b):
     return B.handle_update_metadata(b, b.inbox[0].body)
 
 
-@CORE.rule("BrokerUpdateMetadata", params=("broker",), domain=brokers,
+@CORE.rule("BrokerUpdateMetadata",
+      guard_reads=("broker[broker].inbox",), reads=("broker[broker].inbox", "broker[broker].meta"),
+      writes=("broker[broker].inbox", "broker[broker].meta"),
+      needs_message=True,
+      params=("broker",), domain=brokers,
       guard=oldest_request_is(UPDATE_METADATA, "UpdateMetadata"), kind="broker",
       reference="KIP-112 scenario 5 (user queries replica state); MetadataCache.updateMetadata")
 def broker_update_metadata(m, s, broker):
@@ -441,7 +489,10 @@ def broker_update_metadata(m, s, broker):
     return set_broker(s, broker, m.cached(_update_metadata_handled)(s.brokers[broker]))
 
 
-@CORE.rule("BrokerStopReplica", params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA, "StopReplica"),
+@CORE.rule("BrokerStopReplica",
+      guard_reads=("broker[broker].inbox",), reads=("broker[broker]",), writes=("broker[broker]",),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA, "StopReplica"),
       kind="broker", reference="KIP-112 scenario 2; ReplicaManager.stopReplicas (delete=false)")
 def broker_stop_replica(m, s, broker):
     """The broker handles its oldest request, a StopReplica without delete: the named replicas stop leading or

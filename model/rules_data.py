@@ -10,6 +10,7 @@ from invariants.registry import invariants_in
 
 from .data import advance_hw, fetch_result, leader_at_epoch, matching_prefix
 from .broker import live_copy_dir
+from .footprint import FETCH_READS, LEADER_HW_READS
 from .feature import Feature, Flag
 from .state import GOOD, H_FOLLOWER, H_LEADER, State, replace_at, with_broker
 
@@ -71,7 +72,10 @@ def _guard_produce(m, s, broker, partition):
     return None
 
 
-@DATA.rule("Produce", params=("broker", "partition"), domain=_replicas, guard=_guard_produce, kind="client",
+@DATA.rule("Produce",
+      guard_reads=("broker[broker].up", "broker[broker].hosted", "broker[broker].copies", "broker[broker].dirs", "broker[broker].logs", "broker[broker].isr"),
+      reads=("broker[broker]",) + LEADER_HW_READS, writes=("broker[broker].logs", "broker[broker].hw", "committed", "acked"),
+      params=("broker", "partition"), domain=_replicas, guard=_guard_produce, kind="client",
       reference="KIP-112 test plan (a producer works without message loss); Partition.appendRecordsToLeader (acks=all)")
 def produce(m, s, broker, partition):
     """A producer (acks=all) sends a record to a broker that leads the partition on a good dir, whose cached ISR
@@ -132,7 +136,25 @@ def _fetched(m, s, broker, partition, leader) -> State:
     return advance_hw(m, s, partition, leader)
 
 
-@DATA.rule("ReplicaFetch", params=("broker", "partition"), domain=_replicas, guard=_guard_fetch, kind="broker",
+# What a fetch and an ISR shrink read wherever their leader is (the leader is looked up among every broker's roles
+# and epochs, the HW among the ISR members' logs): with the leader known, only its HW and ISR are touched.
+_LEADER_LOOKUP_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "controller.partitions",
+                        "committed", "acked")
+
+
+def _fetch_footprint(m, s, broker, partition):
+    """ReplicaFetch's footprint when enabled: the follower's log, the leader's HW and ISR (not every broker's)."""
+    leader = _leader_for(m, s, broker, partition)
+    return ((f"broker[{broker}].copies", f"broker[{broker}].dirs", f"broker[{leader}].hw", f"broker[{leader}].isr")
+            + _LEADER_LOOKUP_READS,
+            (f"broker[{broker}].logs", f"broker[{leader}].hw", f"broker[{leader}].isr", "controller.partitions",
+             "committed", "acked"))
+
+
+@DATA.rule("ReplicaFetch",
+      reads=FETCH_READS, writes=("broker[*].logs", "broker[*].hw", "broker[*].isr", "controller.partitions",
+      "committed", "acked"), footprint_at=_fetch_footprint,
+      params=("broker", "partition"), domain=_replicas, guard=_guard_fetch, kind="broker",
       reference="ReplicaFetcherThread (truncation by leader epoch, KIP-101/279); Partition.maybeIncrementLeaderHW")
 def replica_fetch(m, s, broker, partition):
     """A follower fetches from the broker that leads at its leader epoch: it truncates its log to the longest
@@ -171,6 +193,12 @@ def _guard_shrink_isr(m, s, partition, follower):
     return None
 
 
+def _shrink_footprint(leader: int):
+    """LeaderShrinkIsr's footprint when enabled: the current leader's ISR and HW (not every broker's)."""
+    mine = (f"broker[{leader}].isr", f"broker[{leader}].hw")
+    return mine + _LEADER_LOOKUP_READS, mine + ("controller.partitions", "committed", "acked")
+
+
 def _change_isr(m, s, partition, follower, expand: bool) -> State:
     leader = _current_leader(s, partition)
     lb = s.brokers[leader]
@@ -183,7 +211,11 @@ def _change_isr(m, s, partition, follower, expand: bool) -> State:
     return advance_hw(m, s, partition, leader)
 
 
-@DATA.rule("LeaderShrinkIsr", params=("partition", "follower"), domain=_partition_followers,
+@DATA.rule("LeaderShrinkIsr",
+      reads=("controller.partitions",) + LEADER_HW_READS,
+      writes=("broker[*].isr", "broker[*].hw", "controller.partitions", "committed", "acked"),
+      footprint_at=lambda m, s, partition, follower: _shrink_footprint(_current_leader(s, partition)),
+      params=("partition", "follower"), domain=_partition_followers,
       guard=_guard_shrink_isr, kind="broker",
       reference="Partition.maybeShrinkIsr (replica.lag.time.max.ms), ZooKeeper-era conditional ISR update")
 def leader_shrink_isr(m, s, partition, follower):
@@ -204,7 +236,10 @@ def _guard_consume(m, s, broker, partition):
     return None
 
 
-@DATA.rule("Consume", params=("broker", "partition"), domain=_consumer_replicas, guard=_guard_consume, kind="client",
+@DATA.rule("Consume",
+      guard_reads=("broker[broker].up", "broker[broker].hosted", "broker[broker].copies", "broker[broker].dirs", "broker[broker].hw", "consumed"),
+      reads=("broker[broker]", "consumed"), writes=("consumed",),
+      params=("broker", "partition"), domain=_consumer_replicas, guard=_guard_consume, kind="client",
       reference="KIP-112 test plan (a consumer works without message loss or duplication); fetch up to the HW")
 def consume(m, s, broker, partition):
     """The consumer fetches the next entry after those it has read from a broker that leads the partition,

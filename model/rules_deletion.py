@@ -9,6 +9,7 @@ from .config import ONE_OF_EACH
 from . import broker as B
 from .controller import ControllerStep
 from .deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
+from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from .feature import Feature, Flag
 from .common import brokers, oldest_request_is, partitions, set_broker, waiting_response
 from .state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
@@ -40,7 +41,9 @@ def _guard_delete_topic(m, s, partition):
     return None
 
 
-@DELETION.rule("DeleteTopic", params=("partition",), domain=partitions, guard=_guard_delete_topic, kind="controller", fair=False,
+@DELETION.rule("DeleteTopic",
+      guard_reads=("controller.deletion", "controller.partitions"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      params=("partition",), domain=partitions, guard=_guard_delete_topic, kind="controller", fair=False,
       reference="KIP-112 scenario 8 (topic deletion); TopicDeletionManager.enqueueTopicsForDeletion, onTopicDeletion")
 def delete_topic(m, s, partition):
     """An admin deletes the partition's topic and the controller queues it for deletion, then (resumeDeletions)
@@ -55,7 +58,10 @@ def delete_topic(m, s, partition):
     return step.finish()
 
 
-@REPLICA_DELETION.rule("BrokerStopReplicaDelete", params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA_DELETE, "StopReplica(delete=true)"),
+@REPLICA_DELETION.rule("BrokerStopReplicaDelete",
+      guard_reads=("broker[broker].inbox",), reads=("broker[broker]",), writes=("broker[broker]",),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA_DELETE, "StopReplica(delete=true)"),
       kind="broker", reference="KIP-112 scenario 8; KIP-928 Goal deletion; ReplicaManager.stopReplicas (delete=true)")
 def broker_stop_replica_delete(m, s, broker):
     """The broker handles its oldest request, a StopReplica with delete: for a partition it marked offline it
@@ -67,7 +73,10 @@ def broker_stop_replica_delete(m, s, broker):
     return set_broker(s, broker, new._replace(stop_replies=b.stop_replies + (response,)))
 
 
-@REPLICA_DELETION.rule("ControllerStopReplicaResponse", params=("broker",), domain=brokers, guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
+@REPLICA_DELETION.rule("ControllerStopReplicaResponse",
+      guard_reads=("broker[broker].stop_replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].stop_replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].stop_replies",),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
       kind="controller", reference="KIP-112 scenario 8; TopicDeletionStopReplicaResponseReceived")
 def controller_stop_replica_response(m, s, broker):
     """The controller handles a broker's oldest StopReplica(delete=true) response: replicas answered with an

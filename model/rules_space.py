@@ -9,6 +9,7 @@ from invariants import kip928
 
 from . import broker as B
 from .config import ONE_OF_EACH, SATURATION_RECOVERIES
+
 from .feature import Feature, Flag
 from .common import broker_dirs, bounded, budget_left, set_broker, spend
 from .state import B_SATURATIONS, GOOD, SATURATED, SERVING
@@ -67,7 +68,10 @@ def _guard_write(m, s, broker, partition):
     return None
 
 
-@SATURATION.rule("Write", params=("broker", "partition"), domain=_replicas, guard=_guard_write, kind="client",
+@SATURATION.rule("Write",
+      guard_reads=("broker[broker].up", "broker[broker].hosted", "broker[broker].copies", "broker[broker].dirs", "broker[broker].used"), reads=("broker[broker]",),
+      writes=("broker[broker]",),
+      params=("broker", "partition"), domain=_replicas, guard=_guard_write, kind="client",
       reference="KIP-928 (log dirs becoming full): traffic fills the dir; Log.roll")
 def write(m, s, broker, partition):
     """Traffic to a replica the broker leads or follows (produce on a leader, replication on a follower) fills
@@ -90,7 +94,10 @@ def _guard_dir_saturate(m, s, broker, dir):
     return budget_left(m, s, B_SATURATIONS)
 
 
-@SATURATION.rule("DirSaturate", params=("broker", "dir"), domain=bounded(broker_dirs, "max_saturations"),
+@SATURATION.rule("DirSaturate",
+      reads=("broker[broker]", "notifications", "budget"), writes=("broker[broker]", "notifications", "budget"),
+      spends=B_SATURATIONS,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_saturations"),
       guard=_guard_dir_saturate, kind="environment",
       reference="KIP-928 Goal state (a write fails with no space left on device: the dir is saturated)")
 def dir_saturate(m, s, broker, dir):
@@ -117,7 +124,9 @@ def _guard_retention(m, s, broker, partition):
     return None
 
 
-@SATURATION.rule("Retention", params=("broker", "partition"), domain=_replicas, guard=_guard_retention, kind="broker",
+@SATURATION.rule("Retention",
+      reads=("broker[broker]",), writes=("broker[broker]",),
+      params=("broker", "partition"), domain=_replicas, guard=_guard_retention, kind="broker",
       reference="KIP-928 Goal state (retention continues on saturated dirs) and the reserved file; "
                 "Log.deleteOldSegments (rolls a new segment before deleting them all)")
 def retention(m, s, broker, partition):
@@ -140,7 +149,9 @@ def _guard_dir_recover(m, s, broker, dir):
     return None
 
 
-@SATURATION.rule("DirRecover", params=("broker", "dir"), domain=_recoverable_dirs, guard=_guard_dir_recover,
+@SATURATION.rule("DirRecover",
+      reads=("broker[broker]", "notifications"), writes=("broker[broker]", "notifications"),
+      params=("broker", "dir"), domain=_recoverable_dirs, guard=_guard_dir_recover,
       kind="broker", reference="KIP-928 (silent on recovery: the model's choice, --saturation-recovery free-space)")
 def dir_recover(m, s, broker, dir):
     """Retention or deletion freed enough of a saturated dir: a unit for the reserved file (rewritten) and one to

@@ -158,6 +158,7 @@ def refused(capsys, *args) -> str:
     (ONE_FAULT + ("--invariant", "no_recreate_with_bad_dir"), "the invariants checked is"),
     (ONE_FAULT + ("--no-symmetry",), "symmetry reduction is true there, false here"),
     (ONE_FAULT + ("--all-violations",), "--all-violations is false there, true here"),
+    (ONE_FAULT + ("--por",), "--por is false there, true here"),
     (ONE_FAULT + ("--max-depth", "3"), "is at depth 4, beyond --max-depth 3"),
     (ONE_FAULT + ("--max-states", "50"), "not fewer than --max-states 50"),
 ])

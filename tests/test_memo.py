@@ -2,13 +2,11 @@
 components of reachable states always encode alike (no ``True`` where ``1`` is kept)."""
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from model.memo import by_value
 
-from helpers import bfs_states, init, model_of
+from helpers import bfs_states, init, model_of, walk_states
 
 
 def encoding_clashes(states) -> list:
@@ -27,18 +25,7 @@ def encoding_clashes(states) -> list:
 
 def sample_states(model, breadth: int = 4000, walks: int = 150, depth: int = 40, seed: int = 7):
     """The first ``breadth`` states of a BFS, then the states of seeded random walks (deep states)."""
-    states = list(bfs_states(model, model.fingerprint, breadth).values())
-    start = states[0]
-    rng = random.Random(seed)
-    for _ in range(walks):
-        s = start
-        for _ in range(depth):
-            successors = list(model.successors(s))
-            if not successors:
-                break
-            s = rng.choice(successors)[1]
-            states.append(s)
-    return states
+    return list(bfs_states(model, model.fingerprint, breadth).values()) + walk_states(model, walks, depth, seed)
 
 
 @pytest.mark.parametrize("preset", ["tiny", "small", "medium", "saturation", "deletion", "reassignment-race"])
