@@ -22,7 +22,8 @@ from explorer.search import SearchOptions
 from model import Action, Model
 
 from . import worker
-from .options import SparkOptions, SparkSetupError, validate
+from .bound import SmallestNew, cap_for
+from .options import LOCAL_CHECKPOINT, RELIABLE_CHECKPOINT, SparkOptions, SparkSetupError, recovery_for, validate
 from .session import SparkHandle, keep_logs, one_line, start
 
 ENGINE = "spark"
@@ -127,14 +128,15 @@ class _Search:
         self.model, self.invariants, self.options, self.spark = model, list(invariants), options, spark
         self.on_level, self.started = on_level, started
         self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
+        self.recovery = recovery_for(self.sc.master, spark.checkpoint_dir)
         # Hashable (the executors cache a model per key): the frozen configuration and the symmetry in use.
         # The plugins' features travel with the tasks (by value, _ship_by_value); the key names them.
         self.model_key = (model.cfg, model.symmetry, tuple(f.name for f in model.plugin_features))
         self.features = model.plugin_features
 
     # -- one level -------------------------------------------------------------------------------------
-    def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats):
-        from pyspark import RDD, StorageLevel
+    def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats, cap: int | None = None):
+        from pyspark import StorageLevel
 
         sc, parts = self.sc, self.partitions
         if prev is None:
@@ -146,21 +148,45 @@ class _Search:
             # The candidates move to their owners; the visited set stays where it is: both sides have the
             # same partitioner (same function, same count), so Spark unions partition i with partition i.
             shuffled = prev.flatMap(worker.outgoing).partitionBy(parts, worker.route)
-            source = RDD(prev._jrdd.union(shuffled._jrdd), sc, prev._jrdd_deserializer)
-            source.partitioner = shuffled.partitioner
-            if source.getNumPartitions() != parts:   # Spark fell back to a plain union: a bug, not a slowdown
-                raise RuntimeError(f"the union of level {level} has {source.getNumPartitions()} partitions, "
-                                   f"not {parts}: the partitioners differ")
-        fn = worker.LevelPass(self.model_key, self.features, self.invariants, failed, level, parts, expand, stats)
+            source = self._aligned_union(prev, shuffled, level)
+        fn = worker.LevelPass(self.model_key, self.features, self.invariants, failed, level, parts, expand, stats,
+                              cap)
         out = source.mapPartitionsWithIndex(fn, preservesPartitioning=True)
         # Persist first: Python-side, a localCheckpoint alone would let the next level pipeline into (and so
         # recompute) this pass instead of reading the checkpointed blocks.
         out.persist(StorageLevel.MEMORY_AND_DISK)
-        if self.spark.checkpoint_dir is None:
+        if self.recovery == LOCAL_CHECKPOINT:
             out.localCheckpoint()
-        elif level % self.spark.checkpoint_every == 0:
-            out.checkpoint()            # reliable: lineage to here survives a lost executor
-        return out
+        elif self.recovery == RELIABLE_CHECKPOINT and level % self.spark.checkpoint_every == 0:
+            out.checkpoint()            # reliable: a lost executor costs a recomputation from here
+        return out                      # LINEAGE (and between reliable checkpoints): persisted only
+
+    def _aligned_union(self, left, right, level: int):
+        """The union of two RDDs with the one partitioner, partition i beside partition i (nothing moves)."""
+        from pyspark import RDD
+
+        union = RDD(left._jrdd.union(right._jrdd), self.sc, left._jrdd_deserializer)
+        union.partitioner = right.partitioner or left.partitioner
+        if union.getNumPartitions() != self.partitions:   # Spark fell back to a plain union: a bug
+            raise RuntimeError(f"the union of level {level} has {union.getNumPartitions()} partitions, "
+                               f"not {self.partitions}: the partitioners differ")
+        return union
+
+    def _level(self, level: int, prev, failed: frozenset, expand: bool, cap: int | None = None):
+        """Run one level (one Spark job): its RDD and its per-partition figures."""
+        stats_acc = self.sc.accumulator({}, worker.StatsParam())
+        out = self._level_rdd(level, prev, failed, expand, stats_acc, cap)
+        out._jrdd.count()          # the level's one job (JVM-side count: no extra Python pass)
+        values = stats_acc.value
+        missing = [i for i in range(self.partitions) if (level, i) not in values]
+        if missing:
+            raise RuntimeError(f"level {level}: no counts from partition(s) {missing}")
+        return out, [values[(level, i)] for i in range(self.partitions)]
+
+    def _cap(self, prev, out, level: int, remaining: int) -> int | None:
+        """The largest fingerprint among the ``remaining`` smallest new fingerprints of a level (bound.py)."""
+        both = out if prev is None else self._aligned_union(prev, out, level)
+        return cap_for(both.mapPartitions(SmallestNew(remaining)).collect(), remaining)
 
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> SparkSearchResult:
@@ -199,12 +225,12 @@ class _Search:
 
     def _info(self, levels: int, distinct: int, notes: list) -> dict:
         return {"master": self.sc.master, "partitions": self.partitions, "levels": levels,
-                "checkpoint_dir": self.spark.checkpoint_dir,
+                "checkpoint_dir": self.spark.checkpoint_dir, "recovery": self.recovery,
                 "fingerprint_bits": 64, "collision_probability": collision_probability(distinct), "notes": notes}
 
     def _run(self) -> SparkSearchResult:
         _ship_by_value(self.invariants, self.features)
-        model, options, parts = self.model, self.options, self.partitions
+        model, options = self.model, self.options
         max_depth, max_states = options.max_depth, options.max_states
         counts = TransitionCounts(model)
         distinct = 0
@@ -212,24 +238,25 @@ class _Search:
         found: dict[str, tuple] = {}          # invariant id -> its first violation record
         prev = None
         depth = level = 0
-        bounded = False
+        bounded = truncated = False
         stop_reason = None
         levels = 0
         while True:
             level_started = time.monotonic()
-            stats_acc = self.sc.accumulator({}, worker.StatsParam())
             expand = max_depth is None or level < max_depth
-            out = self._level_rdd(level, prev, frozenset(failed), expand, stats_acc)
-            out._jrdd.count()          # the level's one job (JVM-side count: no extra Python pass)
+            out, stats = self._level(level, prev, frozenset(failed), expand)
+            new = sum(s["new"] for s in stats)
+            if max_states is not None and distinct + new >= max_states and (expand or distinct + new > max_states):
+                # The level reaches the bound: run it again, keeping the states with the smallest fingerprints
+                # up to the bound exactly, checked but not expanded (as the last level of --max-depth).
+                remaining = max_states - distinct
+                cap = self._cap(prev, out, level, remaining) if distinct + new > max_states else None
+                out.unpersist(blocking=False)
+                out, stats = self._level(level, prev, frozenset(failed), False, cap)
+                truncated = True
             if prev is not None:
                 prev.unpersist(blocking=False)
             prev = out
-            values = stats_acc.value
-            missing = [i for i in range(parts) if (level, i) not in values]
-            if missing:
-                raise RuntimeError(f"level {level}: no counts from partition(s) {missing}")
-            stats = [values[(level, i)] for i in range(parts)]
-            stats_acc.value = {}
             new = sum(s["new"] for s in stats)
             emitted = sum(s["emitted"] for s in stats)
             distinct += new
@@ -282,8 +309,9 @@ class _Search:
             notes.append("The Spark engine finishes the level in which it finds a violation, so its distinct and "
                          "generated counts (and coverage) can differ from those of the local BFS, which stops at "
                          "the violating transition; the trace is as short as BFS's.")
-        if stop_reason == "max_states":
-            notes.append("--max-states is checked after each level: the count may exceed it by up to one level.")
+        if truncated:
+            notes.append(f"Stopped at --max-states {max_states:,}: the last level keeps its new states with the "
+                         f"smallest fingerprints, checked but not expanded.")
         elapsed = round(time.monotonic() - self.started, 3)
         return SparkSearchResult(ENGINE, status, distinct, counts.generated, depth, elapsed, counts.coverage_dict(),
                                  result_violations, self._info(levels, distinct, notes))

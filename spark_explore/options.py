@@ -73,6 +73,18 @@ def is_local(master: str | None) -> bool:
     return master is not None and (master == "local" or master.startswith(("local[", "local-cluster[")))
 
 
+# How a level survives the loss of an executor (docs/spark.md, "Executors lost"):
+LOCAL_CHECKPOINT = "local-checkpoint"        # local master: the executor is this process's JVM, it cannot be lost
+LINEAGE = "lineage"                          # a cluster without --checkpoint-dir: recomputed from level 0 at worst
+RELIABLE_CHECKPOINT = "reliable-checkpoint"  # --checkpoint-dir: recomputed from the last reliable checkpoint
+
+
+def recovery_for(master: str, checkpoint_dir: str | None) -> str:
+    if checkpoint_dir is not None:
+        return RELIABLE_CHECKPOINT
+    return LOCAL_CHECKPOINT if is_local(master) else LINEAGE
+
+
 def parse_conf(pairs) -> dict:
     """--spark-conf KEY=VALUE pairs as a dict (later ones win)."""
     conf = {}
