@@ -65,13 +65,15 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
     spark = validate(spark or SparkOptions())
     _quiet_py4j()
     handle = SparkHandle(sc, owned=False) if sc is not None else start(spark)
+    search = None
     try:
         if spark.checkpoint_dir is not None:
             try:
                 handle.sc.setCheckpointDir(spark.checkpoint_dir)
             except Exception as e:  # noqa: BLE001 - e.g. an unreachable HDFS
                 raise SparkSetupError(f"cannot use --checkpoint-dir {spark.checkpoint_dir}: {one_line(e)}") from None
-        return _Search(handle, model, invariants, options, spark, on_level, started).run()
+        search = _Search(handle, model, invariants, options, spark, on_level, started)
+        return search.run()
     except SparkSetupError:
         raise
     except Exception as e:
@@ -79,7 +81,8 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
             raise
         keep_logs()
         where = f" (Spark's log: {handle.log_path})" if handle.log_path else ""
-        raise SparkRunError(f"the Spark search failed: {_failure_line(e)}{where}") from None
+        reached = search.reached() if search is not None else ""
+        raise SparkRunError(f"the Spark search failed{reached}: {_failure_line(e)}{where}") from None
     finally:
         handle.stop()
 
@@ -129,6 +132,9 @@ class _Search:
         self.on_level, self.started = on_level, started
         self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
         self.recovery = recovery_for(self.sc.master, spark.checkpoint_dir)
+        # What the last complete level reached (for an interrupt or a failure).
+        self.done = {"distinct": 0, "generated": 0, "coverage": [0] * len(model.rules), "depth": 0,
+                     "levels": 0, "found": {}, "prev": None}
         # Hashable (the executors cache a model per key): the frozen configuration and the symmetry in use.
         # The plugins' features travel with the tasks (by value, _ship_by_value); the key names them.
         self.model_key = (model.cfg, model.symmetry, tuple(f.name for f in model.plugin_features))
@@ -192,8 +198,6 @@ class _Search:
     def run(self) -> SparkSearchResult:
         """The search; SIGINT or SIGTERM ends it with result "interrupted" and the last complete level's counts
         (the caller stops the SparkContext)."""
-        self.done = {"distinct": 0, "generated": 0, "coverage": [0] * len(self.model.rules), "depth": 0,
-                     "levels": 0, "found": {}, "prev": None}
         # PySpark's own SIGINT handler cancels the jobs through py4j from inside the signal handler, which breaks
         # the py4j call under way; a plain KeyboardInterrupt (and SIGTERM's SearchInterrupted) instead, and the
         # caller stops the SparkContext, which cancels what runs.
@@ -206,6 +210,12 @@ class _Search:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
+
+    def reached(self) -> str:
+        """How far the search got, for the one line of a failure (no report is written: docs/cli.md)."""
+        done = self.done
+        return (f" after {done['levels']} complete level(s), {done['distinct']:,} distinct states, depth "
+                f"{done['depth']}")
 
     def _interrupted(self, signum: int) -> SparkSearchResult:
         done = self.done

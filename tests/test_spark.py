@@ -170,6 +170,56 @@ def test_reliable_checkpoints(sc, tmp_path):
     assert any(files for _, _, files in os.walk(tmp_path / "ckpt")), "checkpoint files were written"
 
 
+@pytest.mark.parametrize("max_states", [1, 7, 9, 100, 1000])
+def test_max_states_is_exact(sc, max_states):
+    """--max-states N ends with exactly N distinct states, as BFS does (1 is the initial state alone; 9 ends
+    level 1 exactly). The last level keeps its new states with the smallest fingerprints, checked but not
+    expanded, so the result does not depend on the partitioning."""
+    model = Model(preset_config("tiny"))
+    options = SearchOptions(max_states=max_states)
+    local = bfs(model, select(), options)
+    runs = [explore_spark(model, select(), options, SparkOptions(partitions=p), sc=sc) for p in (2, 3)]
+    for spark in runs:
+        assert (spark.result, spark.distinct_states, spark.depth) == ("bounded", max_states, local.depth)
+        assert spark.spark["notes"], "the report says which states the last level kept"
+    assert _counts(runs[0]) == _counts(runs[1])
+    if max_states == 1:
+        assert runs[0].states_generated == local.states_generated == 0
+
+
+def test_max_states_keeps_a_violation_only_among_the_kept_states(sc):
+    """The level that passes the bound is run again with the cap: a violation in a dropped state is not
+    reported (legacy small's first violation is at depth 4; the bound ends the search inside level 4)."""
+    model = Model(preset_config("small", variant="legacy"))
+    full = explore_spark(model, select(), SearchOptions(max_depth=4), SparkOptions(partitions=2), sc=sc)
+    assert full.result == "violation" and full.depth == 4
+    bounded = explore_spark(model, select(), SearchOptions(max_states=full.distinct_states - 1),
+                            SparkOptions(partitions=2), sc=sc)
+    assert bounded.distinct_states == full.distinct_states - 1
+    assert bounded.result in ("violation", "bounded")
+    for violation in bounded.violations:
+        _replay_fails(model, violation)
+
+
+def _dies_on_a_crash(model, state):
+    if state.budget[B_CRASHES]:
+        os._exit(7)          # the Python worker dies: on local[N] Spark does not retry the task
+    return None
+
+
+def test_a_dead_python_worker_is_a_run_error_naming_how_far_the_search_got(sc):
+    from spark_explore import SparkRunError
+
+    inv = Invariant("test_dies", "state", "Kills its Python worker on a crashed broker.", "test", _dies_on_a_crash)
+    with pytest.raises(SparkRunError) as info:
+        explore_spark(Model(preset_config("tiny")), [inv], SearchOptions(), SparkOptions(partitions=2), sc=sc)
+    message = str(info.value)
+    assert message.startswith("the Spark search failed after 1 complete level(s), 1 distinct states, depth 0: "), message
+    assert "\n" not in message and "crashed" in message
+    # The SparkContext is still usable afterwards.
+    assert explore_spark(Model(preset_config("tiny")), select(), SearchOptions(max_depth=1), sc=sc).distinct_states == 9
+
+
 # -- the CLI -------------------------------------------------------------------------------------------
 
 def _cli(capsys, *args) -> tuple[int, str, str]:
