@@ -328,21 +328,24 @@ def _spark_options(f):
                      help="Spark engine: partitions of the frontier and visited set [default: executor cores].")(f)
     f = click.option("--master", default=None, metavar="URL",
                      help="Spark engine: the Spark master [default: local[*], or spark-submit's].")(f)
+    f = click.option("--resume", "resume_path", default=None, metavar="PATH",
+                     help="Spark engine: go on with the search whose --checkpoint-dir is PATH.")(f)
     return f
 
 
-def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs):
+def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_path=None):
     """The Spark engine's options, checked before Spark starts; None for the local engines."""
     given = master is not None or partitions is not None or checkpoint_dir is not None or conf_pairs
     if engine != "spark":
-        if given:
-            raise BadInput("--master, --spark-partitions, --checkpoint-dir and --spark-conf need --engine spark")
+        if given or resume_path is not None:
+            raise BadInput("--master, --spark-partitions, --checkpoint-dir, --spark-conf and --resume need "
+                           "--engine spark")
         return None
     from spark_explore import SparkSetupError
     from spark_explore.cli import options_from_cli
 
     try:
-        return options_from_cli(master, partitions, checkpoint_dir, conf_pairs)
+        return options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path)
     except SparkSetupError as e:
         raise BadInput(str(e)) from None
 
@@ -420,7 +423,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     if max_memory is not None and engine == "spark":
         raise BadInput("--max-memory applies to the local engines (bfs, dfs, random); for Spark set "
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
-    spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
+    spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf, kwargs.pop("resume_path"))
     cfg = _build_config(preset, _model_params(kwargs))
     model = _build_model(cfg, invariant_ids, symmetry and not liveness, quiet)
     if liveness or any(invariants_pkg.is_liveness(i) for i in model.invariants):

@@ -21,7 +21,7 @@ from explorer.core import (INTERRUPTS, SearchResult, TransitionCounts, Violation
 from explorer.search import SearchOptions
 from model import Action, Model
 
-from . import worker
+from . import resume, worker
 from .bound import SmallestNew, cap_for
 from .options import LOCAL_CHECKPOINT, RELIABLE_CHECKPOINT, SparkOptions, SparkSetupError, recovery_for, validate
 from .session import SparkHandle, keep_logs, one_line, start
@@ -130,8 +130,14 @@ class _Search:
         self.sc, self.handle = handle.sc, handle
         self.model, self.invariants, self.options, self.spark = model, list(invariants), options, spark
         self.on_level, self.started = on_level, started
-        self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
+        self.resumed = resume.read(spark.checkpoint_dir) if spark.resume else None
+        default = self.resumed["identity"].get("partitions") if self.resumed else self.sc.defaultParallelism
+        self.partitions = spark.partitions or max(1, default if isinstance(default, int) else 1)
+        self.identity = resume.identity(model, invariants, options.all_violations, self.partitions)
+        if self.resumed is not None:
+            resume.check(spark.checkpoint_dir, self.resumed, self.identity, options.max_depth, options.max_states)
         self.recovery = recovery_for(self.sc.master, spark.checkpoint_dir)
+        self.manifests = self.recovery == RELIABLE_CHECKPOINT and resume.is_local_dir(spark.checkpoint_dir)
         # What the last complete level reached (for an interrupt or a failure).
         self.done = {"distinct": 0, "generated": 0, "coverage": [0] * len(model.rules), "depth": 0,
                      "levels": 0, "found": {}, "prev": None}
@@ -244,13 +250,22 @@ class _Search:
         max_depth, max_states = options.max_depth, options.max_states
         counts = TransitionCounts(model)
         distinct = 0
-        failed: set[str] = set()
         found: dict[str, tuple] = {}          # invariant id -> its first violation record
         prev = None
         depth = level = 0
         bounded = truncated = False
         stop_reason = None
         levels = 0
+        if self.resumed is not None:          # go on after the level of the manifest (resume.py)
+            saved = self.resumed
+            prev = self._restored(saved["rdd"])
+            level, levels, distinct, depth = saved["level"] + 1, saved["levels"], saved["distinct"], saved["depth"]
+            counts.add(saved["generated"], saved["coverage"])
+            found = {self.invariants[r[4]].id: tuple(r) for r in saved["found"]}
+            if options.progress is not None:
+                options.progress(f"resuming after level {saved['level']}  distinct {distinct:,}  "
+                                 f"(checkpoint in {self.spark.checkpoint_dir})")
+        failed: set[str] = set(found)
         while True:
             level_started = time.monotonic()
             expand = max_depth is None or level < max_depth
@@ -288,6 +303,11 @@ class _Search:
             levels += 1
             self.done = {"distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
                          "depth": depth, "levels": levels, "found": dict(found), "prev": prev}
+            if self.manifests and level % self.spark.checkpoint_every == 0:
+                resume.write(self.spark.checkpoint_dir, {
+                    "identity": self.identity, "level": level, "rdd": out.getCheckpointFile(), "levels": levels,
+                    "distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
+                    "depth": depth, "found": sorted(found.values())})
             if options.progress is not None:
                 options.progress(f"level {level}  frontier {new:,}  distinct {distinct:,}  {seconds:.2f}s  "
                                  f"(total {figures['elapsed']:.1f}s)")
@@ -310,6 +330,9 @@ class _Search:
             level += 1
 
         violations = self._violations(prev, found, options.all_violations)
+        if self.manifests:
+            app_dir = self.sc._jsc.sc().getCheckpointDir()
+            resume.remove(self.spark.checkpoint_dir, app_dir.get() if app_dir.isDefined() else None)
         if stop_reason == "violation":
             depth = max(v_depth for v_depth, _ in violations)
         result_violations = [v for _, v in violations]
@@ -325,6 +348,18 @@ class _Search:
         elapsed = round(time.monotonic() - self.started, 3)
         return SparkSearchResult(ENGINE, status, distinct, counts.generated, depth, elapsed, counts.coverage_dict(),
                                  result_violations, self._info(levels, distinct, notes))
+
+    def _restored(self, rdd_path: str):
+        """A checkpointed level read back, re-keyed to this run's partitioner (one shuffle; partition i stays i)."""
+        from pyspark import StorageLevel
+
+        loaded = self.sc._checkpointFile(rdd_path, self.sc.serializer)
+        if loaded.getNumPartitions() != self.partitions:
+            raise SparkSetupError(f"the checkpoint {rdd_path} has {loaded.getNumPartitions()} partitions, "
+                                  f"not {self.partitions}")
+        restored = (loaded.mapPartitionsWithIndex(resume.keyed_by_partition).partitionBy(self.partitions, worker.route)
+                    .mapPartitions(resume.values, preservesPartitioning=True))
+        return restored.persist(StorageLevel.MEMORY_AND_DISK)
 
     # -- counterexamples -------------------------------------------------------------------------------
     def _violations(self, out, found: dict, all_violations: bool) -> list:

@@ -22,6 +22,7 @@ class SparkOptions:
     checkpoint_dir: str | None = None    # reliable checkpoints every `checkpoint_every` levels go here
     conf: dict = attrs.Factory(dict)     # Spark settings given by the user (--spark-conf), applied last
     checkpoint_every: int = 5            # levels between reliable checkpoints (with checkpoint_dir)
+    resume: bool = False                 # go on from the manifest in checkpoint_dir (spark_explore/resume.py)
 
 
 # Settings that mattered on a 2-core machine (docs/spark.md); the user's --spark-conf overrides each.
@@ -125,6 +126,8 @@ def validate(options: SparkOptions) -> SparkOptions:
         raise SparkSetupError(f"--spark-partitions must be at least 1, not {options.partitions}")
     if options.checkpoint_every < 1:
         raise SparkSetupError(f"checkpoint_every must be at least 1, not {options.checkpoint_every}")
+    if options.resume and options.checkpoint_dir is None:
+        raise SparkSetupError("resuming a Spark search needs its checkpoint dir")
     if options.checkpoint_dir is not None:
         options = attrs.evolve(options, checkpoint_dir=check_checkpoint_dir(options.checkpoint_dir))
     return options

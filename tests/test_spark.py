@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import attrs
 import pytest
 
 from explorer.cli import main as cli_main
@@ -220,6 +221,46 @@ def test_a_dead_python_worker_is_a_run_error_naming_how_far_the_search_got(sc):
     assert explore_spark(Model(preset_config("tiny")), select(), SearchOptions(max_depth=1), sc=sc).distinct_states == 9
 
 
+def _interrupt_after(level: int):
+    def on_level(figures):
+        if figures["level"] == level:
+            raise KeyboardInterrupt
+    return on_level
+
+
+def _interrupted_run(sc, directory, model, stop_after: int, **search):
+    options = SparkOptions(checkpoint_dir=str(directory), checkpoint_every=3, partitions=2)
+    result = explore_spark(model, select(), SearchOptions(**search), options, sc=sc, on_level=_interrupt_after(stop_after))
+    assert result.result == "interrupted"
+    assert (directory / "jbodcheck-spark-manifest.json").exists()
+    return options
+
+
+def test_resume_from_the_checkpoint_dir_gives_bfs_counts(sc, tmp_path):
+    model = Model(preset_config("tiny"))
+    options = _interrupted_run(sc, tmp_path, model, 4, max_depth=7)   # the last reliable checkpoint: level 3
+    lines: list[str] = []
+    resumed = explore_spark(model, select(), SearchOptions(max_depth=7, progress=lines.append),
+                            attrs.evolve(options, resume=True, partitions=None), sc=sc)
+    assert lines[0].startswith("resuming after level 3  distinct ") and lines[1].startswith("level 4  ")
+    assert _counts(resumed) == _counts(bfs(model, select(), SearchOptions(max_depth=7)))
+    assert resumed.spark["levels"] == 8
+    assert os.listdir(tmp_path) == [], "a completed run leaves no checkpoint behind"
+
+
+def test_resume_refuses_another_search(sc, tmp_path):
+    from spark_explore import SparkSetupError
+
+    options = attrs.evolve(_interrupted_run(sc, tmp_path, Model(preset_config("tiny")), 4), resume=True)
+    with pytest.raises(SparkSetupError, match="of another search: it differs in model.variant"):
+        explore_spark(Model(preset_config("tiny", variant="legacy")), select(), SearchOptions(), options, sc=sc)
+    with pytest.raises(SparkSetupError, match="differs in partitions"):
+        explore_spark(Model(preset_config("tiny")), select(), SearchOptions(), attrs.evolve(options, partitions=3),
+                      sc=sc)
+    with pytest.raises(SparkSetupError, match="already at --max-depth"):
+        explore_spark(Model(preset_config("tiny")), select(), SearchOptions(max_depth=3), options, sc=sc)
+
+
 # -- the CLI -------------------------------------------------------------------------------------------
 
 def _cli(capsys, *args) -> tuple[int, str, str]:
@@ -311,6 +352,13 @@ def test_cli_unusable_checkpoint_dir(tmp_path):
 def test_cli_malformed_spark_conf(conf):
     line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--engine", "spark", "--spark-conf", conf))
     assert "--spark-conf" in line
+
+
+def test_cli_resume_without_a_checkpoint_is_bad_input(sc, capsys, tmp_path):
+    code, _, err = _cli(capsys, "explore", "--preset", "tiny", "--engine", "spark", "--resume", str(tmp_path), "-q")
+    assert code == 2
+    assert err.strip() == f"jbodcheck: error: no Spark checkpoint to resume in {tmp_path} (no " \
+                          "jbodcheck-spark-manifest.json: the run completed, or wrote no reliable checkpoint yet)"
 
 
 def test_cli_spark_options_need_the_spark_engine():

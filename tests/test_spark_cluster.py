@@ -17,10 +17,6 @@ import time
 
 import pytest
 
-from explorer.search import SearchOptions, bfs
-from invariants import select
-from model import Model
-from model.presets import preset_config
 from profiles import THOROUGH
 
 pyspark = pytest.importorskip("pyspark")
@@ -143,9 +139,11 @@ def cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def expected():
-    """The local BFS's counts on the same configuration (the CLI's default: dir symmetry on)."""
-    result = bfs(Model(preset_config("tiny"), symmetry=True), select(), SearchOptions(max_depth=DEPTH))
-    return {k: getattr(result, k) for k in COUNTS}
+    """The local BFS's report on the same configuration."""
+    proc = subprocess.run([sys.executable, "-m", "explorer", "explore", "--preset", "tiny", "--max-depth", str(DEPTH),
+                           "--json", "-", "-q"], capture_output=True, text=True, cwd=ROOT, timeout=RUN_TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    return _counts(json.loads(proc.stdout))
 
 
 def _explore(cluster: Cluster, *extra: str, kill_at: int | None = None) -> tuple[dict, list[str], list[int]]:
