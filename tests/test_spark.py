@@ -171,35 +171,68 @@ def test_reliable_checkpoints(sc, tmp_path):
     assert any(files for _, _, files in os.walk(tmp_path / "ckpt")), "checkpoint files were written"
 
 
-@pytest.mark.parametrize("max_states", [1, 7, 9, 100, 1000])
+@pytest.mark.parametrize("max_states", [1, 7, 9, 100])
 def test_max_states_is_exact(sc, max_states):
     """--max-states N ends with exactly N distinct states, as BFS does (1 is the initial state alone; 9 ends
-    level 1 exactly). The last level keeps its new states with the smallest fingerprints, checked but not
-    expanded, so the result does not depend on the partitioning."""
+    level 1 exactly, 7 is inside it)."""
     model = Model(preset_config("tiny"))
     options = SearchOptions(max_states=max_states)
     local = bfs(model, select(), options)
-    runs = [explore_spark(model, select(), options, SparkOptions(partitions=p), sc=sc) for p in (2, 3)]
-    for spark in runs:
-        assert (spark.result, spark.distinct_states, spark.depth) == ("bounded", max_states, local.depth)
-        assert spark.spark["notes"], "the report says which states the last level kept"
-    assert _counts(runs[0]) == _counts(runs[1])
+    spark = explore_spark(model, select(), options, SparkOptions(partitions=2), sc=sc)
+    assert (spark.result, spark.distinct_states, spark.depth) == ("bounded", max_states, local.depth)
+    assert spark.spark["notes"], "the report says which states the last level kept"
     if max_states == 1:
-        assert runs[0].states_generated == local.states_generated == 0
+        assert spark.states_generated == local.states_generated == 0
 
 
-def test_max_states_keeps_a_violation_only_among_the_kept_states(sc):
-    """The level that passes the bound is run again with the cap: a violation in a dropped state is not
-    reported (legacy small's first violation is at depth 4; the bound ends the search inside level 4)."""
-    model = Model(preset_config("small", variant="legacy"))
-    full = explore_spark(model, select(), SearchOptions(max_depth=4), SparkOptions(partitions=2), sc=sc)
-    assert full.result == "violation" and full.depth == 4
-    bounded = explore_spark(model, select(), SearchOptions(max_states=full.distinct_states - 1),
-                            SparkOptions(partitions=2), sc=sc)
-    assert bounded.distinct_states == full.distinct_states - 1
-    assert bounded.result in ("violation", "bounded")
-    for violation in bounded.violations:
-        _replay_fails(model, violation)
+def test_max_states_keeps_the_same_states_on_any_partitioning(sc):
+    """The last level keeps its new states with the smallest fingerprints, checked but not expanded: the
+    counts and coverage do not depend on the partitioning."""
+    model = Model(preset_config("tiny"))
+    runs = [explore_spark(model, select(), SearchOptions(max_states=1000), SparkOptions(partitions=p), sc=sc)
+            for p in (2, 3)]
+    assert runs[0].distinct_states == 1000 and _counts(runs[0]) == _counts(runs[1])
+
+
+class _FailsOn:
+    """A state invariant that fails on one state, named by its fingerprint."""
+
+    def __init__(self, fp: int):
+        self.fp = fp
+
+    def __call__(self, model, state):
+        return "the marked state" if model.fingerprint(state) == self.fp else None
+
+
+def _levels(model, depth: int) -> list[list]:
+    """The BFS levels up to depth, as lists of new states."""
+    init = model.init_states()[0]
+    seen, levels = {model.fingerprint(init)}, [[init]]
+    for _ in range(depth):
+        new = []
+        for state in levels[-1]:
+            for _, after in model.successors(state):
+                if (fp := model.fingerprint(after)) not in seen:
+                    seen.add(fp)
+                    new.append(after)
+        levels.append(new)
+    return levels
+
+
+@pytest.mark.parametrize("rank, result", [(9, "violation"), (10, "bounded")], ids=["last-kept", "first-dropped"])
+def test_max_states_checks_exactly_the_kept_states(sc, rank, result):
+    """With --max-states ending inside level 3 with 10 of its states, the 10 with the smallest fingerprints are
+    kept and checked; a violation in the next one is not reported (it was not visited)."""
+    model = Model(preset_config("tiny"))
+    levels = _levels(model, 3)
+    third = sorted(model.fingerprint(state) for state in levels[3])
+    before = sum(len(level) for level in levels[:3])
+    inv = Invariant("test_marked", "state", "Fails on one state.", "test", _FailsOn(third[rank]))
+    spark = explore_spark(model, [inv], SearchOptions(max_states=before + 10), SparkOptions(partitions=3), sc=sc)
+    assert spark.result == result and spark.distinct_states == before + 10
+    if result == "violation":
+        [violation] = spark.violations
+        assert len(violation.trace) == 4 and model.fingerprint(violation.trace[-1][1]) == third[rank]
 
 
 def _dies_on_a_crash(model, state):
@@ -238,13 +271,13 @@ def _interrupted_run(sc, directory, model, stop_after: int, **search):
 
 def test_resume_from_the_checkpoint_dir_gives_bfs_counts(sc, tmp_path):
     model = Model(preset_config("tiny"))
-    options = _interrupted_run(sc, tmp_path, model, 4, max_depth=7)   # the last reliable checkpoint: level 3
+    options = _interrupted_run(sc, tmp_path, model, 4, max_depth=6)   # the last reliable checkpoint: level 3
     lines: list[str] = []
-    resumed = explore_spark(model, select(), SearchOptions(max_depth=7, progress=lines.append),
+    resumed = explore_spark(model, select(), SearchOptions(max_depth=6, progress=lines.append),
                             attrs.evolve(options, resume=True, partitions=None), sc=sc)
     assert lines[0].startswith("resuming after level 3  distinct ") and lines[1].startswith("level 4  ")
-    assert _counts(resumed) == _counts(bfs(model, select(), SearchOptions(max_depth=7)))
-    assert resumed.spark["levels"] == 8
+    assert _counts(resumed) == _counts(bfs(model, select(), SearchOptions(max_depth=6)))
+    assert resumed.spark["levels"] == 7
     assert os.listdir(tmp_path) == [], "a completed run leaves no checkpoint behind"
 
 
