@@ -257,14 +257,9 @@ class _Search:
         stop_reason = None
         levels = 0
         if self.resumed is not None:          # go on after the level of the manifest (resume.py)
-            saved = self.resumed
-            prev = self._restored(saved["rdd"])
-            level, levels, distinct, depth = saved["level"] + 1, saved["levels"], saved["distinct"], saved["depth"]
-            counts.add(saved["generated"], saved["coverage"])
-            found = {self.invariants[r[4]].id: tuple(r) for r in saved["found"]}
-            if options.progress is not None:
-                options.progress(f"resuming after level {saved['level']}  distinct {distinct:,}  "
-                                 f"(checkpoint in {self.spark.checkpoint_dir})")
+            prev, found = self._resume(counts)
+            done = self.done
+            level, levels, distinct, depth = done["levels"], done["levels"], done["distinct"], done["depth"]
         failed: set[str] = set(found)
         while True:
             level_started = time.monotonic()
@@ -305,7 +300,7 @@ class _Search:
                          "depth": depth, "levels": levels, "found": dict(found), "prev": prev}
             if self.manifests and level % self.spark.checkpoint_every == 0:
                 resume.write(self.spark.checkpoint_dir, {
-                    "identity": self.identity, "level": level, "rdd": out.getCheckpointFile(), "levels": levels,
+                    "identity": self.identity, "level": level, "rdd": out.getCheckpointFile(),
                     "distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
                     "depth": depth, "found": sorted(found.values())})
             if options.progress is not None:
@@ -348,6 +343,20 @@ class _Search:
         elapsed = round(time.monotonic() - self.started, 3)
         return SparkSearchResult(ENGINE, status, distinct, counts.generated, depth, elapsed, counts.coverage_dict(),
                                  result_violations, self._info(levels, distinct, notes))
+
+    def _resume(self, counts: TransitionCounts):
+        """The level of the manifest, read back, and its violation records; its counts go to ``counts`` and to
+        ``self.done``."""
+        saved = self.resumed
+        prev = self._restored(saved["rdd"])
+        counts.add(saved["generated"], saved["coverage"])
+        found = {self.invariants[r[4]].id: tuple(r) for r in saved["found"]}
+        self.done = {"distinct": saved["distinct"], "generated": counts.generated, "coverage": list(counts.coverage),
+                     "depth": saved["depth"], "levels": saved["level"] + 1, "found": dict(found), "prev": prev}
+        if self.options.progress is not None:
+            self.options.progress(f"resuming after level {saved['level']}  distinct {saved['distinct']:,}  "
+                                  f"(checkpoint in {self.spark.checkpoint_dir})")
+        return prev, found
 
     def _restored(self, rdd_path: str):
         """A checkpointed level read back, re-keyed to this run's partitioner (one shuffle; partition i stays i)."""

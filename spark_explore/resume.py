@@ -17,6 +17,7 @@ import os
 import shutil
 
 from explorer import __version__
+from explorer.scenario import read_json
 
 from .options import SparkSetupError
 
@@ -83,17 +84,10 @@ def _read_quietly(path: str) -> dict | None:
 
 def read_manifest(path: str) -> dict:
     try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_BYTES + 1)
-    except OSError as e:
-        raise SparkSetupError(f"cannot read {path}: {e.strerror or e}") from None
-    if len(data) > _MAX_BYTES:
-        raise SparkSetupError(f"{path} is not a Spark checkpoint manifest (larger than 8 MB)")
-    try:
-        manifest = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise SparkSetupError(f"{path} is not a Spark checkpoint manifest (not JSON)") from None
-    needed = {"format", "identity", "level", "rdd", "distinct", "generated", "coverage", "depth", "levels", "found"}
+        manifest = read_json(path, "Spark checkpoint manifest", _MAX_BYTES)
+    except ValueError as e:
+        raise SparkSetupError(str(e)) from None
+    needed = {"format", "identity", "level", "rdd", "distinct", "generated", "coverage", "depth", "found"}
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not needed <= manifest.keys():
         raise SparkSetupError(f"{path} is not a Spark checkpoint manifest of format {FORMAT}")
     return manifest

@@ -165,10 +165,24 @@ def test_an_invariant_from_outside_the_packages_travels_to_the_executors(sc):
 
 
 def test_reliable_checkpoints(sc, tmp_path):
-    options = SparkOptions(checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=2)
-    _, local, spark, _ = _run_both("tiny", sc, spark_options=options, max_depth=5)
-    assert _counts(spark) == _counts(local)
-    assert any(files for _, _, files in os.walk(tmp_path / "ckpt")), "checkpoint files were written"
+    """Every second level is checkpointed with a manifest naming it; the previous checkpoint's files go; a
+    completed run leaves nothing behind."""
+    directory = tmp_path / "ckpt"
+    seen = []
+
+    def look(figures):
+        manifest = json.loads((directory / "jbodcheck-spark-manifest.json").read_text())
+        rdd_dirs = sorted(os.path.basename(d) for d, _, files in os.walk(directory) if "part-00000" in files)
+        seen.append((figures["level"], manifest["level"], manifest["rdd"].rsplit("/", 1)[-1], rdd_dirs))
+
+    model = Model(preset_config("tiny"))
+    spark = explore_spark(model, select(), SearchOptions(max_depth=5),
+                          SparkOptions(checkpoint_dir=str(directory), checkpoint_every=2), sc=sc, on_level=look)
+    assert _counts(spark) == _counts(bfs(model, select(), SearchOptions(max_depth=5)))
+    assert spark.spark["recovery"] == "reliable-checkpoint"
+    assert [(level, saved) for level, saved, _, _ in seen] == [(0, 0), (1, 0), (2, 2), (3, 2), (4, 4), (5, 4)]
+    assert all(rdd_dirs == [rdd] for _, _, rdd, rdd_dirs in seen), "only the manifest's checkpoint is kept"
+    assert os.listdir(directory) == []
 
 
 @pytest.mark.parametrize("max_states", [1, 7, 9, 100])
