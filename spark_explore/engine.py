@@ -8,6 +8,7 @@ states of the path with the model (docs/spark.md).
 from __future__ import annotations
 
 import logging
+import re
 import signal
 import sys
 import threading
@@ -106,7 +107,14 @@ def _failure_line(error: BaseException) -> str:
                 last = line.strip()
         if last:
             return last
-    return one_line(error)
+    line = one_line(error)
+    lost = _LOST_TASK.search(line)
+    if lost:      # "Job aborted due to stage failure: Task 1 in stage 3.0 failed 1 times, most recent ...: why"
+        return f"a task failed {lost.group(1)} time(s): {lost.group(2).split('. ')[0]}"
+    return line
+
+
+_LOST_TASK = re.compile(r"failed (\d+) times?, most recent failure: Lost task [^:]*: (?:[\w.$]+(?:Exception|Error): )?(.+)")
 
 
 def _ship_by_value(invariants, features=()) -> None:
