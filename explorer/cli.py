@@ -333,7 +333,7 @@ def _spark_options(f):
     return f
 
 
-def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs):
+def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_path=None):
     """The Spark engine's options, checked before Spark starts; None for the local engines."""
     given = master is not None or partitions is not None or checkpoint_dir is not None or conf_pairs
     if engine != "spark":
@@ -344,7 +344,7 @@ def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs):
     from spark_explore.cli import options_from_cli
 
     try:
-        return options_from_cli(master, partitions, checkpoint_dir, conf_pairs)
+        return options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path)
     except SparkSetupError as e:
         raise BadInput(str(e)) from None
 
@@ -365,7 +365,8 @@ def _checkpoint_options(f):
     """BFS checkpoints (explorer/checkpoint.py; docs/cli.md, "Checkpoint and resume")."""
     f = click.option("--resume", "resume_path", default=None, metavar="PATH",
                      help="BFS: continue the search saved in the checkpoint PATH; give the options that wrote it "
-                          "(a checkpoint of another model configuration or version is refused).")(f)
+                          "(a checkpoint of another model configuration or version is refused). Spark: go on "
+                          "with the search whose --checkpoint-dir is PATH.")(f)
     f = click.option("--checkpoint-every", "checkpoint_every", type=click.FloatRange(min=0), default=None,
                      metavar="SECONDS", help=f"BFS: seconds between two checkpoints (written at the next level "
                                              f"boundary) [default: {DEFAULT_EVERY_S:.0f}].")(f)
@@ -383,7 +384,7 @@ def _checkpoint_setup(engine: str, kwargs: dict) -> dict | None:
         return None
     if engine != "bfs":
         raise BadInput(f"--checkpoint and --resume apply to --engine bfs only (not {engine})"
-                       + ("; the Spark engine has --checkpoint-dir" if engine == "spark" else ""))
+                       + ("; the Spark engine has --checkpoint-dir (and --resume DIR)" if engine == "spark" else ""))
     if every is not None and path is None:
         raise BadInput("--checkpoint-every needs --checkpoint PATH")
     _check_writable(path, "the checkpoint", dash_is_stdout=False)
@@ -480,8 +481,9 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     if max_memory is not None and engine == "spark":
         raise BadInput("--max-memory applies to the local engines (bfs, dfs, random); for Spark set "
                        "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
+    spark_resume = kwargs.pop("resume_path") if engine == "spark" else None   # Spark's: its --checkpoint-dir
     checkpointing = _checkpoint_setup(engine, kwargs)
-    spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf)
+    spark = _spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf, spark_resume)
     cfg = _build_config(preset, _model_params(kwargs))
     model = _build_model(cfg, invariant_ids, symmetry and not liveness, quiet)
     if liveness or any(invariants_pkg.is_liveness(i) for i in model.invariants):

@@ -1,16 +1,25 @@
 """What `jbodcheck explore --engine spark` adds to the CLI: option handling and the report's Spark section."""
 from __future__ import annotations
 
+import os
+
 from .engine import SparkSearchResult, explore_spark
-from .options import SparkOptions, parse_conf, validate
+from .options import SparkOptions, SparkSetupError, parse_conf, validate
 
 SPARK_OPTIONS = ("--master", "--spark-partitions", "--checkpoint-dir", "--spark-conf")
 
 
-def options_from_cli(master, partitions, checkpoint_dir, conf_pairs) -> SparkOptions:
-    """SparkOptions from the CLI's flags, checked before Spark starts (SparkSetupError: one line)."""
+def options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path=None) -> SparkOptions:
+    """SparkOptions from the CLI's flags, checked before Spark starts (SparkSetupError: one line). ``--resume
+    PATH``: PATH is the checkpoint dir of the search to go on with (spark_explore/resume.py); it is the
+    checkpoint dir of this run too."""
+    if resume_path is not None:
+        if checkpoint_dir is not None and os.path.abspath(checkpoint_dir) != os.path.abspath(resume_path):
+            raise SparkSetupError(f"--resume {resume_path} goes on in its own checkpoint dir: give no other "
+                                  f"--checkpoint-dir ({checkpoint_dir})")
+        checkpoint_dir = resume_path
     return validate(SparkOptions(master=master, partitions=partitions, checkpoint_dir=checkpoint_dir,
-                                 conf=parse_conf(conf_pairs)))
+                                 conf=parse_conf(conf_pairs), resume=resume_path is not None))
 
 
 def run(model, invariants, options, spark: SparkOptions) -> SparkSearchResult:
@@ -25,6 +34,7 @@ def annotate(report: dict, summary: str, result) -> tuple[dict, str]:
     info = result.spark
     report = {**report, "spark": info}
     # The collision estimate is in every engine's summary (and report's "collision_probability").
-    lines = [summary, f"Spark: {info['partitions']} partitions on {info['master']}, {info['levels']} levels."]
+    lines = [summary, f"Spark: {info['partitions']} partitions on {info['master']}, {info['levels']} levels; "
+                      f"recovery from a lost executor: {info['recovery']}."]
     lines.extend(f"Note: {note}" for note in info["notes"])
     return report, "\n".join(lines)

@@ -8,6 +8,7 @@ states of the path with the model (docs/spark.md).
 from __future__ import annotations
 
 import logging
+import re
 import signal
 import sys
 import threading
@@ -21,8 +22,9 @@ from explorer.core import (INTERRUPTS, SearchResult, TransitionCounts, Violation
 from explorer.search import SearchOptions
 from model import Action, Model
 
-from . import worker
-from .options import SparkOptions, SparkSetupError, validate
+from . import resume, worker
+from .bound import SmallestNew, cap_for
+from .options import LOCAL_CHECKPOINT, RELIABLE_CHECKPOINT, SparkOptions, SparkSetupError, recovery_for, validate
 from .session import SparkHandle, keep_logs, one_line, start
 
 ENGINE = "spark"
@@ -64,13 +66,15 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
     spark = validate(spark or SparkOptions())
     _quiet_py4j()
     handle = SparkHandle(sc, owned=False) if sc is not None else start(spark)
+    search = None
     try:
         if spark.checkpoint_dir is not None:
             try:
                 handle.sc.setCheckpointDir(spark.checkpoint_dir)
             except Exception as e:  # noqa: BLE001 - e.g. an unreachable HDFS
                 raise SparkSetupError(f"cannot use --checkpoint-dir {spark.checkpoint_dir}: {one_line(e)}") from None
-        return _Search(handle, model, invariants, options, spark, on_level, started).run()
+        search = _Search(handle, model, invariants, options, spark, on_level, started)
+        return search.run()
     except SparkSetupError:
         raise
     except Exception as e:
@@ -78,7 +82,8 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
             raise
         keep_logs()
         where = f" (Spark's log: {handle.log_path})" if handle.log_path else ""
-        raise SparkRunError(f"the Spark search failed: {_failure_line(e)}{where}") from None
+        reached = search.reached() if search is not None else ""
+        raise SparkRunError(f"the Spark search failed{reached}: {_failure_line(e)}{where}") from None
     finally:
         handle.stop()
 
@@ -102,7 +107,14 @@ def _failure_line(error: BaseException) -> str:
                 last = line.strip()
         if last:
             return last
-    return one_line(error)
+    line = one_line(error)
+    lost = _LOST_TASK.search(line)
+    if lost:      # "Job aborted due to stage failure: Task 1 in stage 3.0 failed 1 times, most recent ...: why"
+        return f"a task failed {lost.group(1)} time(s): {lost.group(2).split('. ')[0]}"
+    return line
+
+
+_LOST_TASK = re.compile(r"failed (\d+) times?, most recent failure: Lost task [^:]*: (?:[\w.$]+(?:Exception|Error): )?(.+)")
 
 
 def _ship_by_value(invariants, features=()) -> None:
@@ -126,15 +138,25 @@ class _Search:
         self.sc, self.handle = handle.sc, handle
         self.model, self.invariants, self.options, self.spark = model, list(invariants), options, spark
         self.on_level, self.started = on_level, started
-        self.partitions = spark.partitions or max(1, self.sc.defaultParallelism)
+        self.resumed = resume.read(spark.checkpoint_dir) if spark.resume else None
+        default = self.resumed["identity"].get("partitions") if self.resumed else self.sc.defaultParallelism
+        self.partitions = spark.partitions or max(1, default if isinstance(default, int) else 1)
+        self.identity = resume.identity(model, invariants, options.all_violations, self.partitions)
+        if self.resumed is not None:
+            resume.check(spark.checkpoint_dir, self.resumed, self.identity, options.max_depth, options.max_states)
+        self.recovery = recovery_for(self.sc.master, spark.checkpoint_dir)
+        self.manifests = self.recovery == RELIABLE_CHECKPOINT and resume.is_local_dir(spark.checkpoint_dir)
+        # What the last complete level reached (for an interrupt or a failure).
+        self.done = {"distinct": 0, "generated": 0, "coverage": [0] * len(model.rules), "depth": 0,
+                     "levels": 0, "found": {}, "prev": None}
         # Hashable (the executors cache a model per key): the frozen configuration and the symmetry in use.
         # The plugins' features travel with the tasks (by value, _ship_by_value); the key names them.
         self.model_key = (model.cfg, model.symmetry, tuple(f.name for f in model.plugin_features))
         self.features = model.plugin_features
 
     # -- one level -------------------------------------------------------------------------------------
-    def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats):
-        from pyspark import RDD, StorageLevel
+    def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats, cap: int | None = None):
+        from pyspark import StorageLevel
 
         sc, parts = self.sc, self.partitions
         if prev is None:
@@ -146,28 +168,50 @@ class _Search:
             # The candidates move to their owners; the visited set stays where it is: both sides have the
             # same partitioner (same function, same count), so Spark unions partition i with partition i.
             shuffled = prev.flatMap(worker.outgoing).partitionBy(parts, worker.route)
-            source = RDD(prev._jrdd.union(shuffled._jrdd), sc, prev._jrdd_deserializer)
-            source.partitioner = shuffled.partitioner
-            if source.getNumPartitions() != parts:   # Spark fell back to a plain union: a bug, not a slowdown
-                raise RuntimeError(f"the union of level {level} has {source.getNumPartitions()} partitions, "
-                                   f"not {parts}: the partitioners differ")
-        fn = worker.LevelPass(self.model_key, self.features, self.invariants, failed, level, parts, expand, stats)
+            source = self._aligned_union(prev, shuffled, level)
+        fn = worker.LevelPass(self.model_key, self.features, self.invariants, failed, level, parts, expand, stats,
+                              cap)
         out = source.mapPartitionsWithIndex(fn, preservesPartitioning=True)
         # Persist first: Python-side, a localCheckpoint alone would let the next level pipeline into (and so
         # recompute) this pass instead of reading the checkpointed blocks.
         out.persist(StorageLevel.MEMORY_AND_DISK)
-        if self.spark.checkpoint_dir is None:
+        if self.recovery == LOCAL_CHECKPOINT:
             out.localCheckpoint()
-        elif level % self.spark.checkpoint_every == 0:
-            out.checkpoint()            # reliable: lineage to here survives a lost executor
-        return out
+        elif self.recovery == RELIABLE_CHECKPOINT and level % self.spark.checkpoint_every == 0:
+            out.checkpoint()            # reliable: a lost executor costs a recomputation from here
+        return out                      # LINEAGE (and between reliable checkpoints): persisted only
+
+    def _aligned_union(self, left, right, level: int):
+        """The union of two RDDs with the one partitioner, partition i beside partition i (nothing moves)."""
+        from pyspark import RDD
+
+        union = RDD(left._jrdd.union(right._jrdd), self.sc, left._jrdd_deserializer)
+        union.partitioner = right.partitioner or left.partitioner
+        if union.getNumPartitions() != self.partitions:   # Spark fell back to a plain union: a bug
+            raise RuntimeError(f"the union of level {level} has {union.getNumPartitions()} partitions, "
+                               f"not {self.partitions}: the partitioners differ")
+        return union
+
+    def _level(self, level: int, prev, failed: frozenset, expand: bool, cap: int | None = None):
+        """Run one level (one Spark job): its RDD and its per-partition figures."""
+        stats_acc = self.sc.accumulator({}, worker.StatsParam())
+        out = self._level_rdd(level, prev, failed, expand, stats_acc, cap)
+        out._jrdd.count()          # the level's one job (JVM-side count: no extra Python pass)
+        values = stats_acc.value
+        missing = [i for i in range(self.partitions) if (level, i) not in values]
+        if missing:
+            raise RuntimeError(f"level {level}: no counts from partition(s) {missing}")
+        return out, [values[(level, i)] for i in range(self.partitions)]
+
+    def _cap(self, prev, out, level: int, remaining: int) -> int | None:
+        """The largest fingerprint among the ``remaining`` smallest new fingerprints of a level (bound.py)."""
+        both = out if prev is None else self._aligned_union(prev, out, level)
+        return cap_for(both.mapPartitions(SmallestNew(remaining)).collect(), remaining)
 
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> SparkSearchResult:
         """The search; SIGINT or SIGTERM ends it with result "interrupted" and the last complete level's counts
         (the caller stops the SparkContext)."""
-        self.done = {"distinct": 0, "generated": 0, "coverage": [0] * len(self.model.rules), "depth": 0,
-                     "levels": 0, "found": {}, "prev": None}
         # PySpark's own SIGINT handler cancels the jobs through py4j from inside the signal handler, which breaks
         # the py4j call under way; a plain KeyboardInterrupt (and SIGTERM's SearchInterrupted) instead, and the
         # caller stops the SparkContext, which cancels what runs.
@@ -180,6 +224,12 @@ class _Search:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
+
+    def reached(self) -> str:
+        """How far the search got, for the one line of a failure (no report is written: docs/cli.md)."""
+        done = self.done
+        return (f" after {done['levels']} complete level(s), {done['distinct']:,} distinct states, depth "
+                f"{done['depth']}")
 
     def _interrupted(self, signum: int) -> SparkSearchResult:
         done = self.done
@@ -199,37 +249,42 @@ class _Search:
 
     def _info(self, levels: int, distinct: int, notes: list) -> dict:
         return {"master": self.sc.master, "partitions": self.partitions, "levels": levels,
-                "checkpoint_dir": self.spark.checkpoint_dir,
+                "checkpoint_dir": self.spark.checkpoint_dir, "recovery": self.recovery,
                 "fingerprint_bits": 64, "collision_probability": collision_probability(distinct), "notes": notes}
 
     def _run(self) -> SparkSearchResult:
         _ship_by_value(self.invariants, self.features)
-        model, options, parts = self.model, self.options, self.partitions
+        model, options = self.model, self.options
         max_depth, max_states = options.max_depth, options.max_states
         counts = TransitionCounts(model)
         distinct = 0
-        failed: set[str] = set()
         found: dict[str, tuple] = {}          # invariant id -> its first violation record
         prev = None
         depth = level = 0
-        bounded = False
+        bounded = truncated = False
         stop_reason = None
         levels = 0
+        if self.resumed is not None:          # go on after the level of the manifest (resume.py)
+            prev, found = self._resume(counts)
+            done = self.done
+            level, levels, distinct, depth = done["levels"], done["levels"], done["distinct"], done["depth"]
+        failed: set[str] = set(found)
         while True:
             level_started = time.monotonic()
-            stats_acc = self.sc.accumulator({}, worker.StatsParam())
             expand = max_depth is None or level < max_depth
-            out = self._level_rdd(level, prev, frozenset(failed), expand, stats_acc)
-            out._jrdd.count()          # the level's one job (JVM-side count: no extra Python pass)
+            out, stats = self._level(level, prev, frozenset(failed), expand)
+            new = sum(s["new"] for s in stats)
+            if max_states is not None and distinct + new >= max_states and (expand or distinct + new > max_states):
+                # The level reaches the bound: run it again, keeping the states with the smallest fingerprints
+                # up to the bound exactly, checked but not expanded (as the last level of --max-depth).
+                remaining = max_states - distinct
+                cap = self._cap(prev, out, level, remaining) if distinct + new > max_states else None
+                out.unpersist(blocking=False)
+                out, stats = self._level(level, prev, frozenset(failed), False, cap)
+                truncated = True
             if prev is not None:
                 prev.unpersist(blocking=False)
             prev = out
-            values = stats_acc.value
-            missing = [i for i in range(parts) if (level, i) not in values]
-            if missing:
-                raise RuntimeError(f"level {level}: no counts from partition(s) {missing}")
-            stats = [values[(level, i)] for i in range(parts)]
-            stats_acc.value = {}
             new = sum(s["new"] for s in stats)
             emitted = sum(s["emitted"] for s in stats)
             distinct += new
@@ -251,6 +306,11 @@ class _Search:
             levels += 1
             self.done = {"distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
                          "depth": depth, "levels": levels, "found": dict(found), "prev": prev}
+            if self.manifests and level % self.spark.checkpoint_every == 0:
+                resume.write(self.spark.checkpoint_dir, {
+                    "identity": self.identity, "level": level, "rdd": out.getCheckpointFile(),
+                    "distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
+                    "depth": depth, "found": sorted(found.values())})
             if options.progress is not None:
                 options.progress(f"level {level}  frontier {new:,}  distinct {distinct:,}  {seconds:.2f}s  "
                                  f"(total {figures['elapsed']:.1f}s)")
@@ -273,6 +333,9 @@ class _Search:
             level += 1
 
         violations = self._violations(prev, found, options.all_violations)
+        if self.manifests:
+            app_dir = self.sc._jsc.sc().getCheckpointDir()
+            resume.remove(self.spark.checkpoint_dir, app_dir.get() if app_dir.isDefined() else None)
         if stop_reason == "violation":
             depth = max(v_depth for v_depth, _ in violations)
         result_violations = [v for _, v in violations]
@@ -282,11 +345,38 @@ class _Search:
             notes.append("The Spark engine finishes the level in which it finds a violation, so its distinct and "
                          "generated counts (and coverage) can differ from those of the local BFS, which stops at "
                          "the violating transition; the trace is as short as BFS's.")
-        if stop_reason == "max_states":
-            notes.append("--max-states is checked after each level: the count may exceed it by up to one level.")
+        if truncated:
+            notes.append(f"Stopped at --max-states {max_states:,}: the last level keeps its new states with the "
+                         f"smallest fingerprints, checked but not expanded.")
         elapsed = round(time.monotonic() - self.started, 3)
         return SparkSearchResult(ENGINE, status, distinct, counts.generated, depth, elapsed, counts.coverage_dict(),
                                  result_violations, self._info(levels, distinct, notes))
+
+    def _resume(self, counts: TransitionCounts):
+        """The level of the manifest, read back, and its violation records; its counts go to ``counts`` and to
+        ``self.done``."""
+        saved = self.resumed
+        prev = self._restored(saved["rdd"])
+        counts.add(saved["generated"], saved["coverage"])
+        found = {self.invariants[r[4]].id: tuple(r) for r in saved["found"]}
+        self.done = {"distinct": saved["distinct"], "generated": counts.generated, "coverage": list(counts.coverage),
+                     "depth": saved["depth"], "levels": saved["level"] + 1, "found": dict(found), "prev": prev}
+        if self.options.progress is not None:
+            self.options.progress(f"resuming after level {saved['level']}  distinct {saved['distinct']:,}  "
+                                  f"(checkpoint in {self.spark.checkpoint_dir})")
+        return prev, found
+
+    def _restored(self, rdd_path: str):
+        """A checkpointed level read back, re-keyed to this run's partitioner (one shuffle; partition i stays i)."""
+        from pyspark import StorageLevel
+
+        loaded = self.sc._checkpointFile(rdd_path, self.sc.serializer)
+        if loaded.getNumPartitions() != self.partitions:
+            raise SparkSetupError(f"the checkpoint {rdd_path} has {loaded.getNumPartitions()} partitions, "
+                                  f"not {self.partitions}")
+        restored = (loaded.mapPartitionsWithIndex(resume.keyed_by_partition).partitionBy(self.partitions, worker.route)
+                    .mapPartitions(resume.values, preservesPartitioning=True))
+        return restored.persist(StorageLevel.MEMORY_AND_DISK)
 
     # -- counterexamples -------------------------------------------------------------------------------
     def _violations(self, out, found: dict, all_violations: bool) -> list:

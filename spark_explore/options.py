@@ -22,6 +22,7 @@ class SparkOptions:
     checkpoint_dir: str | None = None    # reliable checkpoints every `checkpoint_every` levels go here
     conf: dict = attrs.Factory(dict)     # Spark settings given by the user (--spark-conf), applied last
     checkpoint_every: int = 5            # levels between reliable checkpoints (with checkpoint_dir)
+    resume: bool = False                 # go on from the manifest in checkpoint_dir (spark_explore/resume.py)
 
 
 # Settings that mattered on a 2-core machine (docs/spark.md); the user's --spark-conf overrides each.
@@ -73,6 +74,18 @@ def is_local(master: str | None) -> bool:
     return master is not None and (master == "local" or master.startswith(("local[", "local-cluster[")))
 
 
+# How a level survives the loss of an executor (docs/spark.md, "Executors lost"):
+LOCAL_CHECKPOINT = "local-checkpoint"        # local master: the executor is this process's JVM, it cannot be lost
+LINEAGE = "lineage"                          # a cluster without --checkpoint-dir: recomputed from level 0 at worst
+RELIABLE_CHECKPOINT = "reliable-checkpoint"  # --checkpoint-dir: recomputed from the last reliable checkpoint
+
+
+def recovery_for(master: str, checkpoint_dir: str | None) -> str:
+    if checkpoint_dir is not None:
+        return RELIABLE_CHECKPOINT
+    return LOCAL_CHECKPOINT if is_local(master) else LINEAGE
+
+
 def parse_conf(pairs) -> dict:
     """--spark-conf KEY=VALUE pairs as a dict (later ones win)."""
     conf = {}
@@ -113,6 +126,8 @@ def validate(options: SparkOptions) -> SparkOptions:
         raise SparkSetupError(f"--spark-partitions must be at least 1, not {options.partitions}")
     if options.checkpoint_every < 1:
         raise SparkSetupError(f"checkpoint_every must be at least 1, not {options.checkpoint_every}")
+    if options.resume and options.checkpoint_dir is None:
+        raise SparkSetupError("resuming a Spark search needs its checkpoint dir")
     if options.checkpoint_dir is not None:
         options = attrs.evolve(options, checkpoint_dir=check_checkpoint_dir(options.checkpoint_dir))
     return options

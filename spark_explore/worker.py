@@ -132,8 +132,9 @@ class LevelPass:
     overwrites rather than adds.
     """
 
-    def __init__(self, model_key, features, invariants, failed, level, partitions, expand, stats):
+    def __init__(self, model_key, features, invariants, failed, level, partitions, expand, stats, cap=None):
         self.model_key, self.features = model_key, features
+        self.cap = cap                       # keep only new states with a fingerprint <= cap (exact --max-states)
         self.invariants = list(invariants)   # Invariant objects: checks travel by reference, plugins by value
         self.failed = frozenset(failed)
         self.level = level
@@ -165,6 +166,9 @@ class LevelPass:
         visited = pickle.loads(visited_blob) if visited_blob is not None else _EMPTY
         new_fps, new_parents, new_actions, new_states = self._select_new(visited[0], incoming)
         del incoming
+        if self.cap is not None:
+            new_fps, new_parents, new_actions, new_states = _at_most(self.cap, new_fps, new_parents, new_actions,
+                                                                     new_states)
         visited = merge_sorted(visited, (new_fps, new_parents, new_actions))
         visited_size = len(visited[0])
         yield ("V", pickle.dumps(visited, _PROTOCOL))
@@ -252,6 +256,12 @@ class LevelPass:
             for slot, state in zip(slots, decode_states(blocks[b][3], position[chosen[slots]].tolist())):
                 states[slot] = state
         return fps[chosen], parents[chosen], actions[chosen], states
+
+
+def _at_most(cap: int, fps, parents, actions, states):
+    """The new states whose fingerprint is at most ``cap`` (``fps`` is sorted)."""
+    n = int(np.searchsorted(fps, U64(cap), side="right"))
+    return fps[:n], parents[:n], actions[:n], states[:n]
 
 
 class Lookup:

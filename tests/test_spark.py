@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import attrs
 import pytest
 
 from explorer.cli import main as cli_main
@@ -164,10 +165,147 @@ def test_an_invariant_from_outside_the_packages_travels_to_the_executors(sc):
 
 
 def test_reliable_checkpoints(sc, tmp_path):
-    options = SparkOptions(checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=2)
-    _, local, spark, _ = _run_both("tiny", sc, spark_options=options, max_depth=5)
-    assert _counts(spark) == _counts(local)
-    assert any(files for _, _, files in os.walk(tmp_path / "ckpt")), "checkpoint files were written"
+    """Every second level is checkpointed with a manifest naming it; the previous checkpoint's files go; a
+    completed run leaves nothing behind."""
+    directory = tmp_path / "ckpt"
+    seen = []
+
+    def look(figures):
+        manifest = json.loads((directory / "jbodcheck-spark-manifest.json").read_text())
+        rdd_dirs = sorted(os.path.basename(d) for d, _, files in os.walk(directory) if "part-00000" in files)
+        seen.append((figures["level"], manifest["level"], manifest["rdd"].rsplit("/", 1)[-1], rdd_dirs))
+
+    model = Model(preset_config("tiny"))
+    spark = explore_spark(model, select(), SearchOptions(max_depth=5),
+                          SparkOptions(checkpoint_dir=str(directory), checkpoint_every=2), sc=sc, on_level=look)
+    assert _counts(spark) == _counts(bfs(model, select(), SearchOptions(max_depth=5)))
+    assert spark.spark["recovery"] == "reliable-checkpoint"
+    assert [(level, saved) for level, saved, _, _ in seen] == [(0, 0), (1, 0), (2, 2), (3, 2), (4, 4), (5, 4)]
+    assert all(rdd_dirs == [rdd] for _, _, rdd, rdd_dirs in seen), "only the manifest's checkpoint is kept"
+    assert os.listdir(directory) == []
+
+
+@pytest.mark.parametrize("max_states", [1, 9, 100])
+def test_max_states_is_exact(sc, max_states):
+    """--max-states N ends with exactly N distinct states, as BFS does (1 is the initial state alone; 9 ends
+    level 1 exactly, 100 is inside level 3)."""
+    model = Model(preset_config("tiny"))
+    options = SearchOptions(max_states=max_states)
+    local = bfs(model, select(), options)
+    spark = explore_spark(model, select(), options, SparkOptions(partitions=2), sc=sc)
+    assert (spark.result, spark.distinct_states, spark.depth) == ("bounded", max_states, local.depth)
+    assert spark.spark["notes"], "the report says which states the last level kept"
+    if max_states == 1:
+        assert spark.states_generated == local.states_generated == 0
+
+
+def test_max_states_keeps_the_same_states_on_any_partitioning(sc):
+    """The last level keeps its new states with the smallest fingerprints, checked but not expanded: the
+    counts and coverage do not depend on the partitioning."""
+    model = Model(preset_config("tiny"))
+    runs = [explore_spark(model, select(), SearchOptions(max_states=500), SparkOptions(partitions=p), sc=sc)
+            for p in (2, 3)]
+    assert runs[0].distinct_states == 500 and _counts(runs[0]) == _counts(runs[1])
+
+
+class _FailsOn:
+    """A state invariant that fails on one state, named by its fingerprint."""
+
+    def __init__(self, fp: int):
+        self.fp = fp
+
+    def __call__(self, model, state):
+        return "the marked state" if model.fingerprint(state) == self.fp else None
+
+
+def _levels(model, depth: int) -> list[list]:
+    """The BFS levels up to depth, as lists of new states."""
+    init = model.init_states()[0]
+    seen, levels = {model.fingerprint(init)}, [[init]]
+    for _ in range(depth):
+        new = []
+        for state in levels[-1]:
+            for _, after in model.successors(state):
+                if (fp := model.fingerprint(after)) not in seen:
+                    seen.add(fp)
+                    new.append(after)
+        levels.append(new)
+    return levels
+
+
+@pytest.mark.parametrize("rank, result", [(9, "violation"), (10, "bounded")], ids=["last-kept", "first-dropped"])
+def test_max_states_checks_exactly_the_kept_states(sc, rank, result):
+    """With --max-states ending inside level 3 with 10 of its states, the 10 with the smallest fingerprints are
+    kept and checked; a violation in the next one is not reported (it was not visited)."""
+    model = Model(preset_config("tiny"))
+    levels = _levels(model, 3)
+    third = sorted(model.fingerprint(state) for state in levels[3])
+    before = sum(len(level) for level in levels[:3])
+    inv = Invariant("test_marked", "state", "Fails on one state.", "test", _FailsOn(third[rank]))
+    spark = explore_spark(model, [inv], SearchOptions(max_states=before + 10), SparkOptions(partitions=3), sc=sc)
+    assert spark.result == result and spark.distinct_states == before + 10
+    if result == "violation":
+        [violation] = spark.violations
+        assert len(violation.trace) == 4 and model.fingerprint(violation.trace[-1][1]) == third[rank]
+
+
+def _dies_on_a_crash(model, state):
+    if state.budget[B_CRASHES]:
+        os._exit(7)          # the Python worker dies: on local[N] Spark does not retry the task
+    return None
+
+
+def test_a_dead_python_worker_is_a_run_error_naming_how_far_the_search_got(sc):
+    from spark_explore import SparkRunError
+
+    inv = Invariant("test_dies", "state", "Kills its Python worker on a crashed broker.", "test", _dies_on_a_crash)
+    with pytest.raises(SparkRunError) as info:
+        explore_spark(Model(preset_config("tiny")), [inv], SearchOptions(), SparkOptions(partitions=2), sc=sc)
+    message = str(info.value)
+    assert message.startswith("the Spark search failed after 1 complete level(s), 1 distinct states, depth 0: "), message
+    assert message.endswith("a task failed 1 time(s): Python worker exited unexpectedly (crashed)")
+    # The SparkContext is still usable afterwards.
+    assert explore_spark(Model(preset_config("tiny")), select(), SearchOptions(max_depth=1), sc=sc).distinct_states == 9
+
+
+def _interrupt_after(level: int):
+    def on_level(figures):
+        if figures["level"] == level:
+            raise KeyboardInterrupt
+    return on_level
+
+
+def _interrupted_run(sc, directory, model, stop_after: int, **search):
+    options = SparkOptions(checkpoint_dir=str(directory), checkpoint_every=3, partitions=2)
+    result = explore_spark(model, select(), SearchOptions(**search), options, sc=sc, on_level=_interrupt_after(stop_after))
+    assert result.result == "interrupted"
+    assert (directory / "jbodcheck-spark-manifest.json").exists()
+    return options
+
+
+def test_resume_from_the_checkpoint_dir_gives_bfs_counts(sc, tmp_path):
+    model = Model(preset_config("tiny"))
+    options = _interrupted_run(sc, tmp_path, model, 4, max_depth=6)   # the last reliable checkpoint: level 3
+    lines: list[str] = []
+    resumed = explore_spark(model, select(), SearchOptions(max_depth=6, progress=lines.append),
+                            attrs.evolve(options, resume=True, partitions=None), sc=sc)
+    assert lines[0].startswith("resuming after level 3  distinct ") and lines[1].startswith("level 4  ")
+    assert _counts(resumed) == _counts(bfs(model, select(), SearchOptions(max_depth=6)))
+    assert resumed.spark["levels"] == 7
+    assert os.listdir(tmp_path) == [], "a completed run leaves no checkpoint behind"
+
+
+def test_resume_refuses_another_search(sc, tmp_path):
+    from spark_explore import SparkSetupError
+
+    options = attrs.evolve(_interrupted_run(sc, tmp_path, Model(preset_config("tiny")), 4), resume=True)
+    with pytest.raises(SparkSetupError, match="of another search: it differs in model.variant"):
+        explore_spark(Model(preset_config("tiny", variant="legacy")), select(), SearchOptions(), options, sc=sc)
+    with pytest.raises(SparkSetupError, match="differs in partitions"):
+        explore_spark(Model(preset_config("tiny")), select(), SearchOptions(), attrs.evolve(options, partitions=3),
+                      sc=sc)
+    with pytest.raises(SparkSetupError, match="already at --max-depth"):
+        explore_spark(Model(preset_config("tiny")), select(), SearchOptions(max_depth=3), options, sc=sc)
 
 
 # -- the CLI -------------------------------------------------------------------------------------------
@@ -261,6 +399,13 @@ def test_cli_unusable_checkpoint_dir(tmp_path):
 def test_cli_malformed_spark_conf(conf):
     line = _one_error_line(_cli_process("explore", "--preset", "tiny", "--engine", "spark", "--spark-conf", conf))
     assert "--spark-conf" in line
+
+
+def test_cli_resume_without_a_checkpoint_is_bad_input(sc, capsys, tmp_path):
+    code, _, err = _cli(capsys, "explore", "--preset", "tiny", "--engine", "spark", "--resume", str(tmp_path), "-q")
+    assert code == 2
+    assert err.strip() == f"jbodcheck: error: no Spark checkpoint to resume in {tmp_path} (no " \
+                          "jbodcheck-spark-manifest.json: the run completed, or wrote no reliable checkpoint yet)"
 
 
 def test_cli_spark_options_need_the_spark_engine():
