@@ -37,7 +37,7 @@ def test_an_unknown_preset_is_bad_input(capsys):
     assert "nope" in capsys.readouterr().err
 
 
-CHEAP_ROWS = ("legacy", "kip18", "kip112")
+CHEAP_ROWS = ("legacy", "kip18", "kip46", "kip112")
 
 
 def _doc_rows() -> dict:
