@@ -7,18 +7,18 @@ from .registry import invariant
 
 def _healing(model, state, broker: int, p: int) -> bool:
     """The replica of p on the broker is covered: its failure is recorded, a task for it is queued, or a
-    self-healing reassignment of p is in progress."""
+    self-healing reassignment of p that moves it off the broker is in progress."""
     return bool(model.ext(state, "failed_brokers") >> broker & 1
                 or (p, broker) in model.ext(state, "heal_tasks")
-                or any(q == p for q, _, _ in model.ext(state, "heal_moves")))
+                or any(q == p and broker not in target for q, _, target in model.ext(state, "heal_moves")))
 
 
 @invariant(
     "dead_broker_is_scheduled_for_healing", kind="quiescent", symmetric=True,
     statement="When no message is in flight, every broker that the controller counts dead and that holds an "
               "assigned replica of an existing partition (not being deleted) is in /admin/failed_brokers, or a "
-              "self-healing task for that replica is queued, or the partition's self-healing reassignment is in "
-              "progress: a broker failure is never forgotten.",
+              "self-healing task for that replica is queued, or a self-healing reassignment moving it off the broker "
+              "is in progress: a broker failure is never forgotten.",
     reference="KIP-46, Motivation (transfer replicas from the failed node), Part 1 (explicit notification; the list "
               "of dead nodes persisted to survive controller handoffs), Workflow 1-6",
 )

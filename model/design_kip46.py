@@ -38,8 +38,9 @@ def _reassignment_move(m, s, p):
 
 
 def _every_broker(cfg, p):
-    """The assignment, then every other broker in order: a replica may move to any broker."""
-    return tuple((p + i) % cfg.brokers for i in range(cfg.brokers))
+    """The assignment, then every other broker (from p on, cyclically): a replica may move to any broker."""
+    assigned = cfg.assignment(p)
+    return assigned + tuple(b for b in ((p + i) % cfg.brokers for i in range(cfg.brokers)) if b not in assigned)
 
 
 def _render(m, s) -> dict:

@@ -72,6 +72,9 @@ def test_the_timer_writes_a_task_that_moves_the_replica_to_another_broker(heal, 
     s = step(heal, s, "ControllerHealTask")
     assert ext(heal, s, "heal_tasks") == () and ext(heal, s, "heal_moves") == ((0, (0, 1), (0, 2)),)
     assert s.controller.assigned[0] == (0, 1, 2) and s.controller.reassigning[0] == RA_IN_PROGRESS
+    assert scheduled(heal, s) is None, "the move covers broker 1"
+    leader_dead = s._replace(controller=s.controller._replace(live=s.controller.live & ~1))
+    assert "broker 0 is dead" in scheduled(heal, leader_dead), "it does not cover broker 0, which stays assigned"
     s = step(heal, deliver_all(heal, s), "ReplicaFetch", 2, 0)
     assert s.brokers[2].hosted[0] == H_FOLLOWER and bits(s.controller.partitions[0].isr) == [0, 2]
     assert guard(heal, s, "ControllerHealIsrChange", 0) is None
