@@ -13,6 +13,7 @@ Everything is in ZooKeeper, so a new controller carries on (the KIP's "Controlle
 from __future__ import annotations
 
 from invariants import kip46 as kip46_invariants
+from invariants.designs import claimed_by
 
 from . import broker as B
 from .common import bounded, broker_dirs, brokers, partitions, set_broker, spend
@@ -241,7 +242,9 @@ def controller_heal_isr_change(m, s, partition):
     return m.with_ext(s, heal_moves=tuple(x for x in m.ext(s, "heal_moves") if x[0] != partition))
 
 
-KIP46.add_invariants(kip46_invariants.dead_broker_is_scheduled_for_healing)
+# Vacuous on a model without this feature (it reads this feature's znodes), as invariants.select() checks every
+# built-in invariant on any model.
+KIP46.add_invariants(claimed_by(kip46_invariants.dead_broker_is_scheduled_for_healing.invariant, KIP46.name))
 KIP46.presets["kip46-heal"] = (
     "KIP-46's self-healing (variant kip46): 3 brokers x 2 dirs, 1 partition, RF 2, so that a failed broker's replica "
     "has somewhere to go; one record; one broker failure (a crash or a dir failure) and a restart, no disk repair, no "
