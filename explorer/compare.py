@@ -44,7 +44,8 @@ CONFIGS = ("tiny",)
 def rows() -> tuple[Row, ...]:
     from model.config import VARIANTS
 
-    extra = tuple(Row(v, label, {"variant": v}) for v, label in (("kip18", "KIP-18 (/restart_partitions)"),)
+    extra = tuple(Row(v, label, {"variant": v}) for v, label in (("kip18", "KIP-18 (/restart_partitions)"),
+                                                                  ("kip46", "KIP-46 (self-healing)"))
                   if v in VARIANTS)
     return ROWS[:1] + extra + ROWS[1:]
 

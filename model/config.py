@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import attrs
 
-VARIANTS = ("kip112", "legacy", "kip112-draft", "kip18")
+VARIANTS = ("kip112", "legacy", "kip112-draft", "kip18", "kip46")
 SATURATION_RECOVERIES = ("free-space", "restart", "free-space-unchanged-controller")
 # KafkaController.onPartitionReassignment as Kafka 1.0 to 2.3 have it, or as Kafka 2.4+ (KIP-455) with the
 # KAFKA-10314 fix of Kafka 2.7 (docs/model.md, section 6.6).
@@ -137,6 +137,9 @@ class ModelConfig:
             raise ConfigError("--dir-capacity must be at least 2 with the reserved file (it takes one unit)")
         if self.rf > self.brokers:
             raise ConfigError(f"--rf {self.rf} is larger than --brokers {self.brokers}: each replica needs its own broker")
+        if self.reassignment and self.variant == "kip46":
+            raise ConfigError("--reassignment is not supported with --variant kip46 (its self-healing reassigns "
+                              "partitions itself)")
         if self.reassignment and self.rf >= self.brokers:
             raise ConfigError(f"--reassignment needs a broker outside partition 0's assignment: --rf {self.rf} must "
                               f"be smaller than --brokers {self.brokers}")

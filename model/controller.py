@@ -40,9 +40,9 @@ def is_replica_online(live: int, offline, broker: int, partition: int) -> bool:
     return bool(live >> broker & 1) and not (offline[broker] >> partition & 1)
 
 
-def targets_in_isr(m, isr: int, p: int) -> bool:
-    """Every target replica of p's reassignment is in the ISR bitmask."""
-    return all(isr >> b & 1 for b in m.targets[p])
+def targets_in_isr(isr: int, target) -> bool:
+    """Every target replica of a reassignment is in the ISR bitmask."""
+    return all(isr >> b & 1 for b in target)
 
 
 class ControllerStep:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .broker import has_offline_dir
 from .design_draft import DRAFT, DRAFT_DELETION
 from .design_kip18 import KIP18
+from .design_kip46 import HALTING_BROKER, KIP46
 from .feature import Design, Feature
 from .rules import CORE
 from .rules_data import DATA
@@ -47,7 +48,13 @@ KIP112_DRAFT = Design("kip112-draft", "KIP-112's draft: a created list per parti
 KIP18_DESIGN = Design("kip18", "KIP-18 (discarded): a failed dir's partitions are restarted via /restart_partitions",
                       (CORE, KIP18, LEGACY_CREATE, *_OPTIONAL))
 
-DESIGNS = {d.name: d for d in (KIP112, LEGACY, KIP112_DRAFT, KIP18_DESIGN)}
+# KIP-46 (model/design_kip46.py): the broker of its time exits on a dir failure, and the controller moves a
+# failed broker's replicas to other brokers (self-healing).
+KIP46_DESIGN = Design("kip46", "KIP-46 (under discussion): a dir failure stops the broker, whose replicas the "
+                      "controller moves to other brokers after failure_interval",
+                      (CORE, HALTING_BROKER, LEGACY_CREATE, KIP46, *_OPTIONAL))
+
+DESIGNS = {d.name: d for d in (KIP112, LEGACY, KIP112_DRAFT, KIP18_DESIGN, KIP46_DESIGN)}
 
 
 def design_of(variant: str) -> Design:

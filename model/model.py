@@ -73,12 +73,11 @@ class Model:
         self.reserves = cfg.saturation and cfg.reserved_file
         self.bounds = tuple(getattr(cfg, name) for name in BUDGET_FIELDS)
         # Per partition: every broker that may hold a replica ("slots", the controller's replica states are kept
-        # per slot): the assignment, then the brokers a reassignment adds. The current assignment is in the state.
+        # per slot; the core hook ``replica_slots``): the assignment, then the brokers a reassignment may add. The
+        # current assignment is in the state.
         self.original = tuple(cfg.assignment(p) for p in range(cfg.partitions))
         self.targets = tuple(cfg.reassignment_target(p) for p in range(cfg.partitions))
-        self.assignments = tuple(
-            a + tuple(b for b in (t or ()) if b not in a) for a, t in zip(self.original, self.targets)
-        )
+        self.assignments = tuple(self.hooks.replica_slots(cfg, p) for p in range(cfg.partitions))
         self.replicas_on = tuple(
             tuple((p, i) for p in range(cfg.partitions) for i, b in enumerate(self.assignments[p]) if b == broker)
             for broker in range(cfg.brokers)

@@ -33,20 +33,27 @@ KAFKA_1_0 = Procedure("kafka-1.0", lambda old, target: old + tuple(b for b in ta
 KAFKA_2_7 = Procedure("kafka-2.7", lambda old, target: target + tuple(b for b in old if b not in target), True, True)
 
 
+def move_of(m, state, p: int) -> tuple:
+    """(old, target) of partition p's reassignment: the design's ``reassignment_move`` hook (the admin's move of
+    partition 0 from its assignment to the next brokers by default; KIP-46's self-healing moves, model/design_kip46.py)."""
+    return m.hooks.reassignment_move(m, state, p)
+
+
 def _slot(step, p: int, b: int) -> tuple[int, int]:
     return p, step.m.assignments[p].index(b)
 
 
-def on_partition_reassignment(step, p: int) -> None:
+def on_partition_reassignment(step, p: int, move: tuple | None = None) -> None:
     """Steps 1-3 while the target replicas are not all in the ISR (in ZooKeeper): the assignment becomes old +
     target; LeaderAndIsr with a bumped leader epoch to all of them (isNewReplica=false); the added replicas go
-    NewReplica (LeaderAndIsr with isNewReplica=true). Once they are all in the ISR, complete (steps 5-12)."""
-    old, target = step.m.original[p], step.m.targets[p]
+    NewReplica (LeaderAndIsr with isNewReplica=true). Once they are all in the ISR, complete (steps 5-12).
+    ``move``: (old, target), by default the partition's (``move_of``)."""
+    old, target = move or move_of(step.m, step.state, p)
     procedure = step.m.hooks.reassignment_procedure
     if procedure.marks_deletion_ineligible:
         mark_ineligible(step, p)  # only a topic queued for deletion; resumed when the reassignment completes
-    if targets_in_isr(step.m, step.partitions[p].isr, p):
-        _complete(step, p)
+    if targets_in_isr(step.partitions[p].isr, target):
+        _complete(step, p, old, target)
         return
     both = procedure.replica_set(old, target)
     added = [b for b in target if b not in old]
@@ -68,11 +75,10 @@ def _update_leader_epoch_and_send(step, p: int, recipients, adding=()) -> None:
     step.flush()
 
 
-def _complete(step, p: int) -> None:
-    old, target = step.m.original[p], step.m.targets[p]
+def _complete(step, p: int, old: tuple, target: tuple) -> None:
     step.replicas_to_online([_slot(step, p, b) for b in target])                        # 5
     step.assigned[p] = target                                                             # 6
-    _move_leader_if_required(step, p)                                                     # 7
+    _move_leader_if_required(step, p, target)                                             # 7
     removed = [_slot(step, p, b) for b in old if b not in target]                         # 8, 9
     step.replicas_to_offline(removed)
     for state in (R_DELETION_STARTED, R_DELETION_SUCCESSFUL, R_NONEXISTENT):
@@ -83,14 +89,14 @@ def _complete(step, p: int) -> None:
     resume_deletion_for(step, [p])
 
 
-def _move_leader_if_required(step, p: int) -> None:
+def _move_leader_if_required(step, p: int, target: tuple) -> None:
     """moveReassignedPartitionLeaderIfRequired: if the leader is a live target replica, bump the leader epoch and
     send LeaderAndIsr to the targets. Otherwise partitionStateMachine.handleStateChanges(OnlinePartition) with
     ReassignedPartitionLeaderSelector: the transition is validated first, so a partition the state machine does not
     allow to go OnlinePartition (NonExistentPartition: its topic is being deleted) is left as it is and nothing is
     sent; else the first target replica that is live and in the ISR is elected (the ISR is kept) and LeaderAndIsr
     goes to the targets; with none, the election fails and nothing changes."""
-    part, target = step.partitions[p], step.m.targets[p]
+    part = step.partitions[p]
     if part.leader in target and step.is_replica_online(part.leader, p):
         _update_leader_epoch_and_send(step, p, target)
         return
@@ -108,5 +114,5 @@ def resume_reassignments(step, broker: int | None = None) -> None:
     """Restart the reassignments in progress (after a failover), or those with a target replica on a broker
     that just started."""
     for p, state in enumerate(step.reassigning):
-        if state == RA_IN_PROGRESS and (broker is None or broker in step.m.targets[p]):
+        if state == RA_IN_PROGRESS and (broker is None or broker in move_of(step.m, step.state, p)[1]):
             on_partition_reassignment(step, p)

@@ -83,6 +83,13 @@ CORE = Feature(
         "is_new_replica": lambda step, broker, p, is_new: is_new,
         # Whether a replica whose deletion started waits for its StopReplica answer when found offline.
         "deletion_awaits_answer": lambda cfg: False,
+        # (old, target) of partition p's reassignment (model/reassignment.py): the admin's move of partition 0
+        # (ModelConfig.reassignment_target); KIP-46's self-healing moves the replicas of a failed broker instead.
+        "reassignment_move": lambda m, state, p: (m.original[p], m.targets[p]),
+        # Every broker that may hold a replica of partition p (the controller's replica state slots), in order:
+        # the assignment, then the brokers a reassignment adds.
+        "replica_slots": lambda cfg, p: cfg.assignment(p) + tuple(
+            b for b in (cfg.reassignment_target(p) or ()) if b not in cfg.assignment(p)),
     },
 )
 

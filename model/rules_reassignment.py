@@ -77,7 +77,7 @@ def reassign_partition(m, s, partition):
 def _guard_isr_change(m, s, partition):
     if s.controller.reassigning[partition] != RA_IN_PROGRESS:
         return f"partition {partition} is not being reassigned"
-    if not targets_in_isr(m, s.controller.partitions[partition].isr, partition):
+    if not targets_in_isr(s.controller.partitions[partition].isr, m.targets[partition]):
         return f"the target replicas of partition {partition} are not all in its ISR"
     return None
 

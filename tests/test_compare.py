@@ -3,7 +3,7 @@ docs/designs.md exactly, and every violated cell's scenario file replays to the 
 
 The whole comparison takes about eight minutes on 2 cores (the KIP-928 row alone about six), more than the
 suite's budget: the ci profile regenerates the rows of the designs that exhaust tiny in seconds (legacy,
-KIP-18, KIP-112) and checks them, and their scenarios, against the table in docs/designs.md; the thorough
+KIP-18, KIP-46, KIP-112) and checks them, and their scenarios, against the table in docs/designs.md; the thorough
 profile (JBODCHECK_PROFILE=thorough, docs/testing.md) runs `jbodcheck compare` itself on every row."""
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_an_unknown_preset_is_bad_input(capsys):
     assert "nope" in capsys.readouterr().err
 
 
-CHEAP_ROWS = ("legacy", "kip18", "kip112")
+CHEAP_ROWS = ("legacy", "kip18", "kip46", "kip112")
 
 
 def _doc_rows() -> dict:

@@ -1,0 +1,128 @@
+"""KIP-46 (self-healing; docs/model.md, section 13.3) as a design: the broker of its time that exits on a dir
+failure, the controller's /admin/failed_brokers, its timer and its reassignment tasks, on short hand-driven
+paths; and the invariant it claims, with the cases that break it.
+
+In the kip46-heal preset's cluster (3 brokers, RF 2) partition 0 is on brokers [0, 1], broker 0 leads, and broker 2 is
+where a failed broker's replica goes."""
+from __future__ import annotations
+
+import pytest
+
+from invariants.kip46 import dead_broker_is_scheduled_for_healing as scheduled
+from model import Model, ModelConfig
+from model.config import ConfigError
+from model.presets import preset_config
+from model.state import H_FOLLOWER, OFFLINE, RA_DONE, RA_IN_PROGRESS, bits
+
+from helpers import created_topic, deliver_all, guard, init, run, step
+
+# The design invariant whose breaking cases are below (tests/test_invariants.py counts it as covered).
+BROKEN_HERE = ("dead_broker_is_scheduled_for_healing",)
+
+
+@pytest.fixture(scope="module")
+def heal():
+    """The kip46-heal preset with two faults, a disk repair and a failover allowed."""
+    return Model(preset_config("kip46-heal", max_faults=2, max_fixes=1, max_failovers=1))
+
+
+@pytest.fixture(scope="module")
+def healthy(heal):
+    """Partition 0 on [0, 1], broker 0 leads; one record acknowledged by both."""
+    s = run(heal, created_topic(heal), ("Produce", 0, 0), ("ReplicaFetch", 1, 0))
+    assert s.acked == (1,) and bits(s.controller.partitions[0].isr) == [0, 1]
+    return s
+
+
+def ext(m, s, name):
+    return m.ext(s, name)
+
+
+@pytest.fixture(scope="module")
+def failed(heal, healthy):
+    """Broker 1's dir with the partition fails: the broker exits; the controller records its failure."""
+    d = healthy.brokers[1].copies[0].bit_length() - 1
+    s = step(heal, healthy, "DirFail", 1, d)
+    assert not s.brokers[1].up and s.brokers[1].dirs[d] == OFFLINE and s.notifications == 0
+    s = deliver_all(heal, s)
+    assert ext(heal, s, "failed_brokers") == 0b010 and not s.controller.live >> 1 & 1
+    assert scheduled(heal, s) is None
+    return s, d
+
+
+def test_a_dir_failure_stops_the_broker_which_starts_again_only_without_an_offline_dir(heal, failed):
+    s, d = failed
+    assert "offline log dir" in guard(heal, s, "BrokerRestart", 1)
+    s = run(heal, s, ("ReplaceDisk", 1, d), ("BrokerRestart", 1))
+    assert s.brokers[1].up and s.brokers[1].copies[0] == 0, "the replaced disk held the partition's only copy"
+
+
+def test_a_broker_back_before_the_timer_fires_cancels_it(heal, failed):
+    s, d = failed
+    s = deliver_all(heal, run(heal, s, ("RemoveDirFromConfig", 1, d), ("BrokerRestart", 1)))
+    assert ext(heal, s, "failed_brokers") == 0
+    assert "no entry" in guard(heal, s, "HealTimerFires", 1)
+
+
+def test_the_timer_writes_a_task_that_moves_the_replica_to_another_broker(heal, failed):
+    s, _ = failed
+    s = step(heal, s, "HealTimerFires", 1)
+    assert ext(heal, s, "heal_tasks") == ((0, 1),) and ext(heal, s, "failed_brokers") == 0
+    assert scheduled(heal, s) is None
+    s = step(heal, s, "ControllerHealTask")
+    assert ext(heal, s, "heal_tasks") == () and ext(heal, s, "heal_moves") == ((0, (0, 1), (0, 2)),)
+    assert s.controller.assigned[0] == (0, 1, 2) and s.controller.reassigning[0] == RA_IN_PROGRESS
+    assert scheduled(heal, s) is None, "the move covers broker 1"
+    leader_dead = s._replace(controller=s.controller._replace(live=s.controller.live & ~1))
+    assert "broker 0 is dead" in scheduled(heal, leader_dead), "it does not cover broker 0, which stays assigned"
+    s = step(heal, deliver_all(heal, s), "ReplicaFetch", 2, 0)
+    assert s.brokers[2].hosted[0] == H_FOLLOWER and bits(s.controller.partitions[0].isr) == [0, 2]
+    assert guard(heal, s, "ControllerHealIsrChange", 0) is None
+    s = deliver_all(heal, step(heal, s, "ControllerHealIsrChange", 0))
+    assert s.controller.assigned[0] == (0, 2) and s.controller.reassigning[0] == RA_DONE
+    assert ext(heal, s, "heal_moves") == () and scheduled(heal, s) is None
+
+
+def test_a_heal_in_progress_survives_a_controller_failover(heal, failed):
+    s, _ = failed
+    s = run(heal, s, ("HealTimerFires", 1), ("ControllerHealTask",), ("ControllerFailover",))
+    s = step(heal, deliver_all(heal, s), "ReplicaFetch", 2, 0)
+    s = deliver_all(heal, step(heal, s, "ControllerHealIsrChange", 0))
+    assert s.controller.assigned[0] == (0, 2) and s.acked == (1,)
+
+
+def test_a_task_whose_partition_has_its_replicas_again_is_skipped(heal, failed):
+    s, d = failed
+    s = run(heal, s, ("HealTimerFires", 1), ("RemoveDirFromConfig", 1, d), ("BrokerRestart", 1))
+    s = step(heal, deliver_all(heal, s), "ControllerHealTask")
+    assert ext(heal, s, "heal_tasks") == () and ext(heal, s, "heal_moves") == ()
+    assert s.controller.assigned[0] == (0, 1)
+
+
+def test_a_task_waits_while_no_broker_is_left_to_move_to(heal, failed):
+    s, _ = failed
+    s = deliver_all(heal, run(heal, s, ("HealTimerFires", 1), ("BrokerCrash", 2)))
+    assert "no live broker outside" in guard(heal, s, "ControllerHealTask")
+    assert scheduled(heal, s) is None, "broker 2 holds no replica of partition 0"
+
+
+def test_a_broker_failure_no_controller_saw_is_never_healed(heal, healthy):
+    """The KIP's explicit notification is onBrokerFailure: a broker that dies while the controller moves sees
+    none (the new controller starts with it dead), so /admin/failed_brokers never has it."""
+    s = deliver_all(heal, run(heal, healthy, ("BrokerCrash", 1), ("ControllerFailover",)))
+    assert ext(heal, s, "failed_brokers") == 0 and heal.is_quiescent(s)
+    assert "nothing will move it" in scheduled(heal, s)
+    assert "no entry" in guard(heal, s, "HealTimerFires", 1)
+
+
+def test_a_partition_created_on_a_broker_after_its_timer_fired_is_never_healed(heal):
+    s = deliver_all(heal, run(heal, init(heal), ("BrokerCrash", 1)))
+    s = step(heal, s, "HealTimerFires", 1)
+    assert ext(heal, s, "heal_tasks") == (), "no partition existed"
+    s = deliver_all(heal, step(heal, s, "CreateTopic", 0))
+    assert "nothing will move it" in scheduled(heal, s)
+
+
+def test_kip46_heals_by_itself_only():
+    with pytest.raises(ConfigError, match="not supported with --variant kip46"):
+        ModelConfig(variant="kip46", brokers=3, rf=2, reassignment=True)
