@@ -20,13 +20,14 @@ from .common import bounded, broker_dirs, brokers, partitions, set_broker, spend
 from .config import ONE_OF_EACH
 from .controller import ControllerStep, is_replica_online, targets_in_isr
 from .feature import Feature, StateField
+from .footprint import CONTROLLER_STEP_OWN_READS, CONTROLLER_STEP_WRITES
 from .reassignment import KAFKA_1_0, on_partition_reassignment
 from .rules import (
     _guard_broker_restart, _guard_dir_fail, broker_restart, controller_broker_failure, controller_broker_startup,
     _guard_controller_broker_failure, _guard_controller_broker_startup,
 )
 from .rules_deletion import REPLICA_DELETION
-from .state import B_DIR_FAILURES, D_NONE, OFFLINE, RA_DONE, RA_IN_PROGRESS
+from .state import B_DIR_FAILURES, B_RESTARTS, D_NONE, OFFLINE, RA_DONE, RA_IN_PROGRESS
 
 
 def moves(m, s) -> dict:
@@ -79,7 +80,9 @@ KIP46 = Feature(
 
 # ---- the broker of KIP-46's time --------------------------------------------------------------------------
 
-@HALTING_BROKER.rule("DirFail", params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
+@HALTING_BROKER.rule("DirFail",
+                     guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "budget"),
+                     writes=("broker[broker]", "budget"), spends=B_DIR_FAILURES, params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
                      guard=_guard_dir_fail, kind="environment", replaces="DirFail",
                      reference="KIP-46, Fast detection (disk failures: brokers call System.exit on an IO exception)")
 def halting_dir_fail(m, s, broker, dir):
@@ -98,7 +101,13 @@ def _guard_halting_restart(m, s, broker):
     return _guard_broker_restart(m, s, broker)
 
 
-@HALTING_BROKER.rule("BrokerRestart", params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
+# As the core's BrokerRestart (its guard's offline-dir test reads the dirs, which that one reads already).
+@HALTING_BROKER.rule("BrokerRestart",
+                     reads=("broker[broker].up", "broker[broker].dirs", "broker[broker].used",
+                            "broker[broker].reserved", "controller.live", "budget"),
+                     writes=("broker[broker].up", "broker[broker].dirs", "broker[broker].used",
+                             "broker[broker].reserved", "budget"),
+                     spends=B_RESTARTS, params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
                      guard=_guard_halting_restart, kind="environment", replaces="BrokerRestart",
                      reference="LogManager.createAndValidateLogDirs (Kafka 0.10): a log dir that is not readable "
                                "stops the broker's start-up")
@@ -108,8 +117,13 @@ def halting_broker_restart(m, s, broker):
 
 
 # ---- KIP-46's controller -----------------------------------------------------------------------------------
+# Footprints (model/footprint.py): a controller event of this design reads, of the extension fields, only what it
+# names (the reassignment_move hook reads ext.heal_moves: resume_reassignments, on a broker's startup).
 
-@KIP46.rule("ControllerBrokerFailure", params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
+@KIP46.rule("ControllerBrokerFailure",
+            guard_reads=("broker[broker].up", "controller.live"),
+            reads=CONTROLLER_STEP_OWN_READS + ("ext.failed_brokers",),
+            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
             kind="controller", replaces="ControllerBrokerFailure",
             reference="KIP-46, Part 1: Failure Discovery (explicit notification); KafkaController.onBrokerFailure")
 def kip46_controller_broker_failure(m, s, broker):
@@ -119,7 +133,10 @@ def kip46_controller_broker_failure(m, s, broker):
     return m.with_ext(s, failed_brokers=m.ext(s, "failed_brokers") | 1 << broker)
 
 
-@KIP46.rule("ControllerBrokerStartup", params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
+@KIP46.rule("ControllerBrokerStartup",
+            guard_reads=("broker[broker].up", "controller.live"),
+            reads=CONTROLLER_STEP_OWN_READS + ("ext.failed_brokers", "ext.heal_moves"),
+            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
             kind="controller", replaces="ControllerBrokerStartup",
             reference="KIP-46, Workflow 4 (broker back before the TimerTask fires: the task is cancelled)")
 def kip46_controller_broker_startup(m, s, broker):
@@ -156,7 +173,11 @@ def _exists(c, p) -> bool:
     return c.partitions[p].leader_epoch >= 0 and c.deletion[p] == D_NONE
 
 
-@KIP46.rule("HealTimerFires", params=("broker",), domain=_if_brokers_fail, guard=_guard_timer, kind="controller",
+@KIP46.rule("HealTimerFires",
+            guard_reads=("ext.failed_brokers",),
+            reads=("ext.failed_brokers", "ext.heal_tasks", "controller.partitions", "controller.deletion",
+                   "controller.assigned"),
+            writes=("ext.failed_brokers", "ext.heal_tasks"), params=("broker",), domain=_if_brokers_fail, guard=_guard_timer, kind="controller",
             reference="KIP-46, Workflow 3 and 5; Deletion of failed_nodes znode (after the tasks are scheduled)")
 def heal_timer_fires(m, s, broker):
     """failure_interval has passed (any time after the failure: time is not modelled) and the znode is still
@@ -197,7 +218,22 @@ def _guard_heal_task(m, s):
     return detail if what == "wait" else None
 
 
-@KIP46.rule("ControllerHealTask", params=(), domain=_once_if_brokers_fail,
+# What next_task reads; a skipped task writes the queue only.
+NEXT_TASK_READS = ("ext.heal_tasks", "ext.heal_moves", "controller.live", "controller.offline",
+                   "controller.partitions", "controller.deletion", "controller.assigned", "controller.reassigning")
+HEAL_TASK_READS = CONTROLLER_STEP_OWN_READS + ("ext.heal_tasks", "ext.heal_moves")
+HEAL_TASK_WRITES = CONTROLLER_STEP_WRITES + ("ext.heal_tasks", "ext.heal_moves")
+
+
+def _heal_task_footprint(m, s):
+    if next_task(m, s)[0] == "skip":
+        return NEXT_TASK_READS, ("ext.heal_tasks",)
+    return HEAL_TASK_READS, HEAL_TASK_WRITES
+
+
+@KIP46.rule("ControllerHealTask",
+            guard_reads=NEXT_TASK_READS, reads=HEAL_TASK_READS, writes=HEAL_TASK_WRITES,
+            footprint_at=_heal_task_footprint, params=(), domain=_once_if_brokers_fail,
             guard=_guard_heal_task, kind="controller",
             reference="KIP-46, Workflow 6; Broker restart after some assignments have been processed (a task whose "
                       "partitions have the desired replicas is skipped)")
@@ -228,7 +264,10 @@ def _guard_heal_isr_change(m, s, partition):
     return None
 
 
-@KIP46.rule("ControllerHealIsrChange", params=("partition",), domain=_partitions_if_brokers_fail,
+@KIP46.rule("ControllerHealIsrChange",
+            guard_reads=("ext.heal_moves", "controller.partitions"),
+            reads=CONTROLLER_STEP_OWN_READS + ("ext.heal_moves",),
+            writes=CONTROLLER_STEP_WRITES + ("ext.heal_moves",), params=("partition",), domain=_partitions_if_brokers_fail,
             guard=_guard_heal_isr_change, kind="controller",
             reference="KIP-46, Completeness definition for a task (the replicas have caught up in ISR once); "
                       "onPartitionReassignment steps 5-12")

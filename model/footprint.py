@@ -220,8 +220,10 @@ class Footprints:
 # ---- declarations the rule modules share ------------------------------------------------------------------------
 # A controller event (model/controller.py ControllerStep): it reads and writes the controller, appends to the
 # inboxes of the brokers it believes alive and that are up, and asks the design's hooks (which may read extension
-# fields, e.g. the draft's created list).
-CONTROLLER_STEP_READS = ("controller", "broker[*].inbox", "broker[*].up", "ext")
+# fields, e.g. the draft's created list). CONTROLLER_STEP_OWN_READS: without the hooks' reads (a design that knows
+# which extension fields its hooks read names them, e.g. KIP-46's ext.heal_moves).
+CONTROLLER_STEP_OWN_READS = ("controller", "broker[*].inbox", "broker[*].up")
+CONTROLLER_STEP_READS = CONTROLLER_STEP_OWN_READS + ("ext",)
 CONTROLLER_STEP_WRITES = ("controller", "broker[*].inbox")
 # What the new HW of a leader depends on (model/data.py hw_candidate, advance_hw): the followers' logs and roles.
 LEADER_HW_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "broker[*].hw",
