@@ -31,25 +31,51 @@ _FLAT = -1                   # a column of whole values (else: the width of a co
 
 
 class Interner:
-    """Canonical objects by value, per (field, kind), bounded: this process's one copy of each component."""
+    """This process's one copy of each component (its canonical object), per (field, kind), and its encoding;
+    bounded (cleared when full, like the memos).
+
+    A canonical object is recognised by identity (the tables keep their objects alive, so an id in them cannot be
+    reused); another object by value (its hash: as the memos do), and it is encoded (pickled) only the first time
+    its value is met. A received encoding already seen is not decoded again. Two encodings of one value (pickle's
+    sharing of sub-objects can give two) lead to the same canonical object."""
 
     def __init__(self, limit: int = INTERN_LIMIT):
         self.limit = limit
-        self.tables: dict = {}   # key -> (canonical object by value, canonical object by id)
+        self.tables: dict = {}   # key -> (canonical object by value, encoding by its id, canonical object by encoding)
 
-    def canonical(self, key, values) -> list:
-        """The canonical object of each of ``values`` (registering those not seen yet). An object that is already
-        canonical (an unchanged part of a decoded parent, say) is recognised by identity, without hashing it; the
-        tables keep their objects alive, so an id in them cannot be reused."""
+    def _tables(self, key, incoming: int) -> tuple[dict, dict, dict]:
         tables = self.tables.get(key)
-        if tables is None or len(tables[0]) + len(values) > self.limit:
-            tables = self.tables[key] = ({}, {})
-        by_value, by_id = tables
-        found = list(map(by_id.get, map(id, values)))
+        if tables is None or len(tables[2]) + incoming > self.limit:
+            tables = self.tables[key] = ({}, {}, {})
+        return tables
+
+    def encode(self, key, values) -> list[bytes]:
+        """The encoding of each of ``values``."""
+        by_value, blob_of, by_blob = self._tables(key, len(values))
+        blobs = list(map(blob_of.get, map(id, values)))
+        if None in blobs:
+            setdefault = by_value.setdefault
+            for k, v in enumerate(values):
+                if blobs[k] is None:
+                    c = setdefault(v, v)
+                    blob = blob_of.get(id(c))
+                    if blob is None:
+                        blob = blob_of[id(c)] = pickle.dumps(c, PROTOCOL)
+                        by_blob[blob] = c
+                    blobs[k] = blob
+        return blobs
+
+    def decode(self, key, blobs) -> list:
+        """The canonical object of each encoding."""
+        by_value, blob_of, by_blob = self._tables(key, len(blobs))
+        found = list(map(by_blob.get, blobs))
         if None in found:
             setdefault = by_value.setdefault
-            found = [c if c is not None else setdefault(v, v) for c, v in zip(found, values)]
-            by_id.update(zip(map(id, found), found))
+            for k, blob in enumerate(blobs):
+                if found[k] is None:
+                    v = pickle.loads(blob)
+                    c = found[k] = by_blob[blob] = setdefault(v, v)
+                    blob_of.setdefault(id(c), blob)
         return found
 
 
@@ -71,15 +97,13 @@ def _nested_width(column: tuple) -> int:
 
 
 def _index(key, values) -> tuple[list, np.ndarray]:
-    """A table of the distinct values (canonical objects) and each value's index in it."""
+    """A table of the distinct values' encodings and each value's index in it."""
     ids = list(map(id, values))
-    distinct = dict(zip(ids, values))     # by identity first: shared parts are hashed once (the states are alive)
-    canonical = INTERNED.canonical(key, list(distinct.values()))
-    canonical_ids = list(map(id, canonical))
-    by_id = dict(zip(canonical_ids, canonical))          # equal values share one canonical object: one slot
-    slot_of = dict(zip(by_id, range(len(by_id))))
-    table = list(by_id.values())
-    index_of_id = dict(zip(distinct, map(slot_of.__getitem__, canonical_ids)))
+    distinct = dict(zip(ids, values))     # by identity first: each object is looked up once (the states are alive)
+    blobs = INTERNED.encode(key, list(distinct.values()))
+    table = list(dict.fromkeys(blobs))                   # equal encodings share one slot
+    slot_of = dict(zip(table, range(len(table))))
+    index_of_id = dict(zip(distinct, map(slot_of.__getitem__, blobs)))
     index = np.fromiter(map(index_of_id.__getitem__, ids), dtype=np.uint32, count=len(ids))
     return table, index
 
@@ -105,7 +129,7 @@ def decode_states(blob: bytes, which=None) -> list:
     which = None if which is None else np.asarray(which, dtype=np.int64)
     fields = []
     for i, (width, table, index) in enumerate(columns):
-        table = INTERNED.canonical((i, width == _FLAT), table)
+        table = INTERNED.decode((i, width == _FLAT), table)
         if width != _FLAT:
             index = index.reshape(n, width)
         if which is not None:
