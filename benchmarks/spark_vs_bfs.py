@@ -4,6 +4,10 @@ set grows). Each engine runs in its own process. Not a test: figures vary with t
 
     python3 benchmarks/spark_vs_bfs.py                              # medium, Spark on local[2]
     python3 benchmarks/spark_vs_bfs.py small --master 'local[2]' --set max_faults=3 --json out.json
+    python3 benchmarks/spark_vs_bfs.py medium --max-depth 16 --bfs-first   # 1,486,883 states, unreduced
+
+Both engines run without dir symmetry unless --symmetry is given. The table gives each engine's CPU seconds
+per distinct state (the Spark engine's: its Python workers, JVM and driver together).
 """
 from __future__ import annotations
 
@@ -109,14 +113,20 @@ def _config(preset: str, overrides: dict):
     return preset_config(preset, **overrides)
 
 
-def child_bfs(preset: str, overrides: dict) -> dict:
-    from explorer.search import SearchOptions, bfs
-    from invariants import select
+def _model_and_options(preset: str, overrides: dict, search: dict):
+    from explorer.search import SearchOptions
     from model import Model
 
+    return Model(_config(preset, overrides), symmetry=search["symmetry"]), SearchOptions(max_depth=search["max_depth"])
+
+
+def child_bfs(preset: str, overrides: dict, search: dict) -> dict:
+    from explorer.search import bfs
+    from invariants import select
+
     started = time.monotonic()
-    model = Model(_config(preset, overrides))
-    result = bfs(model, select(), SearchOptions())
+    model, search_options = _model_and_options(preset, overrides, search)
+    result = bfs(model, select(), search_options)
     return {"engine": "bfs", "result": result.result, "distinct_states": result.distinct_states,
             "states_generated": result.states_generated, "depth": result.depth, "coverage": result.coverage,
             "search_s": result.elapsed_s, "process_s": round(time.monotonic() - started, 2),
@@ -124,14 +134,12 @@ def child_bfs(preset: str, overrides: dict) -> dict:
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
-def child_spark(preset: str, overrides: dict, master: str, partitions: int | None) -> dict:
-    from explorer.search import SearchOptions
+def child_spark(preset: str, overrides: dict, search: dict, master: str, partitions: int | None) -> dict:
     from invariants import select
-    from model import Model
     from spark_explore import SparkOptions, explore_spark, session
 
     started = time.monotonic()
-    model = Model(_config(preset, overrides))
+    model, search_options = _model_and_options(preset, overrides, search)
     options = SparkOptions(master=master, partitions=partitions)
     handle = session.start(options)
     sc = handle.sc
@@ -164,7 +172,7 @@ def child_spark(preset: str, overrides: dict, master: str, partitions: int | Non
               f"  workers {now['workers_total_mb']:7.1f} MB", file=sys.stderr)
 
     try:
-        result = explore_spark(model, select(), SearchOptions(), options, sc=sc, on_level=on_level)
+        result = explore_spark(model, select(), search_options, options, sc=sc, on_level=on_level)
         sampler.sample()
         workers = [p for p in _descendants(jvm_pid) if _status(p).get("Name", "").startswith("python")]
         cpu = {"driver": round(_cpu_s(os.getpid()), 1), "jvm": round(_cpu_s(jvm_pid), 1),
@@ -223,6 +231,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("preset", nargs="?", default="medium")
     parser.add_argument("--set", action="append", metavar="PARAM=N", help="override a model parameter")
+    parser.add_argument("--max-depth", type=int, default=None, help="stop both searches at this BFS depth")
+    parser.add_argument("--symmetry", action="store_true", help="both engines with dir symmetry reduction")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--spark-partitions", type=int, default=None)
     parser.add_argument("--skip-bfs", action="store_true", help="run only the Spark engine")
@@ -231,15 +241,20 @@ def main() -> None:
     parser.add_argument("--child", choices=("bfs", "spark"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     overrides = _parse_set(args.set)
+    search = {"max_depth": args.max_depth, "symmetry": args.symmetry}
 
     if args.child == "bfs":
-        print(json.dumps(child_bfs(args.preset, overrides)))
+        print(json.dumps(child_bfs(args.preset, overrides, search)))
         return
     if args.child == "spark":
-        print(json.dumps(child_spark(args.preset, overrides, args.master, args.spark_partitions)))
+        print(json.dumps(child_spark(args.preset, overrides, search, args.master, args.spark_partitions)))
         return
 
     common = [args.preset] + [f"--set={s}" for s in (args.set or ())]
+    if args.max_depth is not None:
+        common += ["--max-depth", str(args.max_depth)]
+    if args.symmetry:
+        common.append("--symmetry")
     load_before = _loadavg()
     print(f"Spark engine ({args.master}) on preset {args.preset} {overrides or ''}: levels as they finish",
           file=sys.stderr)
@@ -281,25 +296,33 @@ def main() -> None:
     print(f"\nMachine: {machine['platform']}, {machine['cpus']} CPUs, {machine['memory_gb']} GB, Python "
           f"{machine['python']}, pyspark {machine.get('pyspark')}, {machine.get('java')}; load average "
           f"{load_before} before, {load_after} after")
-    print(f"Model: preset {args.preset} {overrides or ''}")
-    rows = [("engine", "result", "distinct", "generated", "depth", "search s", "process s", "CPU s", "load")]
+    print(f"Model: preset {args.preset} {overrides or ''}; symmetry {'on' if args.symmetry else 'off'}"
+          f"{'' if args.max_depth is None else f'; --max-depth {args.max_depth}'}")
+    rows = [("engine", "result", "distinct", "generated", "depth", "search s", "process s", "CPU s", "CPU us/state",
+             "load")]
     for r in filter(None, (bfs, spark)):
         label = r["engine"] if r["engine"] == "bfs" else f"spark {r['master']} x{r['partitions']}"
         cpu = r["cpu_s"] if r["engine"] == "bfs" else sum(r["cpu_s"].values())
         rows.append((label, r["result"], f"{r['distinct_states']:,}", f"{r['states_generated']:,}", str(r["depth"]),
-                     f"{r['search_s']:.1f}", f"{r['wall_s']:.1f}", f"{cpu:.0f}", str(r["mean_loadavg_1min"])))
+                     f"{r['search_s']:.1f}", f"{r['wall_s']:.1f}", f"{cpu:.0f}",
+                     f"{cpu * 1e6 / max(r['distinct_states'], 1):.0f}", str(r["mean_loadavg_1min"])))
+        r["cpu_us_per_state"] = round(cpu * 1e6 / max(r["distinct_states"], 1), 1)
     for row in rows:
-        print("{:<20} {:<8} {:>12} {:>12} {:>6} {:>9} {:>10} {:>7} {:>6}".format(*row))
+        print("{:<20} {:<8} {:>12} {:>12} {:>6} {:>9} {:>10} {:>7} {:>12} {:>6}".format(*row))
     c = spark["cpu_s"]
     print(f"Spark CPU seconds: Python workers {c['workers']}, JVM {c['jvm']}, driver {c['driver']}. "
           f"(load: the machine's mean 1-minute load average during the run; 2 means both cores were busy)")
     if bfs is not None:
+        summary["spark_over_bfs_cpu"] = round(spark["cpu_us_per_state"] / bfs["cpu_us_per_state"], 2)
         print(f"Identical counts (distinct, generated, depth, coverage): {summary['identical_counts']}; "
-              f"Spark wall time / BFS wall time: {summary['spark_over_bfs_wall']}")
+              f"Spark wall time / BFS wall time: {summary['spark_over_bfs_wall']}; Spark CPU per state / BFS CPU "
+              f"per state: {summary['spark_over_bfs_cpu']}")
     o = summary["per_level_overhead_s"]
+    quiet = "n/a (every level had work)" if o["fixed_cost_of_a_near_empty_level"] is None \
+        else f"{o['fixed_cost_of_a_near_empty_level']}s"
     print(f"Spark: start {spark['spark_start_s']:.1f}s; {len(levels)} levels; per-level overhead (level time minus "
           f"its busiest partition's pass): mean {o['mean']:.3f}s, median {o['median']:.3f}s; a near-empty level "
-          f"takes {o['fixed_cost_of_a_near_empty_level']}s")
+          f"takes {quiet}")
     peak = spark["peak"]
     print(f"Peak memory (RSS): BFS process {bfs['peak_rss_mb'] if bfs else '-'} MB; Spark driver (Python) "
           f"{peak['driver_mb']} MB, JVM {peak['jvm_mb']} MB, Python workers together {peak['workers_total_mb']} MB "

@@ -349,13 +349,17 @@ def check_fits(path: str, snapshot: Snapshot, model: Model) -> None:
 
 
 _SAFE_BUILTINS = {"frozenset", "set", "tuple", "list", "dict", "int", "float", "str", "bytes", "bool", "complex"}
+# numpy arrays (the frontier blocks' index columns, explorer/codec.py): data only, no code runs
+_SAFE_NUMPY = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy._core.numeric", "_frombuffer"),
+               ("numpy.core.numeric", "_frombuffer"), ("numpy._core.multiarray", "_reconstruct"),
+               ("numpy.core.multiarray", "_reconstruct")}
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
     """Builds only plain data and the model's (or a loaded plugin's) tuple types: a checkpoint holds states."""
 
     def find_class(self, module, name):
-        if module == "builtins" and name in _SAFE_BUILTINS:
+        if (module == "builtins" and name in _SAFE_BUILTINS) or (module, name) in _SAFE_NUMPY:
             return super().find_class(module, name)
         if module == "model" or module.startswith("model.") or module in _plugin_modules():
             cls = getattr(sys.modules.get(module), name, None)

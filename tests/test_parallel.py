@@ -14,6 +14,7 @@ import sys
 import pytest
 
 import invariants
+from explorer import codec
 from explorer.parallel import decode_states, encode_states
 from explorer.search import SearchOptions, explore
 from explorer.visited import FingerprintSet, parse_size
@@ -165,6 +166,27 @@ def test_state_blocks_round_trip():
     assert decoded == states and [type(s) for s in decoded] == [type(s) for s in states]
     assert [fingerprint(s) for s in decoded] == [fingerprint(s) for s in states]
     assert decode_states(encode_states([])) == []
+    assert decode_states(encode_states(states), [5, 2, 5]) == [states[5], states[2], states[5]]
+
+
+def test_decoded_components_are_interned():
+    """Equal components decoded in one process are one object (what the model's memos find by identity), also
+    across blocks and after a bounded table is cleared."""
+    model = Model(preset_config("tiny"))
+    states, frontier = [], model.init_states()
+    for _ in range(3):
+        frontier = [after for s in frontier for _, after in model.successors(s)]
+        states.extend(frontier)
+    first, again = decode_states(encode_states(states)), decode_states(encode_states(states[::-1]))[::-1]
+    canonical: dict = {}
+    for s, t in zip(first, again):
+        assert s.controller is t.controller and all(a is b for a, b in zip(s.brokers, t.brokers))
+        for broker in s.brokers:
+            assert canonical.setdefault(broker, broker) is broker
+    small, brokers = codec.Interner(limit=4), [b for s in states for b in s.brokers]
+    for at in range(0, len(brokers), 3):
+        chunk = brokers[at:at + 3]
+        assert small.decode("k", small.encode("k", chunk)) == chunk and len(small.tables["k"][2]) <= 4
 
 
 # ---- the command line: --workers, --max-memory -----------------------------------------------------------------
