@@ -244,7 +244,8 @@ def controller_heal_isr_change(m, s, partition):
 
 # Vacuous on a model without this feature (it reads this feature's znodes), as invariants.select() checks every
 # built-in invariant on any model.
-KIP46.add_invariants(claimed_by(kip46_invariants.dead_broker_is_scheduled_for_healing.invariant, KIP46.name))
+KIP46.add_invariants(claimed_by(kip46_invariants.dead_broker_is_scheduled_for_healing.invariant, KIP46.name),
+                     claimed_by(kip46_invariants.replication_restored_or_premise_gone.invariant, KIP46.name))
 KIP46.presets["kip46-heal"] = (
     "KIP-46's self-healing (variant kip46): 3 brokers x 2 dirs, 1 partition, RF 2, so that a failed broker's replica "
     "has somewhere to go; one record; one broker failure (a crash or a dir failure) and a restart, no disk repair, no "
