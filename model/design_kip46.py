@@ -156,7 +156,10 @@ def _exists(c, p) -> bool:
     return c.partitions[p].leader_epoch >= 0 and c.deletion[p] == D_NONE
 
 
+# Weakly fair (explicitly: the kind's default): the KIP's timer fires at failure_timestamp + failure_interval, a
+# finite time; an unfair timer would let a fair behaviour never heal (docs/model.md, section 13.3).
 @KIP46.rule("HealTimerFires", params=("broker",), domain=_if_brokers_fail, guard=_guard_timer, kind="controller",
+            fair=True,
             reference="KIP-46, Workflow 3 and 5; Deletion of failed_nodes znode (after the tasks are scheduled)")
 def heal_timer_fires(m, s, broker):
     """failure_interval has passed (any time after the failure: time is not modelled) and the znode is still
