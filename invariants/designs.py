@@ -104,12 +104,16 @@ def claimed_by(inv, *feature_names: str):
     check.__module__ = raw.__module__
     if getattr(inv, "p", None) is None:
         return attrs.evolve(inv, check=check)
-    premise = inv.p
+    premise, goal = inv.p, inv.q
 
     def p(model, state):   # a liveness property: no premise (no instance) on the other designs
         return premise(model, state) if any(model.has_feature(name) for name in feature_names) else 0
 
-    return attrs.evolve(inv, check=check, q=check, p=p)
+    def q(model, state):
+        return goal(model, state) if any(model.has_feature(name) for name in feature_names) else 0
+
+    q.__name__, q.__module__ = goal.__name__, goal.__module__
+    return attrs.evolve(inv, check=q, q=q, p=p)
 
 
 PORTABLE = (refusal_only_for_a_lost_copy.invariant, no_recreate_over_offline_copy.invariant,
