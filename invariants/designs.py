@@ -91,7 +91,8 @@ def claimed_by(inv, *feature_names: str):
     """The invariant as a design claims it: checked on the models that include one of the claiming features and
     vacuous on the others, so that checking every built-in invariant (``invariants.select()``) on another design
     does not judge that design by a claim it does not make; `jbodcheck compare` judges every design by every
-    claim with the unguarded checks (PORTABLE)."""
+    claim with the unguarded checks (PORTABLE). A ``leads_to`` property's premise is guarded too (no instance on
+    the other designs)."""
     raw = inv.check
 
     def check(model, *args):
@@ -101,7 +102,18 @@ def claimed_by(inv, *feature_names: str):
 
     check.__name__ = raw.__name__
     check.__module__ = raw.__module__
-    return attrs.evolve(inv, check=check)
+    if getattr(inv, "p", None) is None:
+        return attrs.evolve(inv, check=check)
+    premise, goal = inv.p, inv.q
+
+    def p(model, state):   # a liveness property: no premise (no instance) on the other designs
+        return premise(model, state) if any(model.has_feature(name) for name in feature_names) else 0
+
+    def q(model, state):
+        return goal(model, state) if any(model.has_feature(name) for name in feature_names) else 0
+
+    q.__name__, q.__module__ = goal.__name__, goal.__module__
+    return attrs.evolve(inv, check=q, q=q, p=p)
 
 
 PORTABLE = (refusal_only_for_a_lost_copy.invariant, no_recreate_over_offline_copy.invariant,

@@ -173,11 +173,14 @@ def _exists(c, p) -> bool:
     return c.partitions[p].leader_epoch >= 0 and c.deletion[p] == D_NONE
 
 
+# Weakly fair (explicitly: the kind's default): the KIP's timer fires at failure_timestamp + failure_interval, a
+# finite time; an unfair timer would let a fair behaviour never heal (docs/model.md, section 13.3).
 @KIP46.rule("HealTimerFires",
             guard_reads=("ext.failed_brokers",),
             reads=("ext.failed_brokers", "ext.heal_tasks", "controller.partitions", "controller.deletion",
                    "controller.assigned"),
-            writes=("ext.failed_brokers", "ext.heal_tasks"), params=("broker",), domain=_if_brokers_fail, guard=_guard_timer, kind="controller",
+            writes=("ext.failed_brokers", "ext.heal_tasks"), params=("broker",), domain=_if_brokers_fail,
+            guard=_guard_timer, kind="controller", fair=True,
             reference="KIP-46, Workflow 3 and 5; Deletion of failed_nodes znode (after the tasks are scheduled)")
 def heal_timer_fires(m, s, broker):
     """failure_interval has passed (any time after the failure: time is not modelled) and the znode is still
@@ -283,7 +286,8 @@ def controller_heal_isr_change(m, s, partition):
 
 # Vacuous on a model without this feature (it reads this feature's znodes), as invariants.select() checks every
 # built-in invariant on any model.
-KIP46.add_invariants(claimed_by(kip46_invariants.dead_broker_is_scheduled_for_healing.invariant, KIP46.name))
+KIP46.add_invariants(claimed_by(kip46_invariants.dead_broker_is_scheduled_for_healing.invariant, KIP46.name),
+                     claimed_by(kip46_invariants.replication_restored_or_premise_gone.invariant, KIP46.name))
 KIP46.presets["kip46-heal"] = (
     "KIP-46's self-healing (variant kip46): 3 brokers x 2 dirs, 1 partition, RF 2, so that a failed broker's replica "
     "has somewhere to go; one record; one broker failure (a crash or a dir failure) and a restart, no disk repair, no "

@@ -126,3 +126,96 @@ def test_a_partition_created_on_a_broker_after_its_timer_fired_is_never_healed(h
 def test_kip46_heals_by_itself_only():
     with pytest.raises(ConfigError, match="not supported with --variant kip46"):
         ModelConfig(variant="kip46", brokers=3, rf=2, reassignment=True)
+
+
+# ---- liveness: replication_restored (docs/model.md, section 13.3) ----------------------------------------------
+
+# 3 brokers x 1 dir, partition 0 on [0, 1], RF 2, one record; one crash, no restart (a broker down for good), no
+# failover: about 15,000 unreduced states, a second or so each.
+SMALL = dict(variant="kip46", brokers=3, dirs=1, partitions=1, rf=2, max_records=1, consumer=False,
+             max_dir_failures=0, max_saturations=0, max_crashes=1, max_restarts=0, max_fixes=0, max_failovers=0,
+             max_faults=1)
+
+
+def _faults_only(design, full_isr: bool):
+    """The design with a hand-made restriction (a test feature): a broker fails only once every topic exists, and
+    with ``full_isr`` only while every assigned replica is in the ISR (a partition with RF in-sync replicas)."""
+    import attrs
+
+    from model.feature import Feature
+
+    rules = {r.name: r for f in design.features for r in f.rules}
+    for f in design.features:
+        rules.update(f.replaces)
+    restriction = Feature("test-faults-after-topics", "A broker fails only once its topics exist (a test feature)")
+    for name in ("BrokerCrash", "DirFail"):
+        def guard(m, s, *args, raw=rules[name].guard):
+            c = s.controller
+            for p, part in enumerate(c.partitions):
+                if part.leader_epoch < 0:
+                    return f"partition {p} does not exist yet"
+                if full_isr and any(not part.isr >> b & 1 for b in c.assigned[p]):
+                    return f"partition {p} has an assigned replica outside its ISR"
+            return raw(m, s, *args)
+        restriction.replaces[name] = attrs.evolve(rules[name], guard=guard)
+    return design.extended(restriction)
+
+
+def _restored(model):
+    from explorer.liveness import check_liveness
+    from invariants.kip46 import replication_restored_or_premise_gone
+
+    return check_liveness(model, [replication_restored_or_premise_gone.invariant])
+
+
+def _lasso_steps(model, result) -> list[str]:
+    from explorer.liveness import cycle_is_fair
+
+    (v,) = result.violations
+    assert v.invariant.id == "replication_restored" and v.stutters and v.loop_start == len(v.trace) - 1
+    assert cycle_is_fair(model, v.trace, v.loop_start)
+    state = model.init_states()[0]
+    for action, expected in v.trace[1:]:            # the lasso replays
+        _, state = model.step(state, model.rules[action.rule].name, action.args)
+        assert state == expected
+    return [model.rules[a.rule].name for a, _s in v.trace[1:]]
+
+
+def test_replication_restored_is_a_kip46_property_with_a_fair_timer():
+    m = Model(ModelConfig(**SMALL))
+    assert "replication_restored" in {i.id for i in m.all_invariants if i.kind == "leads_to"}
+    assert "replication_restored" not in {i.id for i in m.invariants}, "liveness: not in the safety selection"
+    assert "replication_restored" not in {i.id for i in Model(preset_config("tiny")).all_invariants}
+    fair = {r.name: r.fair for r in m.rules}
+    assert fair["HealTimerFires"] and fair["ControllerHealTask"] and fair["ControllerHealIsrChange"]
+    assert not fair["BrokerCrash"] and not fair["CreateTopic"]
+
+
+def test_replication_is_restored_when_a_broker_of_a_fully_replicated_partition_dies():
+    from model.designs import design_of
+
+    m = Model(ModelConfig(**SMALL), design=_faults_only(design_of("kip46"), full_isr=True))
+    result = _restored(m)
+    assert result.result == "ok" and result.distinct_states > 10_000
+
+
+def test_a_topic_created_on_a_broker_after_its_timer_fired_never_gets_its_replication_back():
+    m = Model(ModelConfig(**SMALL))
+    result = _restored(m)
+    assert result.result == "violation"
+    assert _lasso_steps(m, result) == ["BrokerCrash", "ControllerBrokerFailure", "HealTimerFires", "CreateTopic",
+                                       "BrokerLeaderAndIsr", "ControllerLeaderAndIsrResponse"]
+
+
+def test_an_offline_partition_never_gets_its_replication_back_and_its_move_waits_for_ever():
+    """The dead broker was the only ISR member: no leader, so the move's target never joins the ISR, and the move
+    (tasks run one at a time) stays in heal_moves."""
+    from model.designs import design_of
+
+    m = Model(ModelConfig(**SMALL), design=_faults_only(design_of("kip46"), full_isr=False))
+    result = _restored(m)
+    steps = _lasso_steps(m, result)
+    assert steps[:6] == ["CreateTopic", "BrokerLeaderAndIsr", "Produce", "LeaderShrinkIsr", "BrokerCrash",
+                         "ControllerBrokerFailure"] and "ControllerHealTask" in steps and len(steps) == 18
+    last = result.violations[0].trace[-1][1]
+    assert m.ext(last, "heal_moves") == ((0, (0, 1), (2, 1)),) and last.controller.partitions[0].leader == -1
