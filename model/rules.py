@@ -83,6 +83,8 @@ CORE = Feature(
         "is_new_replica": lambda step, broker, p, is_new: is_new,
         # Whether a replica whose deletion started waits for its StopReplica answer when found offline.
         "deletion_awaits_answer": lambda cfg: False,
+        # Whether a running broker's DirFail writes a /log_dir_event_notification (KIP-112; KIP-46's broker halts).
+        "dir_failure_notifies": True,
         # (old, target) of partition p's reassignment (model/reassignment.py): the admin's move of partition 0
         # (ModelConfig.reassignment_target); KIP-46's self-healing moves the replicas of a failed broker instead.
         "reassignment_move": lambda m, state, p: (m.original[p], m.targets[p]),
@@ -380,7 +382,8 @@ def _if_notifications(m):
     """A notification is written by a dir failure or saturation (and a recovery, which needs a saturation): with
     neither possible in the configuration, the controller's handler has nothing to handle."""
     c = m.cfg
-    possible = c.max_faults > 0 and (c.max_dir_failures > 0 or (c.saturation and c.max_saturations > 0))
+    by_dir_failure = c.max_dir_failures > 0 and m.hooks.dir_failure_notifies
+    possible = c.max_faults > 0 and (by_dir_failure or (c.saturation and c.max_saturations > 0))
     return [()] if possible else []
 
 
