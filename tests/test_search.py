@@ -14,7 +14,7 @@ ALL = invariants.select()
 
 
 def run(engine, preset="tiny", invs=None, **options):
-    overrides = {k: options.pop(k) for k in ("variant",) if k in options}
+    overrides = {k: options.pop(k) for k in ("variant", "max_faults") if k in options}
     model = Model(preset_config(preset, **overrides))
     return model, explore(engine, model, ALL if invs is None else invariants.select(invs), SearchOptions(**options))
 
@@ -92,11 +92,14 @@ def test_bounded_search_grows_with_the_bound(tiny_bfs):
     assert sizes[-1] < tiny_bfs.distinct_states
 
 
-def test_bounds_beyond_the_state_space_are_not_bounds(tiny_bfs):
-    """A depth past the deepest state and a state limit above the state count do not stop the search."""
-    r = run("bfs", max_depth=tiny_bfs.depth + 5, max_states=tiny_bfs.distinct_states + 1)[1]
+def test_bounds_beyond_the_state_space_are_not_bounds():
+    """A depth past the deepest state and a state limit above the state count do not stop the search (tiny with
+    one fault: 2,121 states)."""
+    whole = run("bfs", max_faults=1)[1]
+    assert whole.result == "ok"
+    r = run("bfs", max_faults=1, max_depth=whole.depth + 5, max_states=whole.distinct_states + 1)[1]
     assert r.result == "ok"
-    assert (r.distinct_states, r.states_generated) == (tiny_bfs.distinct_states, tiny_bfs.states_generated)
+    assert (r.distinct_states, r.states_generated) == (whole.distinct_states, whole.states_generated)
 
 
 def test_dfs_honours_max_depth_zero():
@@ -223,7 +226,7 @@ def test_selected_invariants_only_are_reported():
     others = [i.id for i in ALL if i.id not in LEGACY_BREAKS]
     _, r = run("bfs", variant="legacy", invs=others, all_violations=True)
     assert r.result == "ok" and r.violations == []
-    _, r = run("bfs", variant="legacy", invs=["no_recreate_with_bad_dir"], all_violations=True)
+    _, r = run("bfs", variant="legacy", invs=["no_recreate_with_bad_dir"], all_violations=True, max_depth=6)
     assert [v.invariant.id for v in r.violations] == ["no_recreate_with_bad_dir"]
 
 
