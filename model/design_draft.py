@@ -14,7 +14,7 @@ from __future__ import annotations
 from invariants import designs as design_invariants
 
 from .common import bounded, brokers, waiting_response
-from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
+from .footprint import controller_handles_response
 from .feature import Feature, Flag, StateField
 from .rules import controller_leader_and_isr_response
 from .rules_deletion import REPLICA_DELETION, controller_stop_replica_response
@@ -62,13 +62,11 @@ DRAFT = Feature(
 
 
 @DRAFT.rule("ControllerLeaderAndIsrResponse",
-      guard_reads=("broker[broker].replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].replies", "ext.created"),
-      needs_message=True,
-      params=("broker",), domain=brokers,
-            guard=waiting_response("replies", "LeaderAndIsr"),
-            kind="controller", replaces="ControllerLeaderAndIsrResponse",
-            reference="KIP-112 draft, scenario 1 (the controller adds the broker to the created list of a partition "
-                      "answered with error=None); KafkaController's LeaderAndIsrResponseReceived")
+      **controller_handles_response("replies", "ext.created"),
+      params=("broker",), domain=brokers, guard=waiting_response("replies", "LeaderAndIsr"),
+      kind="controller", replaces="ControllerLeaderAndIsrResponse",
+      reference="KIP-112 draft, scenario 1 (the controller adds the broker to the created list of a partition "
+                "answered with error=None); KafkaController's LeaderAndIsrResponseReceived")
 def draft_leader_and_isr_response(m, s, broker):
     """As the adopted controller's (offline replicas, elections), and the broker is added to the created list of
     every partition it answered without error (a write to the partition's controller_managed_state znode)."""
@@ -91,13 +89,11 @@ DRAFT_DELETION = Feature(
 
 
 @DRAFT_DELETION.rule("ControllerStopReplicaResponse",
-      guard_reads=("broker[broker].stop_replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].stop_replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].stop_replies", "ext.created"),
-      needs_message=True,
-      params=("broker",), domain=brokers,
-                     guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
-                     kind="controller", replaces="ControllerStopReplicaResponse",
-                     reference="KIP-112 draft, scenario 7 and Public interface 1 (the controller deletes the replica "
-                               "from the created list when StopReplicaResponse shows it deleted)")
+      **controller_handles_response("stop_replies", "ext.created"),
+      params=("broker",), domain=brokers, guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
+      kind="controller", replaces="ControllerStopReplicaResponse",
+      reference="KIP-112 draft, scenario 7 and Public interface 1 (the controller deletes the replica "
+                "from the created list when StopReplicaResponse shows it deleted)")
 def draft_stop_replica_response(m, s, broker):
     """As the adopted controller's, and the broker leaves the created list of every partition it deleted
     without error."""

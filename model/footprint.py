@@ -225,6 +225,14 @@ class Footprints:
 CONTROLLER_STEP_OWN_READS = ("controller", "broker[*].inbox", "broker[*].up")
 CONTROLLER_STEP_READS = CONTROLLER_STEP_OWN_READS + ("ext",)
 CONTROLLER_STEP_WRITES = ("controller", "broker[*].inbox")
+
+
+def controller_handles_response(channel: str, *also_writes: str) -> dict:
+    """The footprint of the controller handling the oldest response in ``broker[broker].<channel>`` (a
+    ControllerStep: the rule's keyword arguments), writing ``also_writes`` as well."""
+    queue = f"broker[broker].{channel}"
+    return {"guard_reads": (queue,), "reads": CONTROLLER_STEP_READS + (queue,),
+            "writes": CONTROLLER_STEP_WRITES + (queue, *also_writes), "needs_message": True}
 # What the new HW of a leader depends on (model/data.py hw_candidate, advance_hw): the followers' logs and roles.
 LEADER_HW_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "broker[*].hw",
                    "broker[*].isr", "committed", "acked")

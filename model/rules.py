@@ -21,7 +21,7 @@ from .data import advance_leaders, note_wiped
 from .deletion import resume_deletion_for, resume_deletions
 from .footprint import (
     CHANNELS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES,
-    LEADER_HW_READS,
+    LEADER_HW_READS, controller_handles_response,
 )
 from .feature import Feature, Flag
 from .reassignment import resume_reassignments
@@ -413,8 +413,7 @@ def controller_log_dir_event(m, s):
 
 
 @CORE.rule("ControllerLeaderAndIsrResponse",
-      guard_reads=("broker[broker].replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].replies",),
-      needs_message=True,
+      **controller_handles_response("replies"),
       params=("broker",), domain=brokers, guard=waiting_response("replies", "LeaderAndIsr"),
       kind="controller", reference="KIP-112 scenarios 1-3 and 6; KafkaController's LeaderAndIsrResponseReceived")
 def controller_leader_and_isr_response(m, s, broker):

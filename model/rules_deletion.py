@@ -9,7 +9,7 @@ from .config import ONE_OF_EACH
 from . import broker as B
 from .controller import ControllerStep
 from .deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
-from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
+from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
 from .feature import Feature, Flag
 from .common import brokers, oldest_request_is, partitions, set_broker, waiting_response
 from .state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
@@ -74,8 +74,7 @@ def broker_stop_replica_delete(m, s, broker):
 
 
 @REPLICA_DELETION.rule("ControllerStopReplicaResponse",
-      guard_reads=("broker[broker].stop_replies",), reads=CONTROLLER_STEP_READS + ("broker[broker].stop_replies",), writes=CONTROLLER_STEP_WRITES + ("broker[broker].stop_replies",),
-      needs_message=True,
+      **controller_handles_response("stop_replies"),
       params=("broker",), domain=brokers, guard=waiting_response("stop_replies", "StopReplica(delete=true)"),
       kind="controller", reference="KIP-112 scenario 8; TopicDeletionStopReplicaResponseReceived")
 def controller_stop_replica_response(m, s, broker):
