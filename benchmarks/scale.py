@@ -9,6 +9,7 @@ process. Not a test: figures vary with the machine (and with whatever else runs 
     python3 benchmarks/scale.py small --symmetry --max-depth 20  # a bounded run of a big preset
     python3 benchmarks/scale.py medium --symmetry --workers 1 --max-states 200000   # a quick per-change figure
     python3 benchmarks/scale.py tiny --set max_faults=1 --json
+    python3 benchmarks/scale.py small --symmetry --workers 2 --no-memo   # without the effect memo: the baseline
 
 Peak memory is the sum of the processes' peak resident set sizes (the search process, plus each worker's
 when there are workers): an upper bound, since pages the workers share with the parent count twice.
@@ -33,8 +34,9 @@ name, variant, workers, overrides = sys.argv[1], sys.argv[2], int(sys.argv[3]), 
 symmetry = sys.argv[5] == "1"
 max_depth = int(sys.argv[6]) if sys.argv[6] else None
 max_states = int(sys.argv[7]) if sys.argv[7] else None
+memo = sys.argv[8] == "1"
 cfg = preset_config(name, variant=variant, **overrides)
-model = Model(cfg, symmetry=True) if symmetry else Model(cfg)
+model = Model(cfg, symmetry=symmetry, memo_effects=memo)
 def cpu():
     return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
                                                   resource.getrusage(resource.RUSAGE_CHILDREN)))
@@ -45,7 +47,7 @@ own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 peak = own_peak + sum(result.memory.get("worker_peak_rss", []))
 print(json.dumps({
     "preset": name, "variant": variant, "overrides": overrides, "max_depth": max_depth, "symmetry": bool(getattr(model, "symmetry", False)),
-    "workers": workers, "result": result.result,
+    "workers": workers, "memo_effects": memo, "result": result.result,
     "distinct_states": result.distinct_states, "states_generated": result.states_generated,
     "depth": result.depth, "wall_s": round(wall, 2), "cpu_s": round(cpu_s, 2),
     "distinct_per_s": round(result.distinct_states / wall) if wall else None,
@@ -65,12 +67,12 @@ def default_workers() -> int:
 
 
 def run(preset: str, variant: str, workers: int, overrides: dict, symmetry: bool, max_depth: int | None,
-        max_states: int | None = None) -> dict:
+        max_states: int | None = None, memo: bool = True) -> dict:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", _CHILD, preset, variant, str(workers), json.dumps(overrides),
                           "1" if symmetry else "0", "" if max_depth is None else str(max_depth),
-                          "" if max_states is None else str(max_states)],
+                          "" if max_states is None else str(max_states), "1" if memo else "0"],
                          check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout)
 
@@ -97,6 +99,8 @@ def main() -> None:
                         help="stop every run after N distinct states (result bounded): a quick per-change figure")
     parser.add_argument("--symmetry", action="store_true",
                         help="dedup by the model's symmetry-reduced fingerprint (where the model finds it sound)")
+    parser.add_argument("--no-memo", action="store_true",
+                        help="run the effects directly, without the effect memo (model/effect_memo.py): the baseline")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     overrides = {}
@@ -109,7 +113,8 @@ def main() -> None:
     rows = []
     for preset in args.presets:
         for workers in counts:
-            rows.append(run(preset, args.variant, workers, overrides, args.symmetry, args.max_depth, args.max_states))
+            rows.append(run(preset, args.variant, workers, overrides, args.symmetry, args.max_depth, args.max_states,
+                            memo=not args.no_memo))
             print(f"  ... {preset} on {workers} worker(s): {rows[-1]['wall_s']} s wall, {rows[-1]['cpu_s']} s CPU: "
                   + json.dumps({k: v for k, v in rows[-1].items() if k != "coverage"}), file=sys.stderr)
     for preset in args.presets:
@@ -127,7 +132,7 @@ def main() -> None:
         return
     print(f"Python {machine['python']} on {machine['machine']}, {machine['cpus']} CPUs, load average "
           f"{machine['load_before']} before, {machine['load_after']} after; BFS, all invariants, symmetry reduction "
-          f"{'on' if args.symmetry else 'off'}"
+          f"{'on' if args.symmetry else 'off'}, effect memo {'off' if args.no_memo else 'on'}"
           + (f"; overrides {overrides}" if overrides else "") + (f"; --max-depth {args.max_depth}" if args.max_depth else "")
           + (f"; --max-states {args.max_states:,}" if args.max_states else ""))
     header = ("preset", "workers", "result", "distinct", "generated", "depth", "wall s", "CPU s", "distinct/s",

@@ -3,6 +3,7 @@ Kafka's ReplicaStateMachine and PartitionStateMachine accept."""
 from __future__ import annotations
 
 from model.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
+from model.effect_memo import MemoisedEffect
 from model.state import PARTITION_STATE_NAMES, REPLICA_STATE_NAMES
 
 from .registry import invariant
@@ -13,14 +14,19 @@ EXEMPT = ("initializeReplicaState", "initializePartitionState", "completeDeleteT
 
 def recorded_changes(model, state, action) -> list:
     """Every individual replica and partition state change the action's effect makes, in order: the effect is
-    replayed with ControllerStep recording (a debug-only record, off during the search itself)."""
-    previous = ControllerStep.record
-    ControllerStep.record = []
-    try:
-        model.rules[action.rule].effect(model, state, *action.args)
-        return ControllerStep.record
-    finally:
-        ControllerStep.record = previous
+    replayed with ControllerStep recording (a debug-only record, off during the search itself). Like the effect,
+    the record is a function of what the effect reads: remembered with it where the effect is memoised."""
+    def replay():
+        previous = ControllerStep.record
+        ControllerStep.record = []
+        try:
+            model.rules[action.rule].effect(model, state, *action.args)
+            return tuple(ControllerStep.record)
+        finally:
+            ControllerStep.record = previous
+
+    effect = model.effect_of(action)
+    return effect.replay(state, replay) if isinstance(effect, MemoisedEffect) else replay()
 
 
 def _invalid(kind: str, previous: int, target: int) -> bool:

@@ -17,7 +17,7 @@ from . import broker as B
 from .common import broker_dirs, brokers, bounded, set_broker, spend
 from .config import ONE_OF_EACH
 from .controller import ControllerStep
-from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
+from .footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from .feature import Feature, StateField
 from .rules import _guard_broker_crash, _guard_dir_fail, broker_crash
 from .state import B_CRASHES, B_DIR_FAILURES, D_NONE, H_NONE, H_OFFLINE, NO_LEADER
@@ -177,7 +177,7 @@ def _if_dir_failure(m):
 
 
 @KIP18.rule("ControllerRestartPartitions",
-      guard_reads=("ext.restart_znode",), reads=CONTROLLER_STEP_READS + ("ext",), writes=CONTROLLER_STEP_WRITES + ("ext.restart_znode",),
+      guard_reads=("ext.restart_znode",), reads=CONTROLLER_STEP_READS + ("ext",), writes=CONTROLLER_STEP_WRITES + ("ext.restart_znode",), appends=CONTROLLER_STEP_APPENDS,
       needs_message=True,
       params=(), domain=_if_dir_failure, guard=_guard_restart,
             kind="controller", replaces="ControllerLogDirEvent",

@@ -20,7 +20,7 @@ from .common import bounded, broker_dirs, brokers, partitions, set_broker, spend
 from .config import ONE_OF_EACH
 from .controller import ControllerStep, is_replica_online, targets_in_isr
 from .feature import Feature, StateField
-from .footprint import CONTROLLER_STEP_OWN_READS, CONTROLLER_STEP_WRITES
+from .footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_OWN_READS, CONTROLLER_STEP_WRITES
 from .reassignment import KAFKA_1_0, on_partition_reassignment
 from .rules import (
     _guard_broker_restart, _guard_dir_fail, broker_restart, controller_broker_failure, controller_broker_startup,
@@ -125,7 +125,7 @@ def halting_broker_restart(m, s, broker):
 @KIP46.rule("ControllerBrokerFailure",
             guard_reads=("broker[broker].up", "controller.live"),
             reads=CONTROLLER_STEP_OWN_READS + ("ext.failed_brokers",),
-            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
+            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), appends=CONTROLLER_STEP_APPENDS, needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
             kind="controller", replaces="ControllerBrokerFailure",
             reference="KIP-46, Part 1: Failure Discovery (explicit notification); KafkaController.onBrokerFailure")
 def kip46_controller_broker_failure(m, s, broker):
@@ -138,7 +138,7 @@ def kip46_controller_broker_failure(m, s, broker):
 @KIP46.rule("ControllerBrokerStartup",
             guard_reads=("broker[broker].up", "controller.live"),
             reads=CONTROLLER_STEP_OWN_READS + ("ext.failed_brokers", "ext.heal_moves"),
-            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
+            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), appends=CONTROLLER_STEP_APPENDS, needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
             kind="controller", replaces="ControllerBrokerStartup",
             reference="KIP-46, Workflow 4 (broker back before the TimerTask fires: the task is cancelled)")
 def kip46_controller_broker_startup(m, s, broker):
@@ -237,7 +237,7 @@ def _heal_task_footprint(m, s):
 
 
 @KIP46.rule("ControllerHealTask",
-            guard_reads=NEXT_TASK_READS, reads=HEAL_TASK_READS, writes=HEAL_TASK_WRITES,
+            guard_reads=NEXT_TASK_READS, reads=HEAL_TASK_READS, writes=HEAL_TASK_WRITES, appends=CONTROLLER_STEP_APPENDS,
             footprint_at=_heal_task_footprint, params=(), domain=_once_if_brokers_fail,
             guard=_guard_heal_task, kind="controller",
             reference="KIP-46, Workflow 6; Broker restart after some assignments have been processed (a task whose "
@@ -272,7 +272,7 @@ def _guard_heal_isr_change(m, s, partition):
 @KIP46.rule("ControllerHealIsrChange",
             guard_reads=("ext.heal_moves", "controller.partitions"),
             reads=CONTROLLER_STEP_OWN_READS + ("ext.heal_moves",),
-            writes=CONTROLLER_STEP_WRITES + ("ext.heal_moves",), params=("partition",), domain=_partitions_if_brokers_fail,
+            writes=CONTROLLER_STEP_WRITES + ("ext.heal_moves",), appends=CONTROLLER_STEP_APPENDS, params=("partition",), domain=_partitions_if_brokers_fail,
             guard=_guard_heal_isr_change, kind="controller",
             reference="KIP-46, Completeness definition for a task (the replicas have caught up in ISR once); "
                       "onPartitionReassignment steps 5-12")

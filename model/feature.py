@@ -83,13 +83,14 @@ class Feature:
 
     def rule(self, name: str, *, params: tuple[str, ...], domain, guard, reference: str, kind: str,
              replaces: str | None = None, fair: bool | None = None, reads=None, writes=None, guard_reads=None,
-             needs_message: bool = False, spends: int | None = None, footprint_at=None):
+             needs_message: bool = False, spends: int | None = None, footprint_at=None, appends=None):
         """Add the decorated effect function as a rule of this feature (or, with ``replaces``, as the rule that
         takes an earlier feature's rule's place); its docstring is the rule's description. ``fair``: weakly fair
         (model/registry.py; default by kind: environment and client rules are not). ``reads``, ``writes`` and
         ``guard_reads``: the state components it reads and writes (model/footprint.py; none: everything);
-        ``needs_message``, ``spends``, ``footprint_at``: what partial-order reduction may use (model/registry.py)."""
-        for declared in (reads, writes, guard_reads):
+        ``needs_message``, ``spends``, ``footprint_at``: what partial-order reduction may use (model/registry.py);
+        ``appends``: the queues among ``writes`` it only appends to (the effect memo, model/effect_memo.py)."""
+        for declared in (reads, writes, guard_reads, appends):
             if declared is not None:
                 check_declaration(declared, params)
 
@@ -97,7 +98,8 @@ class Feature:
             extra = {} if fair is None else {"fair": fair}
             extra.update(reads=None if reads is None else tuple(reads), writes=None if writes is None else tuple(writes),
                          guard_reads=None if guard_reads is None else tuple(guard_reads),
-                         needs_message=needs_message, spends=spends, footprint_at=footprint_at)
+                         needs_message=needs_message, spends=spends, footprint_at=footprint_at,
+                         appends=None if appends is None else tuple(appends))
             r = Rule(name, params, domain, guard, effect, reference, " ".join((effect.__doc__ or "").split()), kind,
                      **extra)
             if replaces is None:

@@ -225,6 +225,9 @@ class Footprints:
 CONTROLLER_STEP_OWN_READS = ("controller", "broker[*].inbox", "broker[*].up")
 CONTROLLER_STEP_READS = CONTROLLER_STEP_OWN_READS + ("ext",)
 CONTROLLER_STEP_WRITES = ("controller", "broker[*].inbox")
+# What it sends is appended to the inboxes, whatever they hold (ControllerStep._send): the effect memo's key leaves
+# them out (model/effect_memo.py).
+CONTROLLER_STEP_APPENDS = ("broker[*].inbox",)
 
 
 def controller_handles_response(channel: str, *also_writes: str) -> dict:
@@ -232,7 +235,8 @@ def controller_handles_response(channel: str, *also_writes: str) -> dict:
     ControllerStep: the rule's keyword arguments), writing ``also_writes`` as well."""
     queue = f"broker[broker].{channel}"
     return {"guard_reads": (queue,), "reads": CONTROLLER_STEP_READS + (queue,),
-            "writes": CONTROLLER_STEP_WRITES + (queue, *also_writes), "needs_message": True}
+            "writes": CONTROLLER_STEP_WRITES + (queue, *also_writes), "appends": CONTROLLER_STEP_APPENDS,
+            "needs_message": True}
 # What the new HW of a leader depends on (model/data.py hw_candidate, advance_hw): the followers' logs and roles.
 LEADER_HW_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "broker[*].hw",
                    "broker[*].isr", "committed", "acked")
@@ -305,11 +309,42 @@ def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0
         if outside:
             report(rule, f"writes outside writes{where} when {names(change)} change: {outside}")
 
+    def check_appends(rule, args, state, sv, w: int, appended: list) -> None:
+        """An ``appends`` queue: the effect (before eager metadata's settling, as the effect memo runs it) leaves
+        the queue's content at its head, and what it appends (and every other write) stays the same when the
+        queue holds something else (another sampled state's)."""
+        av = values(rule.effect(model, state, *args))
+        for k in appended:
+            if av[k][:len(sv[k])] != sv[k]:
+                report(rule, f"appends: rewrites {comps.names[comps.index[k]]} instead of appending to it")
+                return
+        for _ in range(donors_per_state):
+            _, dv, _ = samples[rng.randrange(len(samples))]
+            change = {k: dv[k] for k in appended if dv[k] != sv[k]}
+            if not change:
+                continue
+            hybrid = comps.put(state, change, ext_index)
+            if not _enabled(model, rule, hybrid, args):
+                report(rule, f"appends: its guard reads {names(change)}")
+                return
+            hv = values(rule.effect(model, hybrid, *args))
+            differ = [comps.names[comps.index[k]] for k in keys
+                      if (hv[k] != dv[k] + av[k][len(sv[k]):] if k in change else w & bit[k] and hv[k] != av[k])]
+            if differ:
+                report(rule, f"appends: {differ} depend on what {names(change)} hold")
+                return
+
     samples = [(s, values(s), model.is_quiescent(s)) for s in states]
     for pos, (_, rule, args) in enumerate(model.action_space):
         if rules is not None and rule.name not in rules:
             continue
         gr, r, w = fp.guard_reads[pos], fp.reads[pos], fp.writes[pos]
+        appended = []
+        if rule.appends:
+            am = comps.mask(rule.appends, rule.params, args)
+            if am & ~comps.mask(rule.writes, rule.params, args):
+                report(rule, f"appends names components outside its writes: {comps.describe(am & ~comps.mask(rule.writes, rule.params, args))}")
+            appended = [k for k in keys if am & bit[k]]
         for state, sv, quiet in samples:
             on = _enabled(model, rule, state, args)
             if on and rule.needs_message and quiet:
@@ -325,6 +360,8 @@ def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0
                 for k in keys:
                     if not w & bit[k] and av[k] != sv[k]:
                         report(rule, f"writes {comps.names[comps.index[k]]}, not declared")
+                if appended:
+                    check_appends(rule, args, state, sv, w, appended)
                 if rule.footprint_at is not None:
                     at = rule.footprint_at(model, state, *args)
                     dr, dw = fp.at(model, state, pos)

@@ -15,6 +15,7 @@ from typing import Iterator, NamedTuple
 from invariants.registry import SAFETY_KINDS
 
 from .config import ConfigError, ModelConfig
+from .effect_memo import memoised_effects
 from .feature import Design
 from .memo import by_args, by_value
 from .registry import Rule
@@ -40,10 +41,12 @@ class ActionDisabled(ValueError):
 
 class Model:
     def __init__(self, cfg: ModelConfig, symmetry: bool = False, *, design: Design | None = None, plugins=None,
-                 invariants=None):
+                 invariants=None, memo_effects: bool = True):
         """invariants: the invariants this model is checked with (ids or Invariant values; default all of its
         features' and plugins'). Symmetry reduction is used when asked for, sound for the features in this
-        configuration, and every checked invariant is declared symmetric (``symmetry_note`` says why not)."""
+        configuration, and every checked invariant is declared symmetric (``symmetry_note`` says why not).
+        memo_effects: the effects of rules that declare their footprint are remembered by what they read
+        (model/effect_memo.py; successors are the same without)."""
         from .designs import design_of
 
         self.cfg = cfg
@@ -103,7 +106,9 @@ class Model:
         self.action_space = tuple(
             (ri, r, args) for ri, r in enumerate(self.rules) for args in r.domain(self)
         )
-        self._space = tuple((ri, r.guard, r.effect, args) for ri, r, args in self.action_space)
+        effects = memoised_effects(self) if memo_effects else [r.effect for _, r, _ in self.action_space]
+        self._space = tuple((ri, r.guard, effect, args) for (ri, r, args), effect in zip(self.action_space, effects))
+        self._effect_of = {(ri, args): effect for (ri, _, args), effect in zip(self.action_space, effects)}
 
     # ---- assembly ----------------------------------------------------------------------------------------
     def _assemble_rules(self) -> tuple[Rule, ...]:
@@ -252,6 +257,10 @@ class Model:
             after, settled = self.settle(after)
             return Action(ri, args, settled), after
         return Action(ri, args), after
+
+    def effect_of(self, action: Action):
+        """The effect the search runs for an action (memoised or not: model/effect_memo.py)."""
+        return self._effect_of.get((action.rule, action.args), self.rules[action.rule].effect)
 
     def label(self, action: Action) -> str:
         text = self.rules[action.rule].label(action.args)

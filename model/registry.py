@@ -53,6 +53,9 @@ class Rule:
     # The footprint of the action when enabled at a state, tighter than the static one: (model, state, *args) ->
     # (reads, writes) patterns (model/footprint.py; numbered brokers allowed, e.g. ``broker[1].hw``).
     footprint_at: Callable | None = attrs.field(kw_only=True, default=None)
+    # The queues among ``writes`` that the effect only appends to, with a suffix that does not depend on the
+    # queue's content (the controller's sends): the effect memo (model/effect_memo.py) leaves them out of its key.
+    appends: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
 
     def label(self, args: tuple) -> str:
         return f"{self.name}(" + ", ".join(f"{k}={v}" for k, v in zip(self.params, args)) + ")"

@@ -20,7 +20,7 @@ from .controller import ControllerStep
 from .data import advance_leaders, note_wiped
 from .deletion import resume_deletion_for, resume_deletions
 from .footprint import (
-    CHANNELS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES,
+    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES,
     LEADER_HW_READS, controller_handles_response,
 )
 from .feature import Feature, Flag
@@ -109,7 +109,7 @@ def _guard_create_topic(m, s, partition):
 
 
 @CORE.rule("CreateTopic",
-      guard_reads=("controller.partitions", "controller.deletion"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      guard_reads=("controller.partitions", "controller.deletion"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller", fair=False,
       reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
 def create_topic(m, s, partition):
@@ -253,7 +253,8 @@ def _guard_controller_failover(m, s):
 
 
 @CORE.rule("ControllerFailover",
-      guard_reads=("budget",), reads=CONTROLLER_STEP_READS + CHANNELS + ("notifications", "budget"),
+      # It empties the channels before it sends, so it reads none of them (nor the notifications it deletes).
+      guard_reads=("budget",), reads=("controller", "broker[*].up", "ext", "budget"),
       writes=CONTROLLER_STEP_WRITES + CHANNELS + ("notifications", "budget"),
       spends=B_FAILOVERS,
       params=(), domain=bounded(nothing, "max_failovers"),
@@ -325,7 +326,7 @@ def _guard_controller_broker_startup(m, s, broker):
 
 
 @CORE.rule("ControllerBrokerStartup",
-      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       needs_message=True,
       params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
       kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
@@ -356,7 +357,7 @@ def _guard_controller_broker_failure(m, s, broker):
 
 
 @CORE.rule("ControllerBrokerFailure",
-      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       needs_message=True,
       params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
       kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
@@ -388,7 +389,7 @@ def _if_notifications(m):
 
 
 @CORE.rule("ControllerLogDirEvent",
-      guard_reads=("notifications",), reads=CONTROLLER_STEP_READS + ("notifications",), writes=CONTROLLER_STEP_WRITES + ("notifications",),
+      guard_reads=("notifications",), reads=CONTROLLER_STEP_READS + ("notifications",), writes=CONTROLLER_STEP_WRITES + ("notifications",), appends=CONTROLLER_STEP_APPENDS,
       needs_message=True,
       params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
       kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")

@@ -9,7 +9,7 @@ from .config import ONE_OF_EACH
 from . import broker as B
 from .controller import ControllerStep
 from .deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
-from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
+from .footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
 from .feature import Feature, Flag
 from .common import brokers, oldest_request_is, partitions, set_broker, waiting_response
 from .state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
@@ -42,7 +42,7 @@ def _guard_delete_topic(m, s, partition):
 
 
 @DELETION.rule("DeleteTopic",
-      guard_reads=("controller.deletion", "controller.partitions"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      guard_reads=("controller.deletion", "controller.partitions"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       params=("partition",), domain=partitions, guard=_guard_delete_topic, kind="controller", fair=False,
       reference="KIP-112 scenario 8 (topic deletion); TopicDeletionManager.enqueueTopicsForDeletion, onTopicDeletion")
 def delete_topic(m, s, partition):

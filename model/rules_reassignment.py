@@ -8,7 +8,7 @@ from invariants import kip928, progress
 from .config import ONE_OF_EACH
 from .controller import ControllerStep, is_replica_online, targets_in_isr
 from .reassignment import KAFKA_1_0, KAFKA_2_7, on_partition_reassignment
-from .footprint import CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
+from .footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from .feature import Feature, Flag
 from .rules_deletion import REPLICA_DELETION
 from .state import D_NONE, P_NONEXISTENT, RA_IN_PROGRESS, RA_NONE
@@ -60,7 +60,7 @@ def _guard_reassign(m, s, partition):
 
 
 @REASSIGNMENT.rule("ReassignPartition",
-      guard_reads=("controller",), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      guard_reads=("controller",), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       params=("partition",), domain=_partitions, guard=_guard_reassign, kind="controller", fair=False,
       reference="KIP-112 scenario 7 (partition reassignment); KafkaController.onPartitionReassignment steps 1-3")
 def reassign_partition(m, s, partition):
@@ -83,7 +83,7 @@ def _guard_isr_change(m, s, partition):
 
 
 @REASSIGNMENT.rule("ControllerReassignmentIsrChange",
-      guard_reads=("controller.reassigning", "controller.partitions"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES,
+      guard_reads=("controller.reassigning", "controller.partitions"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       params=("partition",), domain=_partitions, guard=_guard_isr_change,
       kind="controller",
       reference="KIP-112 scenario 7; PartitionReassignmentIsrChange, onPartitionReassignment steps 5-12")

@@ -74,6 +74,9 @@ def _with_declaration(model: Model, name: str, **declaration) -> Model:
     ("LeaderShrinkIsr", {"footprint_at": lambda m, s, partition, follower: (
         ("controller.partitions", f"broker[{1 - follower}].isr"), ("broker[*]", "controller", "committed", "acked"))},
      "LeaderShrinkIsr: guard reads outside reads (footprint_at)"),
+    ("BrokerLeaderAndIsr", {"appends": ("broker[broker].inbox",)},
+     "BrokerLeaderAndIsr: appends: rewrites broker[0].inbox instead of appending to it"),
+    ("DirFail", {"appends": ("broker[*].inbox",)}, "DirFail: appends names components outside its writes"),
 ])
 def test_the_checker_catches_a_wrong_declaration(name, declaration, expected, tiny_states):
     model = _with_declaration(Model(preset_config("tiny")), name, **declaration)

@@ -1,0 +1,64 @@
+"""Effects remembered by the components they read (model/effect_memo.py): the memoised successors are the
+effects' own, on every design and feature, and an effect that breaks its declaration is run directly."""
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from model import Model
+from model.effect_memo import MemoisedEffect
+from model.presets import preset_config
+
+from test_footprints import CONFIGS, sample_states
+
+
+def _memos(model: Model) -> list[MemoisedEffect]:
+    return [effect for _, _, effect, _ in model._space if isinstance(effect, MemoisedEffect)]
+
+
+def _successors_twice(model: Model, states) -> list:
+    """Every state's successors, twice over the states (the second pass meets the components again: hits)."""
+    return [list(model.successors(s)) for s in states] + [list(model.successors(s)) for s in states]
+
+
+@pytest.mark.parametrize("preset,overrides", CONFIGS, ids=[f"{p}-{'-'.join(map(str, o.values())) or 'default'}"
+                                                          for p, o in CONFIGS])
+def test_memoised_successors_are_the_effects_own(preset, overrides):
+    cfg = preset_config(preset, **overrides)
+    direct, memoised = Model(cfg, memo_effects=False), Model(cfg)
+    states = sample_states(direct, bfs=60, walks=4)
+    assert _successors_twice(memoised, states) == _successors_twice(direct, states)
+    memos = _memos(memoised)
+    assert memos and sum(m.hits for m in memos) > 0          # the memo was used, not only filled
+    assert not any(m.direct for m in memos if m.lookups < 2048)   # no declaration was found broken
+
+
+def _with_rule(model: Model, name: str, **changes) -> Model:
+    """A model whose rule ``name`` has other declarations (its memoised effects rebuilt)."""
+    from model.effect_memo import memoised_effects
+
+    model.action_space = tuple((ri, attrs.evolve(r, **changes) if r.name == name else r, args)
+                               for ri, r, args in model.action_space)
+    effects = memoised_effects(model)
+    model._space = tuple((ri, r.guard, e, args) for (ri, r, args), e in zip(model.action_space, effects))
+    return model
+
+
+@pytest.mark.parametrize("name,changes", [
+    ("ControllerLogDirEvent", {"writes": ("controller",)}),                      # writes inboxes it does not declare
+    ("ControllerFailover", {"appends": ("broker[*].inbox",)}),                   # empties the inboxes: not an append
+])
+def test_an_effect_that_breaks_its_declaration_is_run_directly(name, changes):
+    cfg = preset_config("tiny")
+    states = sample_states(Model(cfg, memo_effects=False), bfs=300, walks=4)
+    broken = _with_rule(Model(cfg), name, **changes)
+    assert _successors_twice(broken, states) == _successors_twice(Model(cfg, memo_effects=False), states)
+    memo = [e for (_, r, _), (_, _, e, _) in zip(broken.action_space, broken._space) if r.name == name]
+    assert memo and all(isinstance(e, MemoisedEffect) for e in memo)
+    assert any(e.direct for e in memo)
+
+
+def test_the_brokers_and_clients_effects_are_not_memoised():
+    model = Model(preset_config("tiny"))
+    kinds = {r.kind for (_, r, _), (_, _, e, _) in zip(model.action_space, model._space) if isinstance(e, MemoisedEffect)}
+    assert kinds == {"controller", "environment"}
