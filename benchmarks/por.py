@@ -3,10 +3,18 @@ without symmetry; the legacy counterexample lengths with and without POR; and, p
 reduction (how many actions each selected invariant makes visible).
 
     PYTHONPATH=. python benchmarks/por.py [--presets tiny,reassignment-race] [--invariant ID ...] [--why N]
+    PYTHONPATH=. python benchmarks/por.py --presets tiny,small,medium --independence 20000
+    PYTHONPATH=. python benchmarks/por.py --presets tiny,reassignment --sleep-sets
 
 Prints one line per run: preset, symmetry, workers, por, result, distinct, generated, seconds, POR note.
 ``--why N``: instead, why each of the first N states of a BFS is not reduced (closure over every enabled action,
 C2/C2q, nothing enabled), and how many have a controller event enabled.
+``--independence N``: instead, over the first N states of a BFS, how many pairs of enabled actions are
+independent by their footprints at the state (what any partial-order reduction, stubborn or sleep sets, could
+use), and the components that most often make a pair dependent.
+``--sleep-sets``: instead, BFS with sleep sets (Godefroid; by the same footprints, without symmetry, a state met
+again with a smaller sleep set re-expanded with what it had slept) against plain BFS: the transitions each
+generates, and whether they reach the same states at the same depths. Sleep sets prune transitions, never states.
 """
 from __future__ import annotations
 
@@ -43,12 +51,100 @@ def why(preset, invariants, limit) -> None:
           + ", ".join(f"{k} {v:,}" for k, v in counts.most_common()) + f"; a controller event enabled in {controller:,}")
 
 
+def independence(preset, limit) -> None:
+    from collections import Counter
+
+    from tests.helpers import bfs_states
+
+    model = Model(preset_config(preset))
+    red = Reduction(model, model.invariants)
+    fp = red.footprints
+    pairs = independent = 0
+    shared = Counter()
+    for state in bfs_states(model, model.fingerprint, limit).values():
+        enabled = [pos for pos in range(len(model.action_space)) if red.enabled(state) >> pos & 1]
+        foot = {pos: fp.at(model, state, pos) for pos in enabled}
+        for i, p in enumerate(enabled):
+            for q in enabled[i + 1:]:
+                (rp, wp), (rq, wq) = foot[p], foot[q]
+                clash = wp & (rq | wq) | wq & rp
+                pairs += 1
+                independent += not clash
+                shared.update(name.split("]")[-1].lstrip(".") if name.startswith("broker[") else name
+                              for name in fp.components.describe(clash))
+    print(f"{preset}, first {limit:,} BFS states: {pairs:,} pairs of enabled actions, {independent:,} independent; "
+          "components shared most often (per broker field, any broker): "
+          + ", ".join(f"{k} {v:,}" for k, v in shared.most_common(8)))
+
+
+def sleep_sets(preset) -> None:
+    model = Model(preset_config(preset))
+    fp = Reduction(model, model.invariants).footprints
+    n = len(model.action_space)
+
+    def fire(state, pos):
+        return model.settle(model._space[pos][2](model, state, *model._space[pos][3]))[0]
+
+    def enabled(state):
+        return [pos for pos, (_, guard, _, args) in enumerate(model._space) if guard(model, state, *args) is None]
+
+    def independent(state, pos):
+        r, w = fp.at(model, state, pos)
+        dependent = sum(1 << j for j in range(n) if w & (fp.reads[j] | fp.writes[j]) or fp.writes[j] & (r | w))
+        return ~(dependent | 1 << pos)
+
+    def search(use_sleep):
+        init = model.init_states()[0]
+        depth = {model.fingerprint(init): 0}
+        asleep, done = {model.fingerprint(init): 0}, set()
+        frontier, generated, level = [(init, model.fingerprint(init), None)], 0, 0
+        while frontier:
+            following = []
+            for state, f, only in frontier:
+                sleep, explored = asleep[f], 0
+                for pos in enabled(state):
+                    if use_sleep and (sleep >> pos & 1 if only is None else not only >> pos & 1):
+                        continue
+                    after = fire(state, pos)
+                    generated += 1
+                    after_sleep = (sleep | explored) & independent(state, pos) if use_sleep else 0
+                    explored |= 1 << pos
+                    g = model.fingerprint(after)
+                    if g not in depth:
+                        depth[g], asleep[g] = level + 1, after_sleep
+                        following.append((after, g, None))
+                    elif g not in done:
+                        asleep[g] &= after_sleep
+                    elif asleep[g] & ~after_sleep:
+                        following.append((after, g, asleep[g] & ~after_sleep))
+                        asleep[g] &= after_sleep
+                done.add(f)
+            frontier, level = following, level + 1
+        return depth, generated
+
+    plain, plain_generated = search(False)
+    slept, slept_generated = search(True)
+    print(f"{preset} (no symmetry): plain BFS {len(plain):,} states, {plain_generated:,} transitions; with sleep sets "
+          f"{len(slept):,} states, {slept_generated:,} transitions ({100 * (1 - slept_generated / plain_generated):.2f}% "
+          f"fewer); same states at the same depths: {plain == slept}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--presets", default="tiny,reassignment-race")
     ap.add_argument("--invariant", action="append", default=[])
     ap.add_argument("--why", type=int, default=0)
+    ap.add_argument("--independence", type=int, default=0)
+    ap.add_argument("--sleep-sets", action="store_true")
     args = ap.parse_args()
+    if args.sleep_sets:
+        for preset in args.presets.split(","):
+            sleep_sets(preset)
+        return
+    if args.independence:
+        for preset in args.presets.split(","):
+            independence(preset, args.independence)
+        return
     if args.why:
         for preset in args.presets.split(","):
             why(preset, args.invariant, args.why)

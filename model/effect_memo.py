@@ -248,3 +248,14 @@ def memoised_effects(model) -> list:
         read_back = tuple(p in appended or comps_of(comps, p) & keyed == comps_of(comps, p) for p in write_paths)
         out.append(MemoisedEffect(rule.effect, key_paths, write_paths, appended, read_back))
     return out
+
+
+def inboxes_written(model, rule, args) -> tuple[int, ...]:
+    """The brokers whose inbox the action may write, by its declared writes (every broker when undeclared)."""
+    from .footprint import Components
+
+    if rule.writes is None:
+        return tuple(range(model.cfg.brokers))
+    comps = Components(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
+    writes = comps.mask(rule.writes, rule.params, args)
+    return tuple(b for b in range(model.cfg.brokers) if writes & comps.bit(("broker", b, "inbox")))

@@ -15,7 +15,7 @@ from typing import Iterator, NamedTuple
 from invariants.registry import SAFETY_KINDS
 
 from .config import ConfigError, ModelConfig
-from .effect_memo import memoised_effects
+from .effect_memo import inboxes_written, memoised_effects
 from .feature import Design
 from .memo import by_args, by_value
 from .registry import Rule
@@ -109,6 +109,9 @@ class Model:
         effects = memoised_effects(self) if memo_effects else [r.effect for _, r, _ in self.action_space]
         self._space = tuple((ri, r.guard, effect, args) for (ri, r, args), effect in zip(self.action_space, effects))
         self._effect_of = {(ri, args): effect for (ri, _, args), effect in zip(self.action_space, effects)}
+        # Per action: the brokers whose inbox it may write, the only ones eager metadata can have to settle after it
+        # (in a reachable state no queue starts with an UpdateMetadata: docs/model.md 7); by its declared writes.
+        self._settles = tuple(inboxes_written(self, r, args) for _, r, args in self.action_space)
 
     # ---- assembly ----------------------------------------------------------------------------------------
     def _assemble_rules(self) -> tuple[Rule, ...]:
@@ -225,20 +228,21 @@ class Model:
 
     def successors(self, state: State) -> Iterator[tuple[Action, State]]:
         eager = self.cfg.eager_metadata
-        for ri, guard, effect, args in self._space:
+        for (ri, guard, effect, args), inboxes in zip(self._space, self._settles):
             if guard(self, state, *args) is None:
                 after = effect(self, state, *args)
                 if eager:
-                    after, settled = self.settle(after)
+                    after, settled = self.settle(after, inboxes)
                     yield Action(ri, args, settled), after
                 else:
                     yield Action(ri, args), after
 
-    def settle(self, state: State) -> tuple[State, tuple]:
-        """Apply every UpdateMetadata that heads a broker's queue (eager metadata)."""
+    def settle(self, state: State, brokers=None) -> tuple[State, tuple]:
+        """Apply every UpdateMetadata that heads a broker's queue (eager metadata); of the given brokers only,
+        in increasing order, when given (those whose inbox the step wrote)."""
         settled = ()
-        for b, broker in enumerate(state.brokers):
-            inbox = broker.inbox
+        for b in range(len(state.brokers)) if brokers is None else brokers:
+            inbox = state.brokers[b].inbox
             while inbox and inbox[0].kind == UPDATE_METADATA:
                 state = self._update_metadata.effect(self, state, b)
                 inbox = state.brokers[b].inbox

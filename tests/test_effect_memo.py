@@ -1,5 +1,6 @@
 """Effects remembered by the components they read (model/effect_memo.py): the memoised successors are the
-effects' own, on every design and feature, and an effect that breaks its declaration is run directly."""
+effects' own (and eager metadata settles only the queues a step wrote to), on every design and feature, and an
+effect that breaks its declaration is run directly."""
 from __future__ import annotations
 
 import attrs
@@ -28,6 +29,11 @@ def test_memoised_successors_are_the_effects_own(preset, overrides):
     direct, memoised = Model(cfg, memo_effects=False), Model(cfg)
     states = sample_states(direct, bfs=60, walks=4)
     assert _successors_twice(memoised, states) == _successors_twice(direct, states)
+    # Model.step runs the rule's own effect and settles every broker's queue (successors only those the step
+    # wrote to: Model._settles).
+    for state in states:
+        succ = list(memoised.successors(state))
+        assert [memoised.step(state, memoised.rules[a.rule].name, a.args) for a, _ in succ] == succ
     memos = _memos(memoised)
     assert memos and sum(m.hits for m in memos) > 0          # the memo was used, not only filled
     assert not any(m.direct for m in memos if m.lookups < 2048)   # no declaration was found broken
