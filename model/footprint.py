@@ -289,15 +289,23 @@ def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0
     def report(rule, why: str) -> None:
         problems.setdefault((rule.name, why.split(":")[0]), f"{rule.name}: {why}")
 
+    def enabled_hybrid(rule, args, state, change: dict, why: str):
+        """The state with ``change`` swapped in, or None (reported: ``why``, the swapped components) if that
+        disables the action."""
+        hybrid = comps.put(state, change, ext_index)
+        if _enabled(model, rule, hybrid, args):
+            return hybrid
+        report(rule, f"{why}: {names(change)}")
+        return None
+
     def check_effect(rule, args, state, sv, av, dv, r: int, w: int, where: str, at=None) -> None:
         """Swap what the action does not read (r) for the donor's: it must stay enabled, write the same values
         where it writes (w), leave the rest alone, and (``at``) compute the same footprint."""
         change = swapped(sv, dv, r)
         if not change:
             return
-        hybrid = comps.put(state, change, ext_index)
-        if not _enabled(model, rule, hybrid, args):
-            report(rule, f"guard reads outside reads{where}: {names(change)}")
+        hybrid = enabled_hybrid(rule, args, state, change, f"guard reads outside reads{where}")
+        if hybrid is None:
             return
         if at is not None and rule.footprint_at(model, hybrid, *args) != at:
             report(rule, f"footprint_at reads outside its reads: it changes when {names(change)} change")
@@ -323,9 +331,8 @@ def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0
             change = {k: dv[k] for k in appended if dv[k] != sv[k]}
             if not change:
                 continue
-            hybrid = comps.put(state, change, ext_index)
-            if not _enabled(model, rule, hybrid, args):
-                report(rule, f"appends: its guard reads {names(change)}")
+            hybrid = enabled_hybrid(rule, args, state, change, "appends: its guard reads")
+            if hybrid is None:
                 return
             hv = values(rule.effect(model, hybrid, *args))
             differ = [comps.names[comps.index[k]] for k in keys
