@@ -80,7 +80,6 @@ def independence(preset, limit) -> None:
 def sleep_sets(preset) -> None:
     model = Model(preset_config(preset))
     fp = Reduction(model, model.invariants).footprints
-    n = len(model.action_space)
 
     def fire(state, pos):
         return model.settle(model._space[pos][2](model, state, *model._space[pos][3]))[0]
@@ -89,9 +88,7 @@ def sleep_sets(preset) -> None:
         return [pos for pos, (_, guard, _, args) in enumerate(model._space) if guard(model, state, *args) is None]
 
     def independent(state, pos):
-        r, w = fp.at(model, state, pos)
-        dependent = sum(1 << j for j in range(n) if w & (fp.reads[j] | fp.writes[j]) or fp.writes[j] & (r | w))
-        return ~(dependent | 1 << pos)
+        return ~fp.dependent_on(pos, *fp.at(model, state, pos))
 
     def search(use_sleep):
         init = model.init_states()[0]

@@ -116,9 +116,7 @@ class Reduction:
         dependent = {}
         for pos, r, w in dynamic:                   # an enabled action's footprint at the state
             writes[pos] = w
-            touches = r | w
-            dependent[pos] = sum(1 << j for j in range(len(fp.reads))
-                                 if w & (fp.reads[j] | fp.writes[j]) or fp.writes[j] & touches) | 1 << pos
+            dependent[pos] = fp.dependent_on(pos, r, w)
         for seed in _bits(enabled):
             stubborn, work = 1 << seed, [seed]
             while work:

@@ -3,7 +3,6 @@ Kafka's ReplicaStateMachine and PartitionStateMachine accept."""
 from __future__ import annotations
 
 from model.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
-from model.effect_memo import MemoisedEffect
 from model.state import PARTITION_STATE_NAMES, REPLICA_STATE_NAMES
 
 from .registry import invariant
@@ -25,8 +24,7 @@ def recorded_changes(model, state, action) -> list:
         finally:
             ControllerStep.record = previous
 
-    effect = model.effect_of(action)
-    return effect.replay(state, replay) if isinstance(effect, MemoisedEffect) else replay()
+    return model.by_effect_key(action, state, replay)
 
 
 def _invalid(kind: str, previous: int, target: int) -> bool:

@@ -28,27 +28,29 @@ LIMIT = 1 << 15        # remembered component combinations per action (the memo 
 _BROKERS, _CONTROLLER, _EXT = State._fields.index("brokers"), State._fields.index("controller"), State._fields.index("ext")
 
 
-def _paths(comps, mask: int, ext_index: dict) -> list[tuple]:
-    """The components of a mask as access paths into a State: ("b", broker, field index), ("b", broker, None) for
-    a whole broker, ("c", field index), ("c", None), ("s", top field index), ("e", ext index). Whole units where a
-    mask covers every field of a broker or of the controller."""
+def _paths(comps, mask: int, ext_index: dict) -> list[tuple[tuple, int]]:
+    """The components of a mask as (access path into a State, the components it covers): paths ("b", broker,
+    field index), ("b", broker, None) for a whole broker, ("c", field index), ("c", None), ("s", top field
+    index), ("e", ext index). Whole units where a mask covers every field of a broker or of the controller."""
     out = []
     for b in range(comps.brokers):
         whole = comps.broker_mask(b)
         if mask & whole == whole:
-            out.append(("b", b, None))
+            out.append((("b", b, None), whole))
         else:
-            out.extend(("b", b, fi) for fi, f in enumerate(Broker._fields) if mask & comps.bit(("broker", b, f)))
+            out.extend((("b", b, fi), comps.bit(("broker", b, f))) for fi, f in enumerate(Broker._fields)
+                       if mask & comps.bit(("broker", b, f)))
     whole = sum(comps.bit(("controller", f)) for f in Controller._fields)
     if mask & whole == whole:
-        out.append(("c", None))
+        out.append((("c", None), whole))
     else:
-        out.extend(("c", ci) for ci, f in enumerate(Controller._fields) if mask & comps.bit(("controller", f)))
+        out.extend((("c", ci), comps.bit(("controller", f))) for ci, f in enumerate(Controller._fields)
+                   if mask & comps.bit(("controller", f)))
     for key, i in comps.index.items():
         if mask >> i & 1 and len(key) == 1:
-            out.append(("s", State._fields.index(key[0])))
+            out.append((("s", State._fields.index(key[0])), 1 << i))
         elif mask >> i & 1 and key[0] == "ext":
-            out.append(("e", ext_index[key[1]]))
+            out.append((("e", ext_index[key[1]]), 1 << i))
     return out
 
 
@@ -81,6 +83,15 @@ class MemoisedEffect:
         # "Unchanged" may be kept only for a written component that is also in the key: for the others the new
         # value is kept (a component the effect overwrites without reading it, e.g. a queue it empties).
         self.read_back = read_back
+        # What the run-time check of a miss compares (_unwritten_differ): per broker the field indices written
+        # (None: the whole broker), the controller's, the top fields' and the extension fields'.
+        self.broker_fields: dict = {}
+        for p in write_paths:
+            if p[0] == "b":
+                self.broker_fields.setdefault(p[1], set()).add(p[2])
+        self.controller_fields = {p[1] for p in write_paths if p[0] == "c"}
+        self.top_fields = {p[1] for p in write_paths if p[0] == "s"} | {_BROKERS, _CONTROLLER, _EXT}
+        self.ext_fields = {p[1] for p in write_paths if p[0] == "e"}
         self.memo: dict = {}
         self.replays: dict = {}
         self.lookups = self.hits = 0
@@ -122,7 +133,7 @@ class MemoisedEffect:
     def _change(self, state, after):
         """What the effect did to each written component (UNCHANGED, the new value, or an appended suffix), or
         None if it changed a component it does not declare or rewrote a queue it declares it only appends to."""
-        if _unwritten_differ(state, after, self.write_paths):
+        if self._unwritten_differ(state, after):
             return None
         out = []
         for old, new, append, read in zip(self.written(state), self.written(after), self.appended, self.read_back):
@@ -135,6 +146,26 @@ class MemoisedEffect:
             else:
                 out.append(new)
         return tuple(out)
+
+    def _unwritten_differ(self, state, after) -> bool:
+        """Whether the effect changed a component outside its declared writes (whole brokers, the controller and
+        the top fields compared as units, a field-level declaration field by field)."""
+        for b, (old, new) in enumerate(zip(state.brokers, after.brokers)):
+            if old is new:
+                continue
+            fields = self.broker_fields.get(b)
+            if fields is None:
+                if old != new:
+                    return True
+            elif None not in fields and any(o != n for i, (o, n) in enumerate(zip(old, new)) if i not in fields):
+                return True
+        if None not in self.controller_fields and after.controller is not state.controller and any(
+                o != n for i, (o, n) in enumerate(zip(state.controller, after.controller))
+                if i not in self.controller_fields):
+            return True
+        if any(state[i] != after[i] for i in range(len(State._fields)) if i not in self.top_fields):
+            return True
+        return any(o != n for i, (o, n) in enumerate(zip(state.ext, after.ext)) if i not in self.ext_fields)
 
     def _apply(self, state, change):
         fields = rows = whole = controller = None
@@ -179,33 +210,6 @@ class MemoisedEffect:
         return tuple.__new__(State, fields)
 
 
-def _unwritten_differ(state, after, write_paths) -> bool:
-    """Whether the effect changed a component outside the paths it declares it writes (checked at the level of
-    whole brokers, the controller and the top fields; a field-level declaration is checked field by field)."""
-    written_brokers = {p[1]: set() for p in write_paths if p[0] == "b"}
-    for p in write_paths:
-        if p[0] == "b":
-            written_brokers[p[1]].add(p[2])
-    for b, (old, new) in enumerate(zip(state.brokers, after.brokers)):
-        if old is new:
-            continue
-        fields = written_brokers.get(b)
-        if fields is None:
-            if old != new:
-                return True
-        elif None not in fields and any(o != n for i, (o, n) in enumerate(zip(old, new)) if i not in fields):
-            return True
-    controller_fields = {p[1] for p in write_paths if p[0] == "c"}
-    if None not in controller_fields and after.controller is not state.controller:
-        if any(o != n for i, (o, n) in enumerate(zip(state.controller, after.controller)) if i not in controller_fields):
-            return True
-    tops = {p[1] for p in write_paths if p[0] == "s"} | {_BROKERS, _CONTROLLER, _EXT}
-    if any(state[i] != after[i] for i in range(len(State._fields)) if i not in tops):
-        return True
-    exts = {p[1] for p in write_paths if p[0] == "e"}
-    return any(o != n for i, (o, n) in enumerate(zip(state.ext, after.ext)) if i not in exts)
-
-
 # The rules whose effects are memoised: the controller's (its replica and partition state machines) and the
 # environment's (a disk or a broker changed wholesale). The brokers' and the clients' rules read the data path
 # (every replica's log and high watermark): hashing those keys costs more than their effects (measured on small:
@@ -213,24 +217,9 @@ def _unwritten_differ(state, after, write_paths) -> bool:
 MEMO_KINDS = ("controller", "environment")
 
 
-def comps_of(comps, path) -> int:
-    """The components (a mask) a path covers."""
-    if path[0] == "b":
-        return comps.broker_mask(path[1], Broker._fields if path[2] is None else (Broker._fields[path[2]],))
-    if path[0] == "c":
-        fields = Controller._fields if path[1] is None else (Controller._fields[path[1]],)
-        return sum(comps.bit(("controller", f)) for f in fields)
-    if path[0] == "s":
-        return comps.bit((State._fields[path[1]],))
-    return comps.bit(("ext", comps.ext_names[path[1]]))
-
-
-def memoised_effects(model) -> list:
+def memoised_effects(model, comps) -> list:
     """Per action of ``model.action_space``: its effect, memoised when its rule is of a kind in MEMO_KINDS and
-    declares what it reads and writes."""
-    from .footprint import Components
-
-    comps = Components(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
+    declares what it reads and writes (``comps``: the model's components, model/footprint.py)."""
     out = []
     for _, rule, args in model.action_space:
         if rule.reads is None or rule.writes is None or rule.kind not in MEMO_KINDS:
@@ -238,24 +227,21 @@ def memoised_effects(model) -> list:
             continue
         reads = comps.mask(rule.reads, rule.params, args)
         writes = comps.mask(rule.writes, rule.params, args)
-        appends = comps.mask(rule.appends, rule.params, args) if rule.appends else 0
-        ext_index = model.ext_index
-        key_paths = _paths(comps, reads & ~appends, ext_index)
-        # A component appended to is kept field by field (its suffix); the others as whole units where possible.
-        write_paths = _paths(comps, writes & ~appends, ext_index) + _paths(comps, appends & writes, ext_index)
-        appended = set(_paths(comps, appends & writes, ext_index))
+        appends = writes & (comps.mask(rule.appends, rule.params, args) if rule.appends else 0)
         keyed = reads & ~appends
-        read_back = tuple(p in appended or comps_of(comps, p) & keyed == comps_of(comps, p) for p in write_paths)
-        out.append(MemoisedEffect(rule.effect, key_paths, write_paths, appended, read_back))
+        # A component appended to is kept field by field (its suffix); the others as whole units where possible.
+        set_paths = _paths(comps, writes & ~appends, model.ext_index)
+        appended = [p for p, _ in _paths(comps, appends, model.ext_index)]
+        write_paths = [p for p, _ in set_paths] + appended
+        read_back = tuple(covers & keyed == covers for _, covers in set_paths) + (True,) * len(appended)
+        key_paths = [p for p, _ in _paths(comps, keyed, model.ext_index)]
+        out.append(MemoisedEffect(rule.effect, key_paths, write_paths, set(appended), read_back))
     return out
 
 
-def inboxes_written(model, rule, args) -> tuple[int, ...]:
+def inboxes_written(model, comps, rule, args) -> tuple[int, ...]:
     """The brokers whose inbox the action may write, by its declared writes (every broker when undeclared)."""
-    from .footprint import Components
-
     if rule.writes is None:
         return tuple(range(model.cfg.brokers))
-    comps = Components(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
     writes = comps.mask(rule.writes, rule.params, args)
     return tuple(b for b in range(model.cfg.brokers) if writes & comps.bit(("broker", b, "inbox")))

@@ -75,6 +75,11 @@ class Components:
             self._add(("ext", e), f"ext.{e}")
         self.all = (1 << len(self.names)) - 1
 
+    @classmethod
+    def of(cls, model) -> "Components":
+        """The components of a model's states."""
+        return cls(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
+
     def _add(self, key: tuple, name: str) -> None:
         self.index[key] = len(self.names)
         self.names.append(name)
@@ -150,7 +155,7 @@ class Footprints:
     reads (guard and effect, with eager metadata's settling) and those it writes, as bitmasks."""
 
     def __init__(self, model):
-        self.components = c = Components(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
+        self.components = c = Components.of(model)
         self._eager = model.cfg.eager_metadata
         self.guard_reads, self.reads, self.writes = [], [], []
         self.declared = []
@@ -201,6 +206,13 @@ class Footprints:
                     reads |= settled
                     writes |= settled
         return reads, writes
+
+    def dependent_on(self, pos: int, reads: int, writes: int) -> int:
+        """The actions dependent on the action at ``pos`` when it reads and writes these (its footprint at a state;
+        the others' static ones): one writes what the other reads or writes. The action itself included."""
+        touches = reads | writes
+        return sum(1 << j for j in range(len(self.reads))
+                   if writes & (self.reads[j] | self.writes[j]) or self.writes[j] & touches) | 1 << pos
 
     def at(self, model, state, pos: int) -> tuple[int, int]:
         """(reads, writes) of the enabled action at ``pos`` at this state: its ``footprint_at`` if it declares
@@ -394,7 +406,7 @@ def read_violations(model, check, reads, states, donors_per_state: int = 2, seed
     ``reads`` (patterns) are swapped for another sampled state's: the reads it declares miss something."""
     import random
 
-    comps, ext_index = Components(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields)), model.ext_index
+    comps, ext_index = Components.of(model), model.ext_index
     keep = comps.mask(reads)
     keys = [k for k in comps.keys() if not keep & comps.bit(k)]
     rng = random.Random(seed)

@@ -15,7 +15,8 @@ from typing import Iterator, NamedTuple
 from invariants.registry import SAFETY_KINDS
 
 from .config import ConfigError, ModelConfig
-from .effect_memo import inboxes_written, memoised_effects
+from .effect_memo import MemoisedEffect, inboxes_written, memoised_effects
+from .footprint import Components
 from .feature import Design
 from .memo import by_args, by_value
 from .registry import Rule
@@ -106,12 +107,13 @@ class Model:
         self.action_space = tuple(
             (ri, r, args) for ri, r in enumerate(self.rules) for args in r.domain(self)
         )
-        effects = memoised_effects(self) if memo_effects else [r.effect for _, r, _ in self.action_space]
+        comps = Components.of(self)
+        effects = memoised_effects(self, comps) if memo_effects else [r.effect for _, r, _ in self.action_space]
         self._space = tuple((ri, r.guard, effect, args) for (ri, r, args), effect in zip(self.action_space, effects))
         self._effect_of = {(ri, args): effect for (ri, _, args), effect in zip(self.action_space, effects)}
         # Per action: the brokers whose inbox it may write, the only ones eager metadata can have to settle after it
         # (in a reachable state no queue starts with an UpdateMetadata: docs/model.md 7); by its declared writes.
-        self._settles = tuple(inboxes_written(self, r, args) for _, r, args in self.action_space)
+        self._settles = tuple(inboxes_written(self, comps, r, args) for _, r, args in self.action_space)
 
     # ---- assembly ----------------------------------------------------------------------------------------
     def _assemble_rules(self) -> tuple[Rule, ...]:
@@ -262,9 +264,12 @@ class Model:
             return Action(ri, args, settled), after
         return Action(ri, args), after
 
-    def effect_of(self, action: Action):
-        """The effect the search runs for an action (memoised or not: model/effect_memo.py)."""
-        return self._effect_of.get((action.rule, action.args), self.rules[action.rule].effect)
+    def by_effect_key(self, action: Action, state: State, compute):
+        """``compute()``, a function of what the action's effect reads at ``state`` (e.g. the effect replayed with
+        its controller state changes recorded): remembered by the effect memo's key where the effect is memoised
+        (model/effect_memo.py), else computed."""
+        effect = self._effect_of.get((action.rule, action.args))
+        return effect.replay(state, compute) if isinstance(effect, MemoisedEffect) else compute()
 
     def label(self, action: Action) -> str:
         text = self.rules[action.rule].label(action.args)

@@ -3,14 +3,13 @@ effects' own (and eager metadata settles only the queues a step wrote to), on ev
 effect that breaks its declaration is run directly."""
 from __future__ import annotations
 
-import attrs
 import pytest
 
 from model import Model
 from model.effect_memo import MemoisedEffect
 from model.presets import preset_config
 
-from test_footprints import CONFIGS, sample_states
+from test_footprints import CONFIGS, _with_declaration, sample_states
 
 
 def _memos(model: Model) -> list[MemoisedEffect]:
@@ -42,10 +41,10 @@ def test_memoised_successors_are_the_effects_own(preset, overrides):
 def _with_rule(model: Model, name: str, **changes) -> Model:
     """A model whose rule ``name`` has other declarations (its memoised effects rebuilt)."""
     from model.effect_memo import memoised_effects
+    from model.footprint import Components
 
-    model.action_space = tuple((ri, attrs.evolve(r, **changes) if r.name == name else r, args)
-                               for ri, r, args in model.action_space)
-    effects = memoised_effects(model)
+    _with_declaration(model, name, **changes)
+    effects = memoised_effects(model, Components.of(model))
     model._space = tuple((ri, r.guard, e, args) for (ri, r, args), e in zip(model.action_space, effects))
     return model
 
