@@ -50,7 +50,7 @@ def _doc_rows() -> dict:
 def cheap_cells(tmp_path_factory):
     out = tmp_path_factory.mktemp("compare-cheap")
     by_key = {r.key: r for r in rows()}
-    cells = {key: run_cell("tiny", by_key[key], 2, str(out / "designs-scenarios")) for key in CHEAP_ROWS}
+    cells = {key: run_cell("tiny", by_key[key], 1, str(out / "designs-scenarios")) for key in CHEAP_ROWS}
     return out, cells
 
 

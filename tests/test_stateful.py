@@ -18,6 +18,7 @@ from explorer.scenario import load_scenario, replay
 from model import Feature, Model, ModelConfig
 from model.presets import preset_config
 from model.designs import KIP112
+from profiles import THOROUGH
 
 pytestmark = pytest.mark.stateful
 
@@ -56,7 +57,8 @@ def test_kip112_large_machine_runs_long_histories():
     assert result.wasSuccessful(), result.failures + result.errors
 
 
-@pytest.mark.parametrize("name", ["small", "large"])
+@pytest.mark.parametrize("name", ["small", pytest.param("large", marks=pytest.mark.skipif(
+    not THOROUGH, reason="the large configuration's catch takes half a minute: JBODCHECK_PROFILE=thorough"))])
 def test_legacy_is_caught_with_a_short_replayable_trace(name, tmp_path):
     model = Model(CONFIGS[name]("legacy"))
     shrunk = caught(model)
