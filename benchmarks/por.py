@@ -5,6 +5,7 @@ reduction (how many actions each selected invariant makes visible).
     PYTHONPATH=. python benchmarks/por.py [--presets tiny,reassignment-race] [--invariant ID ...] [--why N]
     PYTHONPATH=. python benchmarks/por.py --presets tiny,small,medium --independence 20000
     PYTHONPATH=. python benchmarks/por.py --presets tiny,reassignment --sleep-sets
+    PYTHONPATH=. python benchmarks/por.py --presets tiny --commute 3000
 
 Prints one line per run: preset, symmetry, workers, por, result, distinct, generated, seconds, POR note.
 ``--why N``: instead, why each of the first N states of a BFS is not reduced (closure over every enabled action,
@@ -15,6 +16,10 @@ use), and the components that most often make a pair dependent.
 ``--sleep-sets``: instead, BFS with sleep sets (Godefroid; by the same footprints, without symmetry, a state met
 again with a smaller sleep set re-expanded with what it had slept) against plain BFS: the transitions each
 generates, and whether they reach the same states at the same depths. Sleep sets prune transitions, never states.
+``--commute N``: instead, over the first N states of a BFS (without symmetry), how many pairs of enabled actions
+commute at the state itself (each stays enabled after the other, and both orders reach the same state): an upper
+bound on what any independence relation could use, next to which components each rule actually changed there.
+Commuting at one state is weaker than the independence a reduction needs (along every path of other actions).
 """
 from __future__ import annotations
 
@@ -77,6 +82,52 @@ def independence(preset, limit) -> None:
           + ", ".join(f"{k} {v:,}" for k, v in shared.most_common(8)))
 
 
+def commute(preset, limit) -> None:
+    from collections import Counter, defaultdict
+
+    from model.footprint import Components
+    from tests.helpers import bfs_states
+
+    model = Model(preset_config(preset))
+    comps = Components.of(model)
+    keys = list(comps.keys())
+    name = lambda a: model.rules[a.rule].name                      # noqa: E731
+
+    def label(action, key) -> str:
+        """A component by its role: the acting broker's own field, another broker's, or by its name."""
+        if key[0] != "broker":
+            return comps.names[comps.index[key]]
+        own = model.rules[action.rule].params[:1] == ("broker",) and action.args[0] == key[1]
+        return f"broker[{'own' if own else 'other'}].{key[2]}"
+
+    pairs, commuting, by_rule, changed = 0, 0, Counter(), defaultdict(set)
+    for state in bfs_states(model, model.fingerprint, limit).values():
+        succ = {(a.rule, a.args): (a, after) for a, after in model.successors(state)}
+        for a, after in succ.values():
+            changed[name(a)].update(label(a, k) for k in keys
+                                    if comps.get(state, k, model.ext_index) != comps.get(after, k, model.ext_index))
+        ids = list(succ)
+        for i, p in enumerate(ids):
+            after_p = {(a.rule, a.args): t for a, t in model.successors(succ[p][1])}
+            for q in ids[i + 1:]:
+                after_q = {(a.rule, a.args): t for a, t in model.successors(succ[q][1])}
+                pq, qp = after_p.get(q), after_q.get(p)
+                same = pq is not None and qp is not None and model.fingerprint(pq) == model.fingerprint(qp)
+                pairs += 1
+                commuting += same
+                by_rule[(*sorted((name(succ[p][0]), name(succ[q][0]))), same)] += 1
+    print(f"{preset}, first {limit:,} BFS states: {pairs:,} pairs of enabled actions, {commuting:,} commute at the "
+          f"state ({100 * commuting / max(pairs, 1):.1f}%). Most frequent pairs (commuting/all):")
+    rule_pairs = Counter()
+    for (a, b, _), n in by_rule.items():
+        rule_pairs[a, b] += n
+    for (a, b), n in rule_pairs.most_common(12):
+        print(f"  {a:30} {b:30} {by_rule[a, b, True]:>6,}/{n:,}")
+    print("Components each rule changed on those states:")
+    for rule in sorted(changed):
+        print(f"  {rule:30} {', '.join(sorted(changed[rule]))}")
+
+
 def sleep_sets(preset) -> None:
     model = Model(preset_config(preset))
     fp = Reduction(model, model.invariants).footprints
@@ -133,7 +184,12 @@ def main() -> None:
     ap.add_argument("--why", type=int, default=0)
     ap.add_argument("--independence", type=int, default=0)
     ap.add_argument("--sleep-sets", action="store_true")
+    ap.add_argument("--commute", type=int, default=0)
     args = ap.parse_args()
+    if args.commute:
+        for preset in args.presets.split(","):
+            commute(preset, args.commute)
+        return
     if args.sleep_sets:
         for preset in args.presets.split(","):
             sleep_sets(preset)

@@ -5,6 +5,7 @@ set grows). Each engine runs in its own process. Not a test: figures vary with t
     python3 benchmarks/spark_vs_bfs.py                              # medium, Spark on local[2]
     python3 benchmarks/spark_vs_bfs.py small --master 'local[2]' --set max_faults=3 --json out.json
     python3 benchmarks/spark_vs_bfs.py medium --max-depth 16 --bfs-first   # 1,486,883 states, unreduced
+    python3 benchmarks/spark_vs_bfs.py medium --max-depth 16 --bfs-first --bfs-workers 2   # BFS on the same 2 cores
 
 Both engines run without dir symmetry unless --symmetry is given. The table gives each engine's CPU seconds
 per distinct state (the Spark engine's: its Python workers, JVM and driver together).
@@ -117,7 +118,8 @@ def _model_and_options(preset: str, overrides: dict, search: dict):
     from explorer.search import SearchOptions
     from model import Model
 
-    return Model(_config(preset, overrides), symmetry=search["symmetry"]), SearchOptions(max_depth=search["max_depth"])
+    return Model(_config(preset, overrides), symmetry=search["symmetry"]), SearchOptions(
+        max_depth=search["max_depth"], workers=search.get("workers", 1))
 
 
 def child_bfs(preset: str, overrides: dict, search: dict) -> dict:
@@ -130,8 +132,10 @@ def child_bfs(preset: str, overrides: dict, search: dict) -> dict:
     return {"engine": "bfs", "result": result.result, "distinct_states": result.distinct_states,
             "states_generated": result.states_generated, "depth": result.depth, "coverage": result.coverage,
             "search_s": result.elapsed_s, "process_s": round(time.monotonic() - started, 2),
-            "cpu_s": round(_cpu_s(os.getpid()), 1),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "cpu_s": round(_cpu_s(os.getpid()), 1),   # with the --bfs-workers processes, joined by now
+            "workers": search.get("workers", 1),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                                 + sum(result.memory.get("worker_peak_rss", [])) / 2**20, 1)}
 
 
 def child_spark(preset: str, overrides: dict, search: dict, master: str, partitions: int | None) -> dict:
@@ -237,11 +241,13 @@ def main() -> None:
     parser.add_argument("--spark-partitions", type=int, default=None)
     parser.add_argument("--skip-bfs", action="store_true", help="run only the Spark engine")
     parser.add_argument("--bfs-first", action="store_true", help="run the local BFS before the Spark engine")
+    parser.add_argument("--bfs-workers", type=int, default=1, metavar="N",
+                        help="worker processes of the local BFS (default 1; the CLI's default is every core)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     parser.add_argument("--child", choices=("bfs", "spark"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     overrides = _parse_set(args.set)
-    search = {"max_depth": args.max_depth, "symmetry": args.symmetry}
+    search = {"max_depth": args.max_depth, "symmetry": args.symmetry, "workers": args.bfs_workers}
 
     if args.child == "bfs":
         print(json.dumps(child_bfs(args.preset, overrides, search)))
@@ -255,16 +261,17 @@ def main() -> None:
         common += ["--max-depth", str(args.max_depth)]
     if args.symmetry:
         common.append("--symmetry")
+    bfs_args = ["--bfs-workers", str(args.bfs_workers)]
     load_before = _loadavg()
     print(f"Spark engine ({args.master}) on preset {args.preset} {overrides or ''}: levels as they finish",
           file=sys.stderr)
     spark_args = common + ["--master", args.master]
     if args.spark_partitions:
         spark_args += ["--spark-partitions", str(args.spark_partitions)]
-    bfs = _run_child(["bfs", *common]) if args.bfs_first and not args.skip_bfs else None
+    bfs = _run_child(["bfs", *common, *bfs_args]) if args.bfs_first and not args.skip_bfs else None
     spark = _run_child(["spark", *spark_args])
     if bfs is None and not args.skip_bfs:
-        bfs = _run_child(["bfs", *common])
+        bfs = _run_child(["bfs", *common, *bfs_args])
     load_after = _loadavg()
 
     machine = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
@@ -301,7 +308,7 @@ def main() -> None:
     rows = [("engine", "result", "distinct", "generated", "depth", "search s", "process s", "CPU s", "CPU us/state",
              "load")]
     for r in filter(None, (bfs, spark)):
-        label = r["engine"] if r["engine"] == "bfs" else f"spark {r['master']} x{r['partitions']}"
+        label = f"bfs x{r['workers']}" if r["engine"] == "bfs" else f"spark {r['master']} x{r['partitions']}"
         cpu = r["cpu_s"] if r["engine"] == "bfs" else sum(r["cpu_s"].values())
         rows.append((label, r["result"], f"{r['distinct_states']:,}", f"{r['states_generated']:,}", str(r["depth"]),
                      f"{r['search_s']:.1f}", f"{r['wall_s']:.1f}", f"{cpu:.0f}",
