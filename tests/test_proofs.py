@@ -18,9 +18,9 @@ from model.state import H_NONE, with_broker
 from proofs import induction
 from proofs.bmc import bmc
 from proofs.properties import PROPERTIES, invariant_parts
-from profiles import THOROUGH
 from proofs.refinement import Refinement, abstract, check_model, describe, witness_values
 from proofs.system import RULE_TO_ACTION
+from profiles import THOROUGH
 
 from helpers import REPO
 
