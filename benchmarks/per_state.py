@@ -9,29 +9,23 @@ search; each part is timed three times and the least kept. Not a test: figures v
 from __future__ import annotations
 
 import argparse
-import random
 import time
 
 from explorer.core import Checker
 from model import Model
 from model.presets import preset_config
+from tests.helpers import walk_states
 
 
-def deep_states(model: Model, count: int, low: int, high: int, seed: int = 1) -> list:
-    """Distinct states at walk depths ``low`` to ``high`` (each walk stops early where nothing is enabled)."""
-    rng, seen, states = random.Random(seed), set(), []
-    while len(states) < count:
-        state = model.init_states()[0]
-        for depth in range(rng.randint(low, high)):
-            successors = list(model.successors(state))
-            if not successors:
-                break
-            fp = model.fingerprint(state)
-            if depth >= low and fp not in seen:
-                seen.add(fp)
-                states.append(state)
-            state = successors[rng.randrange(len(successors))][1]
-    return states[:count]
+def deep_states(model: Model, count: int, low: int, high: int) -> list:
+    """``count`` distinct states met ``low`` to ``high`` steps deep in seeded random walks."""
+    found: dict = {}
+    seed = 0
+    while len(found) < count:
+        for state in walk_states(model, 100, high, seed, skip=low):
+            found.setdefault(model.fingerprint(state), state)
+        seed += 1
+    return list(found.values())[:count]
 
 
 def timed(fn, repeat: int = 3) -> float:

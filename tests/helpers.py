@@ -115,21 +115,22 @@ def bfs_states(model: Model, fingerprint, limit: int | None = None) -> dict:
     return seen
 
 
-def walk_states(model: Model, walks: int, depth: int, seed: int) -> list:
-    """The states of ``walks`` seeded random walks of at most ``depth`` steps from the initial state (repeats
-    kept: equal states reached by other paths may be distinct objects)."""
+def walk_states(model: Model, walks: int, depth: int, seed: int, skip: int = 0) -> list:
+    """The states of ``walks`` seeded random walks of at most ``depth`` steps from the initial state, less the
+    first ``skip`` of each walk (repeats kept: equal states reached by other paths may be distinct objects)."""
     import random
 
     rng = random.Random(seed)
     out = []
     for _ in range(walks):
         s = init(model)
-        for _ in range(depth):
+        for step in range(depth):
             successors = list(model.successors(s))
             if not successors:
                 break
             s = rng.choice(successors)[1]
-            out.append(s)
+            if step >= skip:
+                out.append(s)
     return out
 
 
