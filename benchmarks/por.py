@@ -242,26 +242,16 @@ def main() -> None:
     ap.add_argument("--ideal", action="store_true")
     ap.add_argument("--symmetry", action="store_true", help="with --ideal: under dir symmetry, as the default")
     args = ap.parse_args()
-    if args.ideal:
-        for preset in args.presets.split(","):
-            ideal(preset, args.symmetry)
-        return
-    if args.commute:
-        for preset in args.presets.split(","):
-            commute(preset, args.commute)
-        return
-    if args.sleep_sets:
-        for preset in args.presets.split(","):
-            sleep_sets(preset)
-        return
-    if args.independence:
-        for preset in args.presets.split(","):
-            independence(preset, args.independence)
-        return
-    if args.why:
-        for preset in args.presets.split(","):
-            why(preset, args.invariant, args.why)
-        return
+    modes = ((args.ideal, lambda preset: ideal(preset, args.symmetry)),
+             (args.commute, lambda preset: commute(preset, args.commute)),
+             (args.sleep_sets, sleep_sets),
+             (args.independence, lambda preset: independence(preset, args.independence)),
+             (args.why, lambda preset: why(preset, args.invariant, args.why)))
+    for asked, mode in modes:
+        if asked:
+            for preset in args.presets.split(","):
+                mode(preset)
+            return
     for preset in args.presets.split(","):
         model = Model(preset_config(preset), invariants=args.invariant or None)
         red = Reduction(model, model.invariants)
