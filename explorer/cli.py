@@ -253,9 +253,10 @@ def _raise_checker_failures(model, preset, result, json_path, scenario: str | No
 
 
 def _trace_outputs(kwargs: dict) -> TraceOutputs:
-    """--html, --itf, --save-scenario, --dot (explorer/artifacts.py), checked before the search."""
+    """--html, --itf, --save-scenario, --dot, --save-lasso (explorer/artifacts.py), checked before the search."""
     outputs = TraceOutputs(kwargs.pop("html_path", None), kwargs.pop("itf_path", None),
-                           kwargs.pop("save_scenario", None), kwargs.pop("dot_path", None))
+                           kwargs.pop("save_scenario", None), kwargs.pop("dot_path", None),
+                           kwargs.pop("lasso_path", None))
     try:
         outputs.check()
     except OutputError as e:
@@ -460,7 +461,8 @@ def cli():
               help="Check the liveness properties (all of the model's, or those named with --invariant) under weak "
                    "fairness, without symmetry reduction, in this process; a violation is a lasso (docs/model.md 9.1).")
 @click.option("--save-lasso", "lasso_path", default=None, metavar="PATH",
-              help="Liveness: write the first lasso as a scenario file for `jbodcheck replay`.")
+              help="Liveness: write the lasso as a scenario file for `jbodcheck replay` (several: the n-th to "
+                   "PATH-n).")
 @_spark_options
 @_checkpoint_options
 @_guard_report
@@ -469,6 +471,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
             **kwargs):
     """Search the model's state space for invariant violations."""
     _check_writable(json_path)
+    kwargs["lasso_path"] = lasso_path
     outputs = _trace_outputs(kwargs)
     if outputs.dot is not None:
         from .dot import DOT_LIMIT
@@ -490,7 +493,10 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None or checkpointing:
             raise BadInput("liveness checking explores the whole graph with its own engine: no --engine, "
                            "--max-depth, --max-states, --checkpoint or --resume")
-        return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path)
+        return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, outputs)
+    if lasso_path is not None:
+        raise BadInput("--save-lasso needs --liveness (or a liveness property named with --invariant); "
+                       "--save-scenario writes a safety counterexample")
     selected = list(model.invariants)
     display = progress_for(engine, quiet)      # explorer/progress.py: lines, or a live display on a terminal
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
@@ -520,9 +526,10 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     return _exit_code(result)
 
 
-def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path):
-    """explore --liveness (explorer/liveness.py): always without symmetry reduction."""
-    from .liveness import check_liveness, lasso_scenario, liveness_properties
+def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, outputs):
+    """explore --liveness (explorer/liveness.py): always without symmetry reduction. The trace outputs write
+    every lasso (--save-lasso and --save-scenario alike: a scenario file with loop_start)."""
+    from .liveness import check_liveness, liveness_properties
 
     model = _build_model(cfg, invariant_ids, False, True)
     properties = liveness_properties(model, invariant_ids)
@@ -534,9 +541,9 @@ def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path):
         click.echo("jbodcheck: liveness: symmetry reduction off (lassos are concrete cycles)", err=True)
     progress = None if quiet else (lambda line: click.echo(f"[liveness] {line}", err=True))
     result = check_liveness(model, properties, progress)
-    if lasso_path and result.violations:
-        write_json(lasso_path, lasso_scenario(model, result.violations[0], preset), "the lasso scenario")
-    _emit(report_dict(model, preset, result), summary_text(model, preset, result), json_path)
+    report = report_dict(model, preset, result)
+    _emit(report, summary_text(model, preset, result), json_path)
+    outputs.write(model, preset, result, report)
     return _exit_code(result)
 
 

@@ -20,7 +20,9 @@ from invariants.registry import is_liveness
 from model import Model
 from model.presets import preset_config
 
+from .errors import OutputError
 from .fuzz import scenario_dict
+from .outputs import check_directory, check_writable, write_json, write_text
 from .report import report_dict
 from .search import SearchOptions, bfs
 
@@ -69,18 +71,32 @@ def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=N
     report["design"] = row.key
     report["invariants"] = [i.id for i in model.invariants]
     report["scenarios"] = {}
-    os.makedirs(scenarios_dir, exist_ok=True)
+    if result.violations:
+        _make_directory(scenarios_dir)
     for v in result.violations:
         name = scenario_name(config, row, v.invariant.id)
         data = scenario_dict(model, [a for a, _ in v.trace[1:]], preset=config, description=(
             f"jbodcheck compare: {row.label} on the {config} preset breaks {v.invariant.id} in "
             f"{len(v.trace) - 1} steps (the shortest trace): {v.message}"))
         data["expect"] = {}
-        with open(os.path.join(scenarios_dir, name), "w") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
+        write_json(os.path.join(scenarios_dir, name), data, "a scenario")
         report["scenarios"][v.invariant.id] = name
     return report
+
+
+def _make_directory(path: str) -> None:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot write the scenarios to {path}: {e.strerror or e}") from None
+
+
+def check_outputs(markdown_path: str | None, json_path: str | None, scenarios_dir: str) -> None:
+    """OutputError (bad input for the command) for an output that cannot be written, before the runs; creates
+    nothing (explorer/outputs.py)."""
+    check_writable(markdown_path, "the Markdown table", dash_is_stdout=False)
+    check_writable(json_path, "the JSON comparison")
+    check_directory(scenarios_dir, "the scenarios")
 
 
 def compare(configs=CONFIGS, workers: int = 1, scenarios_dir: str = "compare-scenarios", progress=None) -> dict:
@@ -140,8 +156,7 @@ def write_markdown(path: str, table: str) -> None:
             old = f.read()
         if BEGIN in old and END in old:
             text = old[:old.index(BEGIN)] + block + old[old.index(END) + len(END):]
-    with open(path, "w") as f:
-        f.write(text if text is not None else block + "\n")
+    write_text(path, text if text is not None else block + "\n", "the Markdown table")
 
 
 def generated_block(text: str) -> str:
@@ -182,6 +197,12 @@ def _command():
         if unknown or not names:
             raise click.BadParameter(f"unknown preset(s) {', '.join(unknown) or '(none)'}", param_hint="--configs")
         scenarios_dir = scenarios_dir or default_scenarios_dir(markdown_path, json_path)
+        try:
+            check_outputs(markdown_path, json_path, scenarios_dir)
+        except OutputError as e:
+            from .cli import BadInput
+
+            raise BadInput(str(e)) from None
         progress = None if quiet else (lambda line: click.echo(f"[compare] {line}", err=True))
         data = compare(names, workers, scenarios_dir, progress)
         base = os.path.dirname(os.path.abspath(markdown_path)) if markdown_path else os.getcwd()
@@ -194,9 +215,7 @@ def _command():
         if json_path == "-":
             click.echo(json.dumps(data, indent=2))
         elif json_path:
-            with open(json_path, "w") as f:
-                json.dump(data, f, indent=2)
-                f.write("\n")
+            write_json(json_path, data, "the JSON comparison")
         return 0
 
     return compare_command

@@ -223,13 +223,15 @@ def _violation(index: int, v: dict, refs: dict) -> str:
     trace = v.get("trace", [])
     last = len(trace) - 1
     walkthrough = v.get("invariant") is None         # a replayed scenario without a violation: its steps
+    loop_start = v.get("loop_start")                  # a lasso (explore --liveness): its cycle starts here
     out = [f'<section class="violation" id="v{index}" data-violation="{index}" data-steps="{len(trace)}">']
     if walkthrough:
         out.append(f'<h2>{esc(v.get("title") or "The replayed steps")}</h2>')
         if v.get("description"):
             out.append(f'<p class="statement">{esc(v["description"])}</p>')
     else:
-        out += [f'<h2>Violation of <code>{esc(v.get("invariant"))}</code> ({esc(v.get("kind"))} invariant)</h2>',
+        what = "property: a lasso" if loop_start is not None else "invariant"
+        out += [f'<h2>Violation of <code>{esc(v.get("invariant"))}</code> ({esc(v.get("kind"))} {what})</h2>',
                 f'<p class="message">{esc(v.get("message"))}</p>']
     if inv.get("statement"):
         out.append(f'<p class="statement">{esc(inv["statement"])}</p>')
@@ -253,8 +255,12 @@ def _violation(index: int, v: dict, refs: dict) -> str:
         ref = refs.get("rules", {}).get(rule_name(action) or "", "")
         label = "initial state" if action is None else action
         cls = " violating" if i == last and not walkthrough else ""
+        if loop_start is not None and loop_start <= i:
+            cls += " loop"
+        mark = _loop_mark(i, last, loop_start)
         rows.append(f'<li class="row{cls}" data-step="{i}"><span class="n">{i}</span>'
                     f'<span class="act">{esc(label)}</span>'
+                    + (f'<span class="cycle">{esc(mark)}</span>' if mark else "")
                     + (f'<span class="kip">{esc(ref)}</span>' if ref else "")
                     + f'<span class="nchg">{len(keys)} change{"" if len(keys) == 1 else "s"}</span></li>')
         flat_rows = "".join(f"<tr><td><code>{esc(k)}</code></td><td>{esc(text(val))}</td></tr>"
@@ -263,8 +269,10 @@ def _violation(index: int, v: dict, refs: dict) -> str:
             f'<article class="step{cls}" data-step="{i}" id="v{index}-step-{i}">'
             f'<h3>Step {i}: {esc(label)}</h3>'
             + (f'<p class="ref">Rule reference: {esc(ref)}</p>' if ref else "")
-            + (f'<p class="bad">\u26A0 {esc(v.get("invariant"))} is violated here: {esc(v.get("message"))}</p>'
-               if cls else "")
+            + (f'<p class="cycle">\u21BB {esc(mark)}</p>' if mark else "")
+            + (f'<p class="bad">\u26A0 {esc(v.get("invariant"))} is violated '
+               f'{"by this behaviour" if loop_start is not None else "here"}: {esc(v.get("message"))}</p>'
+               if i == last and not walkthrough else "")
             + f'<div class="changed"><h4>What changed</h4>{table}</div>'
             f'<div class="drawing">{cluster(state, changes)}</div>'
             f'<details><summary>The whole state ({len(current)} fields)</summary>'
@@ -273,6 +281,19 @@ def _violation(index: int, v: dict, refs: dict) -> str:
     out.append(f'<div class="layout"><ol class="steps">{"".join(rows)}</ol>'
                f'<div class="panels">{"".join(panels)}</div></div></section>')
     return "".join(out)
+
+
+def _loop_mark(i: int, last: int, loop_start: int | None) -> str:
+    """What a lasso's step says about its cycle (explorer/liveness.py): where it starts, where it closes."""
+    if loop_start is None:
+        return ""
+    if loop_start == last == i:
+        return "the system stays in this state forever: no fair step is enabled"
+    if i == loop_start:
+        return f"the cycle starts here: steps {loop_start + 1} to {last} repeat forever"
+    if i == last:
+        return f"the cycle closes here: back in the state of step {loop_start}"
+    return ""
 
 
 def _summary(report: dict) -> str:
@@ -336,7 +357,8 @@ cursor:pointer}.steps li:hover{background:#f0f4fa}.steps li.current{background:#
 border-radius:4px;background:#e6e9ed;height:20px}.steps .act{font-family:ui-monospace,Menlo,monospace;font-size:12px;word-break:break-word}
 .steps .kip{font-size:11px;color:#666}.steps .nchg{font-size:11px;color:#8a6d00}
 article.step{border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin-bottom:12px;background:#fff}
-article.step.violating{border-color:var(--off)}.bad{color:var(--off);font-weight:600;margin:2px 0 8px}
+article.step.violating{border-color:var(--off)}.steps li.loop{border-left:3px solid #1565c0}
+.cycle{color:#1565c0;font-size:12px;font-weight:600}.bad{color:var(--off);font-weight:600;margin:2px 0 8px}
 .bpart{display:flex;flex-wrap:wrap;gap:3px 4px;align-items:baseline;padding:3px 0;border-top:1px solid #e3e6ea;font-size:12.5px}.pname{font-weight:700;margin-right:4px}.kvc{background:#eef1f4;border-radius:4px;padding:0 5px;white-space:nowrap}.kvc i{color:#666;font-style:normal;font-size:11px;margin-right:2px}.changed{max-height:170px;overflow:auto;margin-bottom:10px}.facts{display:flex;flex-wrap:wrap;gap:4px 18px}.fact b{font-weight:600;color:#444;margin-right:4px}.grid{font-size:12.5px}
 .brokers{display:flex;flex-wrap:wrap;gap:10px}.broker{border:1px solid #aab2bd;border-radius:8px;padding:8px;background:#fbfcfd;
 min-width:300px;flex:1 1 300px;overflow-x:auto}.broker.down{background:#eee;opacity:.75;border-style:dashed}.badge{font-size:11px;padding:0 6px;

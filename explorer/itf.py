@@ -8,6 +8,12 @@ the state, as a scenario step (``"DirFail(broker=0, dir=0)"``; ``"init"`` for th
 ``jbodcheck replay`` and ``Model.step`` take back. Each state's ``#meta`` also has ``label``, the action as the
 text trace shows it (with its ``+ UpdateMetadata at ...`` suffix).
 
+A lasso (``explore --liveness``, a violation with ``loop_start``) gets ITF's optional top-level ``loop``: the
+index of the state that starts the loop, which ends in the last state. The trace keeps every step, the cycle's
+closing one included, so its last state equals state ``loop`` (``#meta`` ``loop_start`` says the same): read as
+ITF, the loop repeats with one stuttering step from the last state back to that equal state, the same
+behaviour up to stuttering; a lasso whose ``loop`` is the last state stays in that state forever.
+
 Values: integers as ``{"#bigint": "N"}`` (as Apalache and Quint write them), booleans and strings as they are,
 lists as JSON lists (ITF sequences), objects as ITF records; ``null`` (no leader, no metadata yet) as the
 variant ``{"tag": "None", "value": {}}`` (Quint's ``None``). ITF itself is untyped; the fields that may be
@@ -82,12 +88,14 @@ def itf_trace(model: Model, preset: str | None, violation) -> dict:
         meta = {"index": i, "label": INIT_ACTION if action is None else model.label(action)}
         states.append({"#meta": meta, **{k: encode(v) for k, v in shown.items()}, ACTION_VAR: step})
     inv = violation.invariant
-    return {
+    loop_start = getattr(violation, "loop_start", None)
+    what = "liveness property" if loop_start is not None else "invariant"
+    trace = {
         "#meta": {
             "format": "ITF",
             "format-description": FORMAT_DESCRIPTION,
             "source": f"jbodcheck {__version__}",
-            "description": f"jbodcheck counterexample: violation of {inv.id} ({inv.kind} invariant): "
+            "description": f"jbodcheck counterexample: violation of {inv.id} ({inv.kind} {what}): "
                            f"{violation.message}",
             "timestamp": int(time.time() * 1000),
             "invariant": inv.id,
@@ -98,6 +106,10 @@ def itf_trace(model: Model, preset: str | None, violation) -> dict:
         "vars": names + [ACTION_VAR],
         "states": states,
     }
+    if loop_start is not None:
+        trace["#meta"]["loop_start"] = loop_start
+        trace["loop"] = loop_start
+    return trace
 
 
 def itf_steps(trace: dict) -> list[str]:

@@ -1,5 +1,6 @@
-"""Output files (--json, --save-scenario, failure scenarios, BFS checkpoints): checked before any search
-without creating or truncating anything, then written atomically (a temporary file in the same directory,
+"""Output files (--json, --html, --itf, --save-scenario, --save-lasso, --dot, compare's --markdown and
+--scenarios DIR, failure scenarios, BFS checkpoints): checked before any search without creating or
+truncating anything (``check_writable``, ``check_directory``), then written atomically (a temporary file in the same directory,
 renamed over the target), so a file at the target is always a whole result of a finished run, or what was
 there before.
 
@@ -33,9 +34,49 @@ def check_writable(path: str | None, what: str, dash_is_stdout: bool = True) -> 
             return                          # a device or FIFO: written directly
     directory = os.path.dirname(target) or "."
     if not os.path.isdir(directory):
-        raise OutputError(f"cannot write {what} to {path}: no such directory {os.path.dirname(path) or '.'}")
+        shown = os.path.dirname(path) or "."
+        if os.path.exists(directory):
+            raise OutputError(f"cannot write {what} to {path}: {shown} is not a directory")
+        raise OutputError(f"cannot write {what} to {path}: no such directory {shown}")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {what} to {path}: its directory is not writable")
+
+
+def check_directory(path: str, what: str) -> None:
+    """Raise OutputError if files cannot be written into the directory ``path``: it must be a writable
+    directory, or not exist yet in a writable directory (it is created at the first write, not here)."""
+    path = os.fspath(path)
+    if path == "":
+        raise OutputError(f"cannot write {what} to {path!r}: not a directory name")
+    target = os.path.realpath(path)
+    if os.path.exists(target):
+        if not os.path.isdir(target):
+            raise OutputError(f"cannot write {what} to {path}: it is not a directory")
+        if not os.access(target, os.W_OK | os.X_OK):
+            raise OutputError(f"cannot write {what} to {path}: the directory is not writable")
+        return
+    parent = os.path.dirname(target.rstrip(os.sep)) or "."
+    if not os.path.isdir(parent):
+        raise OutputError(f"cannot write {what} to {path}: no such directory {os.path.dirname(path.rstrip(os.sep)) or '.'}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {what} to {path}: its parent directory is not writable")
+
+
+def numbered_path(path: str, n: int) -> str:
+    """Where the n-th (from 1) of several files asked for as ``path`` goes: ``path`` itself for the first, then
+    ``-N`` before the extension (``trace.itf.json``, ``trace-2.itf.json``; ``s.json``, ``s-2.json``; ``out``,
+    ``out-2``). A device or FIFO (``/dev/stdout``) takes them all, one after the other."""
+    path = os.fspath(path)
+    if n == 1:
+        return path
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return path
+    except OSError:
+        pass
+    directory, name = os.path.split(path)
+    stem, dot, ext = (name, "", "") if name.startswith(".") else name.partition(".")
+    return os.path.join(directory, f"{stem}-{n}{dot}{ext}")
 
 
 def _umask() -> int:
