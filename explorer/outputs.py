@@ -24,6 +24,10 @@ def check_writable(path: str | None, what: str, dash_is_stdout: bool = True) -> 
     path = os.fspath(path)
     if path == "" or path.endswith(os.sep):
         raise OutputError(f"cannot write {what} to {path!r}: not a file name")
+    if _special(path):
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"cannot write {what} to {path}: permission denied")
+        return                              # a device, FIFO or pipe: written directly
     target = os.path.realpath(path)
     if os.path.isdir(target):
         raise OutputError(f"cannot write {what} to {path}: it is a directory")
@@ -69,14 +73,21 @@ def numbered_path(path: str, n: int) -> str:
     path = os.fspath(path)
     if n == 1:
         return path
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return path
-    except OSError:
-        pass
+    if _special(path):
+        return path
     directory, name = os.path.split(path)
     stem, dot, ext = (name, "", "") if name.startswith(".") else name.partition(".")
     return os.path.join(directory, f"{stem}-{n}{dot}{ext}")
+
+
+def _special(path: str) -> bool:
+    """An existing target that is neither a regular file nor a directory (a device, a FIFO, ``/dev/stdout`` on a
+    pipe, whose real path names no file): written directly, it cannot be renamed over."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _umask() -> int:
@@ -96,8 +107,8 @@ def write_bytes(path: str, chunks, what: str) -> None:
     path = os.fspath(path)
     target = os.path.realpath(path)
     try:
-        if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-            with open(target, "wb") as f:
+        if _special(path):
+            with open(path, "wb") as f:
                 for chunk in chunks:
                     f.write(chunk)
             return

@@ -383,3 +383,24 @@ def test_a_wrong_new_expectation_exits_1_and_is_named(tmp_path, capsys):
     report = json.loads(out)
     assert code == 1 and report["result"] == "violation" and report["violations"] == []
     assert len(report["expectations_failed"]) == 1 and "assignment" in report["expectations_failed"][0]
+
+
+# ---- compare's outputs (issue #29) -----------------------------------------------------------------------------
+
+def test_compare_markdown_is_written_atomically_between_its_markers(tmp_path, monkeypatch):
+    import explorer.outputs as outputs
+    from explorer.compare import BEGIN, END, write_markdown
+
+    doc = tmp_path / "designs.md"
+    doc.write_text(f"intro\n{BEGIN}\nold table\n{END}\noutro\n")
+    write_markdown(str(doc), "| new | table |")
+    assert doc.read_text() == f"intro\n{BEGIN}\n\n| new | table |\n\n{END}\noutro\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["designs.md"]      # no temporary file left
+
+    def fail(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs.os, "replace", fail)
+    with pytest.raises(outputs.OutputError, match="Markdown table"):
+        write_markdown(str(doc), "| newer |")
+    assert "| new | table |" in doc.read_text() and sorted(p.name for p in tmp_path.iterdir()) == ["designs.md"]

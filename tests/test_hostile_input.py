@@ -437,3 +437,62 @@ def test_fuzz_keeps_the_report_it_wrote_when_the_scenario_write_fails(tmp_path, 
     one_line(code, out, err, 3, "/dev/full")
     data = json.loads(report.read_text())
     assert data["result"] == "violation" and data["violations"][0]["steps"]
+
+
+# ---- every output path, every command, before any work (issue #29) ----------------------------------------------
+
+_LIVE = ("explore", "--brokers", "3", "--dirs", "2", "--partitions", "1", "--rf", "2", "--reassignment",
+         "--max-records", "0", "--max-faults", "1", "--liveness", "-q")
+_REPLAY = ("replay", str(SCENARIOS / "kip112-1-dir-failure-at-bootstrap.json"))
+_OUTPUTS = [
+    (("explore", *SMALL_RUN), "--html"), (("explore", *SMALL_RUN), "--itf"),
+    (("explore", *SMALL_RUN), "--save-scenario"), (("explore", "--preset", "tiny", "--max-states", "5", "-q"), "--dot"),
+    (("explore", *SMALL_RUN), "--checkpoint"),
+    (_LIVE, "--json"), (_LIVE, "--html"), (_LIVE, "--itf"), (_LIVE, "--save-scenario"), (_LIVE, "--save-lasso"),
+    (_REPLAY, "--html"), (_REPLAY, "--itf"), (_FUZZ, "--html"), (_FUZZ, "--itf"),
+    (("compare", "-q"), "--markdown"), (("compare", "-q"), "--json"),
+    (("view", str(SCENARIOS / "kip112-1-dir-failure-at-bootstrap.json")), "--html"),
+    (("prove", "--property", "no_recreate_with_bad_dir"), "--json"),
+]
+
+
+@pytest.mark.parametrize("command, option", _OUTPUTS, ids=lambda x: x if isinstance(x, str) else x[0])
+@pytest.mark.parametrize("where", ["missing-dir", "is-a-dir", "under-a-file"])
+def test_every_output_path_is_checked_before_any_work(tmp_path, capsys, command, option, where):
+    (tmp_path / "afile").write_text("kept")
+    target = {"missing-dir": tmp_path / "nonexistent" / "x.out", "is-a-dir": tmp_path,
+              "under-a-file": tmp_path / "afile" / "x.out"}[where]
+    code, out, err = in_process(capsys, *command, option, target)
+    one_line(code, out, err, 2, str(target))
+    assert out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and (tmp_path / "afile").read_text() == "kept"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+@pytest.mark.parametrize("command, option", _OUTPUTS[:3] + _OUTPUTS[5:7] + _OUTPUTS[14:16])
+def test_an_unwritable_output_path_exits_2_before_any_work(tmp_path, capsys, command, option):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        one_line(*in_process(capsys, *command, option, locked / "x.out"), 2, "not writable")
+        (tmp_path / "ro.out").write_text("kept")
+        (tmp_path / "ro.out").chmod(0o400)
+        one_line(*in_process(capsys, *command, option, tmp_path / "ro.out"), 2, "permission denied")
+        assert (tmp_path / "ro.out").read_text() == "kept"
+    finally:
+        locked.chmod(0o700)
+
+
+@pytest.mark.parametrize("where", ["a-file", "missing-parent"])
+def test_compare_scenarios_must_be_a_directory(tmp_path, capsys, where):
+    (tmp_path / "afile").write_text("kept")
+    target = tmp_path / "afile" if where == "a-file" else tmp_path / "nonexistent" / "dir"
+    code, out, err = in_process(capsys, "compare", "-q", "--scenarios", target)
+    one_line(code, out, err, 2, str(target), "not a directory" if where == "a-file" else "no such directory")
+    assert out == "" and sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_save_lasso_needs_liveness(tmp_path, capsys):
+    code, out, err = in_process(capsys, "explore", *SMALL_RUN, "--save-lasso", tmp_path / "l.json")
+    one_line(code, out, err, 2, "--save-lasso needs --liveness")
+    assert out == "" and not (tmp_path / "l.json").exists()

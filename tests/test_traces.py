@@ -224,3 +224,95 @@ def test_replay_html_without_a_violation_shows_the_replayed_steps(tmp_path):
     text = path.read_text()
     assert text.count('<article class="step') == len(steps) + 1
     assert "Replay of" in text and 'class="dir saturated"' in text and "Violation of" not in text
+
+
+# ---- every counterexample, lassos (issue #29) -------------------------------------------------------------------
+
+ALL_LEGACY = ("explore", "--preset", "tiny", "--variant", "legacy", "--all-violations", "--workers", "1", "-q")
+# docs/model.md 11.2, L3: with no records a reassignment cannot complete; the lasso stutters at step 14.
+LIVENESS = ("explore", "--brokers", "3", "--dirs", "2", "--partitions", "1", "--rf", "2", "--reassignment",
+            "--max-records", "0", "--max-faults", "1", "--liveness", "-q")
+
+
+def test_numbered_paths_keep_the_extension():
+    from explorer.outputs import numbered_path
+
+    assert [numbered_path("out/t.itf.json", n) for n in (1, 2, 3)] == \
+        ["out/t.itf.json", "out/t-2.itf.json", "out/t-3.itf.json"]
+    assert numbered_path("s.json", 2) == "s-2.json" and numbered_path("trace", 2) == "trace-2"
+    assert numbered_path(".hidden", 2) == ".hidden-2"
+    assert numbered_path("/dev/null", 2) == "/dev/null"        # a device takes them all
+
+
+def test_all_violations_writes_every_counterexample(tmp_path):
+    itf, scenario, page_path, report = (tmp_path / n for n in ("t.itf.json", "s.json", "p.html", "r.json"))
+    p = cli(*ALL_LEGACY, "--itf", itf, "--save-scenario", scenario, "--html", page_path, "--json", report)
+    assert p.returncode == 1, p.stderr
+    violations = json.loads(report.read_text())["violations"]
+    assert len(violations) >= 2
+    itfs = [itf] + [tmp_path / f"t-{n}.itf.json" for n in range(2, len(violations) + 1)]
+    scenarios = [scenario] + [tmp_path / f"s-{n}.json" for n in range(2, len(violations) + 1)]
+    assert not (tmp_path / f"t-{len(violations) + 1}.itf.json").exists()
+    for v, itf_path, scenario_path in zip(violations, itfs, scenarios):
+        trace = json.loads(itf_path.read_text())
+        assert trace["#meta"]["invariant"] == v["invariant"] and "loop" not in trace
+        assert len(trace["states"]) == len(v["trace"])
+        data = json.loads(scenario_path.read_text())
+        assert v["invariant"] in data["description"] and len(data["steps"]) == len(v["trace"]) - 1
+        replayed = cli("replay", scenario_path, "--json", "-")
+        assert replayed.returncode == 1, replayed.stderr
+        assert replayed.stdout and json.loads(replayed.stdout)["violations"][-1]["invariant"] == v["invariant"]
+    # One line per option names the files.
+    assert f"{len(violations)} counterexamples (--itf): {itf}, {itfs[1]}" in p.stderr
+    assert f"{len(violations)} counterexamples (--save-scenario): {scenario}, {scenarios[1]}" in p.stderr
+    text = page_path.read_text()
+    assert text.count('<section class="violation"') == len(violations)
+    assert all(f"Violation of <code>{v['invariant']}</code>" in text for v in violations)
+
+
+def test_liveness_writes_every_trace_output(tmp_path):
+    paths = {n: tmp_path / f for n, f in (("html", "l.html"), ("itf", "l.itf.json"), ("scenario", "s.json"),
+                                          ("lasso", "l.json"), ("json", "r.json"))}
+    p = cli(*LIVENESS, "--html", paths["html"], "--itf", paths["itf"], "--save-scenario", paths["scenario"],
+            "--save-lasso", paths["lasso"], "--json", paths["json"])
+    assert p.returncode == 1, p.stderr
+    (v,) = json.loads(paths["json"].read_text())["violations"]
+    trace = json.loads(paths["itf"].read_text())
+    # ITF's lasso: "loop" is the state the loop starts at; it ends in the last state (here: the same one).
+    assert trace["loop"] == trace["#meta"]["loop_start"] == v["loop_start"] == len(trace["states"]) - 1 == 14
+    assert trace["#meta"]["invariant"] == "reassignment_completes" and "liveness property" in trace["#meta"]["description"]
+    assert paths["scenario"].read_text() == paths["lasso"].read_text()
+    assert json.loads(paths["lasso"].read_text())["loop_start"] == 14
+    text = paths["html"].read_text()
+    assert "Violation of <code>reassignment_completes</code> (leads_to property: a lasso)" in text
+    assert "the system stays in this state forever" in text and "violated by this behaviour" in text
+    r = cli("replay", paths["scenario"])
+    assert r.returncode == 0 and "Result: ok." in r.stdout, r.stdout[-500:]
+
+
+def test_every_lasso_is_written_with_its_cycle(tmp_path):
+    """Several lassos (one per failing property) go to PATH, PATH-2, ...; a cycle (loop_start before the last
+    step) is ITF's loop and is marked on the page."""
+    import attrs
+
+    from explorer.artifacts import TraceOutputs
+    from explorer.itf import itf_trace
+    from explorer.liveness import check_liveness, liveness_properties
+    from explorer.report import report_dict
+    from model import ModelConfig
+
+    cfg = ModelConfig(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_records=0, max_faults=1)
+    model = Model(cfg, invariants=["reassignment_completes"])
+    result = check_liveness(model, liveness_properties(model, ("reassignment_completes",)))
+    (lasso,) = result.violations
+    cycle = attrs.evolve(lasso, loop_start=10)       # as if steps 11 to 14 repeated
+    result.violations = [lasso, cycle]
+    outputs = TraceOutputs(html=str(tmp_path / "p.html"), itf=str(tmp_path / "t.itf.json"),
+                           lasso=str(tmp_path / "l.json"))
+    outputs.write(model, None, result, report_dict(model, None, result))
+    assert json.loads((tmp_path / "l.json").read_text())["loop_start"] == 14
+    assert json.loads((tmp_path / "l-2.json").read_text())["loop_start"] == 10
+    assert json.loads((tmp_path / "t-2.itf.json").read_text())["loop"] == 10 == itf_trace(model, None, cycle)["loop"]
+    text = (tmp_path / "p.html").read_text()
+    assert "the cycle starts here: steps 11 to 14 repeat forever" in text
+    assert "the cycle closes here: back in the state of step 10" in text
