@@ -1,8 +1,9 @@
 """Output files (--json, --html, --itf, --save-scenario, --save-lasso, --dot, compare's --markdown and
 --scenarios DIR, failure scenarios, BFS checkpoints): checked before any search without creating or
-truncating anything (``check_writable``, ``check_directory``), then written atomically (a temporary file in the same directory,
-renamed over the target), so a file at the target is always a whole result of a finished run, or what was
-there before.
+truncating anything (``check_writable``, ``check_directory``), then written atomically (a temporary file in
+the same directory, renamed over the target), so a file at the target is always a whole result of a
+finished run, or what was there before. Several files asked for as one PATH (every counterexample) go to
+``numbered_path``.
 
 Targets that are not regular files (``/dev/stdout``, a FIFO, ``/dev/full``) cannot be renamed over: they are
 written directly.
@@ -61,7 +62,8 @@ def check_directory(path: str, what: str) -> None:
         return
     parent = os.path.dirname(target.rstrip(os.sep)) or "."
     if not os.path.isdir(parent):
-        raise OutputError(f"cannot write {what} to {path}: no such directory {os.path.dirname(path.rstrip(os.sep)) or '.'}")
+        shown = os.path.dirname(path.rstrip(os.sep)) or "."
+        raise OutputError(f"cannot write {what} to {path}: no such directory {shown}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {what} to {path}: its parent directory is not writable")
 

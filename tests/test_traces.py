@@ -280,7 +280,8 @@ def test_liveness_writes_every_trace_output(tmp_path):
     trace = json.loads(paths["itf"].read_text())
     # ITF's lasso: "loop" is the state the loop starts at; it ends in the last state (here: the same one).
     assert trace["loop"] == trace["#meta"]["loop_start"] == v["loop_start"] == len(trace["states"]) - 1 == 14
-    assert trace["#meta"]["invariant"] == "reassignment_completes" and "liveness property" in trace["#meta"]["description"]
+    assert trace["#meta"]["invariant"] == "reassignment_completes"
+    assert "liveness property" in trace["#meta"]["description"]
     assert paths["scenario"].read_text() == paths["lasso"].read_text()
     assert json.loads(paths["lasso"].read_text())["loop_start"] == 14
     text = paths["html"].read_text()
