@@ -503,3 +503,12 @@ def test_save_lasso_needs_liveness(tmp_path, capsys):
     code, out, err = in_process(capsys, "explore", *SMALL_RUN, "--save-lasso", tmp_path / "l.json")
     one_line(code, out, err, 2, "--save-lasso needs --liveness")
     assert out == "" and not (tmp_path / "l.json").exists()
+
+
+def test_dev_stdout_on_a_pipe_is_written_directly(tmp_path):
+    """/dev/stdout on a pipe: its real path (/proc/self/fd/pipe:[N]) names no file; the report still goes out."""
+    p = run("explore", *SMALL_RUN, "--json", "/dev/stdout", "--itf", "/dev/stdout", "--variant", "legacy",
+            "--max-depth", "5")
+    assert p.returncode == 1, p.stderr
+    report_text, _, itf_text = p.stdout.partition('"result"')[2].partition("\n}\n")
+    assert '"no_recreate_with_bad_dir"' in report_text and '"format": "ITF"' in itf_text
