@@ -89,7 +89,7 @@ class TraceOutputs:
             if first is None:
                 notes.append(f"no counterexample: {self.scenario} (--save-scenario) not written")
             else:
-                from .fuzz import scenario_dict
+                from .scenario import scenario_dict
 
                 inv = first.invariant
                 module = getattr(inv.check, "__module__", "") or ""

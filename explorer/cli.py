@@ -28,6 +28,7 @@ from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_s
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
 from .outputs import check_writable, write_json, write_text
+from .optional import LazyCommand, needs
 from .progress import progress_for
 from .report import report_dict, summary_text
 from .scenario import ScenarioError, load_scenario, replay
@@ -230,7 +231,7 @@ def _raise_checker_failures(model, preset, result, json_path, scenario: str | No
     failures = [v for v in result.violations if is_failure(v.message)]
     if not failures:
         return
-    from .fuzz import scenario_dict
+    from .scenario import scenario_dict
 
     v = failures[0]
     inv, depth = v.invariant, len(v.trace) - 1
@@ -342,6 +343,9 @@ def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_
         return None
     from spark_explore import SparkSetupError
     from spark_explore.cli import options_from_cli
+
+    with needs("--engine spark"):
+        import pyspark  # noqa: F401 - before any work, not when Spark starts
 
     try:
         return options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path)
@@ -710,7 +714,9 @@ def invariants_command(as_json):
 @_guard_report
 def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):
     """Hypothesis stateful testing of the model: random runs, shrunk to a short counterexample."""
-    from .fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS, LOOSE_BOUNDS, FuzzOptions, fuzz as run_fuzz, scenario_dict
+    with needs("jbodcheck fuzz"):
+        from .fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS, LOOSE_BOUNDS, FuzzOptions, fuzz as run_fuzz
+    from .scenario import scenario_dict
 
     _check_writable(json_path)
     _check_writable(scenario_path, "the scenario", dash_is_stdout=False)
@@ -766,9 +772,9 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
-from proofs.cli import prove_command  # noqa: E402 - jbodcheck prove (docs/proofs.md)
-
-cli.add_command(prove_command)
+# jbodcheck prove (docs/proofs.md): z3 is imported only when it runs (explorer/optional.py).
+cli.add_command(LazyCommand("prove", "proofs.cli:prove_command",
+                            "Prove KIP-112's properties for every number of brokers, dirs and partitions (z3)."))
 
 
 def _worker_error_line(error: BaseException) -> str:

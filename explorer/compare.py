@@ -20,7 +20,7 @@ from invariants.registry import is_liveness
 from model import Model
 from model.presets import preset_config
 
-from .fuzz import scenario_dict
+from .scenario import scenario_dict
 from .report import report_dict
 from .search import SearchOptions, bfs
 

@@ -246,3 +246,19 @@ def check_expectations(model: Model, state: State, expect: dict) -> list[str]:
                 failed.append(f"expected the consumer to have read every acknowledged record of partition {p}: "
                               f"it read {len(state.consumed[p])} of {acked.bit_length()}")
     return failed
+
+
+def scenario_steps(model: Model, actions) -> list[str]:
+    """Scenario-file steps for actions: the rule's label without the "+ UpdateMetadata" suffix (replay
+    applies eager UpdateMetadata itself)."""
+    return [model.rules[a.rule].label(a.args) for a in actions]
+
+
+def scenario_dict(model: Model, actions, preset: str | None = None, description: str = "") -> dict:
+    """A scenario file (../shared/CONTRACT.md) that `jbodcheck replay` reproduces: every model parameter."""
+    data: dict = {}
+    if description:
+        data["description"] = description
+    data["model"] = ({"preset": preset} if preset else {}) | model.cfg.as_dict()
+    data["steps"] = scenario_steps(model, actions)
+    return data

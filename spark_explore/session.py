@@ -82,7 +82,7 @@ def start(options: SparkOptions) -> SparkHandle:
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
     except ImportError as e:
-        raise SparkSetupError(f"the Spark engine needs pyspark (pip install pyspark): {e}") from None
+        raise SparkSetupError(f"the Spark engine needs pyspark (pip install 'jbodcheck[spark]'): {e}") from None
 
     active = SparkContext._active_spark_context
     if active is not None:
