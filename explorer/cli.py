@@ -28,6 +28,7 @@ from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_s
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
 from .outputs import check_writable, write_json, write_text
+from . import __version__
 from .optional import LazyCommand, needs
 from .progress import progress_for
 from .report import report_dict, summary_text
@@ -421,7 +422,7 @@ def _checkpointing(setup: dict, model, options, quiet: bool):
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(package_name="jbodcheck", prog_name="jbodcheck")
+@click.version_option(version=__version__, prog_name="jbodcheck")  # this source tree's, not an installed one's
 def cli():
     """jbodcheck: a model checker for Apache Kafka's JBOD disk-failure protocols (KIP-112 and friends)."""
 
