@@ -239,8 +239,9 @@ def _raise_checker_failures(model, preset, result, json_path, scenario: str | No
     actions = [a for a, _ in v.trace[1:]]
     module = getattr(inv.check, "__module__", "") or ""
     plugin = f" --plugin {_plugin_name(module)}" if is_plugin(inv) and module else ""
+    kind = f"{inv.kind}, plugin {_plugin_name(module)}" if plugin else inv.kind
     if scenario is not None:
-        raise CheckerFailure(f"invariant {inv.id} ({inv.kind}) raised {failure_detail(v.message)} after step {depth} "
+        raise CheckerFailure(f"invariant {inv.id} ({kind}) raised {failure_detail(v.message)} after step {depth} "
                              f"of {scenario}: the checker failed, no result", inv.id, depth)
     path = _failure_scenario_path(inv.id, json_path)
     description = (f"jbodcheck: the {inv.kind} invariant {inv.id} raised {failure_detail(v.message)} on the state "
@@ -250,7 +251,7 @@ def _raise_checker_failures(model, preset, result, json_path, scenario: str | No
         where = f"scenario written to {path} (jbodcheck replay {path}{plugin})"
     except OutputError as e:
         where = f"{e}; the steps: " + "; ".join(model.rules[a.rule].label(a.args) for a in actions)
-    raise CheckerFailure(f"invariant {inv.id} ({inv.kind}) raised {failure_detail(v.message)} on a state at depth "
+    raise CheckerFailure(f"invariant {inv.id} ({kind}) raised {failure_detail(v.message)} on a state at depth "
                          f"{depth}: the checker failed, no result; {where}", inv.id, depth, path)
 
 
@@ -282,6 +283,8 @@ def _load_plugins(ctx, param, names) -> None:
         ctx.meta["jbodcheck.plugins"] = invariants_pkg.load_plugins(names or (), env=True)
     except invariants_pkg.PluginError as e:
         raise BadInput(str(e)) from None
+    except invariants_pkg.plugins.PluginAbort as e:    # sys.exit() or KeyboardInterrupt in a plugin's import
+        raise JbodcheckFailure(str(e)) from None
 
 
 def _plugin_option(f):
