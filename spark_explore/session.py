@@ -15,7 +15,7 @@ import tempfile
 
 import attrs
 
-from .options import DEFAULT_CONF, LOCAL_CONF, SparkOptions, SparkSetupError, is_local
+from .options import DEFAULT_CONF, LOCAL_CONF, PYTHON, SparkOptions, SparkSetupError, is_local
 
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
@@ -96,7 +96,9 @@ def start(options: SparkOptions) -> SparkHandle:
             SparkContext._ensure_initialized()
             master = SparkConf().get("spark.master", None) or "local[*]"
         settings = settings_for(options, master)
-        if is_local(master) and "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in settings:
+        if settings.get(PYTHON) and not submitted:
+            os.environ["PYSPARK_PYTHON"] = settings[PYTHON]  # as spark-submit does; SparkContext reads only this
+        elif is_local(master) and "PYSPARK_PYTHON" not in os.environ and PYTHON not in settings:
             os.environ["PYSPARK_PYTHON"] = sys.executable  # workers: this interpreter, with this install
         if SparkContext._gateway is None and not submitted:
             log_dir = tempfile.mkdtemp(prefix="jbodcheck-spark-")
