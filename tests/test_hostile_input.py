@@ -175,6 +175,14 @@ def test_ambiguous_oversized_or_non_text_scenarios_exit_2(tmp_path, capsys, cont
     one_line(*in_process(capsys, "replay", path), 2, *words)
 
 
+@pytest.mark.parametrize("option, value", [
+    ("--brokers", "9" * 5000), ("--max-states", "9" * 5000), ("--max-depth", "9" * 5000), ("--seed", "9" * 5000),
+    ("--max-memory", "9" * 5000 + "G"), ("--max-memory", "9" * 400 + "G"), ("--max-records", "9" * 5000 + ",1"),
+])
+def test_options_with_thousands_of_digits_exit_2(capsys, option, value):
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, option, value), 2, option)
+
+
 def test_a_duplicate_argument_in_a_subprocess_exits_2(tmp_path):
     """The issue's case, end to end: the last value used to win and the step replayed."""
     path = _write(tmp_path, "dup.json", '{"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=0)", '
