@@ -138,11 +138,12 @@ def test_load_plugins_reports_one_line(tmp_path):
 
 # ---- plugin code that tries to end the run, and invariant ids that are taken (issue 29) -----------------------
 
-def _cli(*args, env=None, timeout=600):
-    env = {k: v for k, v in (env or os.environ).items() if k != invariants.PLUGINS_ENV_VAR}
+def _cli(*args, cwd, timeout=600):
+    """`python -m explorer ARGS` in ``cwd`` (where a checker failure's scenario file goes without --json)."""
+    env = {k: v for k, v in os.environ.items() if k != invariants.PLUGINS_ENV_VAR}
     env["PYTHONPATH"] = str(REPO)
     return subprocess.run([sys.executable, "-m", "explorer", *map(str, args)], capture_output=True, text=True,
-                          cwd=REPO, env=env, timeout=timeout)
+                          cwd=cwd, env=env, timeout=timeout)
 
 
 def _one_line(run, code: int, *words) -> str:
@@ -165,7 +166,7 @@ def test_a_plugin_that_ends_the_run_at_import_is_a_checker_failure(tmp_path, sta
     plugin = tmp_path / "quits_at_import.py"
     plugin.write_text(statement)
     for command in (["explore", "--preset", "tiny", "-q"], ["invariants"], ["replay", "x.json"]):
-        _one_line(_cli(*command, "--plugin", plugin), 3, "jbodcheck: failure:", str(plugin), shown)
+        _one_line(_cli(*command, "--plugin", plugin, cwd=tmp_path), 3, "jbodcheck: failure:", str(plugin), shown)
 
 
 EXITS_IN_A_CHECK = '''
@@ -192,21 +193,17 @@ def test_a_plugin_invariant_that_ends_the_run_is_a_checker_failure(tmp_path, sta
         command = ["fuzz", "--preset", "tiny", "--examples", "50"]
     else:
         command = ["explore", "--preset", "tiny", *engine]
-    run = _cli(*command, "-q", "--plugin", plugin, "--json", tmp_path / "report.json")
+    run = _cli(*command, "-q", "--plugin", plugin, "--json", tmp_path / "report.json", cwd=tmp_path)
     line = _one_line(run, 3, "quits_once_a_dir_failed", f"plugin {plugin}", "the checker failed")
     assert ("KeyboardInterrupt" if "Keyboard" in statement else "SystemExit") in line
     assert not (tmp_path / "report.json").exists()
-    for leftover in REPO.glob("jbodcheck-failure-quits_once_a_dir_failed.json"):
-        leftover.unlink()
 
 
 def test_a_transition_invariant_that_exits_is_a_checker_failure(tmp_path):
     plugin = tmp_path / "quits_in_a_transition.py"
     plugin.write_text(EXITS_IN_A_CHECK.format(kind="transition", statement="sys.exit(0)"))
-    _one_line(_cli("explore", "--preset", "tiny", "-q", "--workers", "2", "--plugin", plugin), 3,
+    _one_line(_cli("explore", "--preset", "tiny", "-q", "--workers", "2", "--plugin", plugin, cwd=tmp_path), 3,
               "quits_once_a_dir_failed", "SystemExit")
-    for leftover in REPO.glob("jbodcheck-failure-quits_once_a_dir_failed.json"):
-        leftover.unlink()
 
 
 def test_a_real_ctrl_c_during_a_plugin_check_is_still_an_interrupt(tmp_path):
@@ -250,14 +247,14 @@ def test_a_plugin_invariant_with_a_built_in_id_is_refused(tmp_path, taken):
     plugin = tmp_path / "takes_an_id.py"
     plugin.write_text(EXITS_IN_A_CHECK.format(kind="state", statement="pass").replace("quits_once_a_dir_failed", taken))
     for command in (["explore", "--preset", "tiny", "-q"], ["invariants"]):
-        _one_line(_cli(*command, "--plugin", plugin), 2, "jbodcheck: error:", taken, "already has")
+        _one_line(_cli(*command, "--plugin", plugin, cwd=tmp_path), 2, "jbodcheck: error:", taken, "already has")
 
 
 def test_two_plugins_with_one_invariant_id_are_refused(tmp_path):
     for name in ("first_plugin", "second_plugin"):
         (tmp_path / f"{name}.py").write_text(EXITS_IN_A_CHECK.format(kind="state", statement="pass"))
     line = _one_line(_cli("explore", "--preset", "tiny", "-q", "--plugin", tmp_path / "first_plugin.py",
-                          "--plugin", tmp_path / "second_plugin.py"), 2, "quits_once_a_dir_failed")
+                          "--plugin", tmp_path / "second_plugin.py", cwd=tmp_path), 2, "quits_once_a_dir_failed")
     assert "second_plugin.py" in line and "first_plugin.py" in line
 
 
@@ -265,5 +262,5 @@ def test_a_plugin_may_import_a_built_in_invariant(tmp_path):
     """Importing a built-in invariant's function declares nothing new: not a taken id."""
     plugin = tmp_path / "imports_one.py"
     plugin.write_text("from invariants.safety import *  # noqa: F403\n")
-    run = _cli("explore", "--preset", "tiny", "--max-states", "100", "-q", "--workers", "1", "--plugin", plugin)
+    run = _cli("explore", "--preset", "tiny", "--max-states", "100", "-q", "--workers", "1", "--plugin", plugin, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
