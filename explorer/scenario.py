@@ -326,7 +326,7 @@ def scenario_steps(model: Model, actions) -> list[str]:
 
 
 def scenario_dict(model: Model, actions, preset: str | None = None, description: str = "") -> dict:
-    """A scenario file (../shared/CONTRACT.md) that `jbodcheck replay` reproduces: every model parameter."""
+    """A scenario file (docs/cli.md, "Scenario files") that `jbodcheck replay` reproduces: every model parameter."""
     data: dict = {}
     if description:
         data["description"] = description
