@@ -127,7 +127,7 @@ def _scenario(model, preset, result, violation, note: str) -> dict:
         from .liveness import lasso_scenario
 
         return lasso_scenario(model, violation, preset)
-    from .fuzz import scenario_dict
+    from .scenario import scenario_dict
 
     inv = violation.invariant
     module = getattr(inv.check, "__module__", "") or ""

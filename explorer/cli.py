@@ -28,6 +28,8 @@ from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_s
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
 from .outputs import check_writable, write_json, write_text
+from . import __version__
+from .optional import LazyCommand, needs
 from .progress import progress_for
 from .report import report_dict, summary_text
 from .scenario import ScenarioError, load_scenario, replay
@@ -230,15 +232,16 @@ def _raise_checker_failures(model, preset, result, json_path, scenario: str | No
     failures = [v for v in result.violations if is_failure(v.message)]
     if not failures:
         return
-    from .fuzz import scenario_dict
+    from .scenario import scenario_dict
 
     v = failures[0]
     inv, depth = v.invariant, len(v.trace) - 1
     actions = [a for a, _ in v.trace[1:]]
     module = getattr(inv.check, "__module__", "") or ""
     plugin = f" --plugin {_plugin_name(module)}" if is_plugin(inv) and module else ""
+    kind = f"{inv.kind}, plugin {_plugin_name(module)}" if plugin else inv.kind
     if scenario is not None:
-        raise CheckerFailure(f"invariant {inv.id} ({inv.kind}) raised {failure_detail(v.message)} after step {depth} "
+        raise CheckerFailure(f"invariant {inv.id} ({kind}) raised {failure_detail(v.message)} after step {depth} "
                              f"of {scenario}: the checker failed, no result", inv.id, depth)
     path = _failure_scenario_path(inv.id, json_path)
     description = (f"jbodcheck: the {inv.kind} invariant {inv.id} raised {failure_detail(v.message)} on the state "
@@ -248,7 +251,7 @@ def _raise_checker_failures(model, preset, result, json_path, scenario: str | No
         where = f"scenario written to {path} (jbodcheck replay {path}{plugin})"
     except OutputError as e:
         where = f"{e}; the steps: " + "; ".join(model.rules[a.rule].label(a.args) for a in actions)
-    raise CheckerFailure(f"invariant {inv.id} ({inv.kind}) raised {failure_detail(v.message)} on a state at depth "
+    raise CheckerFailure(f"invariant {inv.id} ({kind}) raised {failure_detail(v.message)} on a state at depth "
                          f"{depth}: the checker failed, no result; {where}", inv.id, depth, path)
 
 
@@ -281,6 +284,8 @@ def _load_plugins(ctx, param, names) -> None:
         ctx.meta["jbodcheck.plugins"] = invariants_pkg.load_plugins(names or (), env=True)
     except invariants_pkg.PluginError as e:
         raise BadInput(str(e)) from None
+    except invariants_pkg.plugins.PluginAbort as e:    # sys.exit() or KeyboardInterrupt in a plugin's import
+        raise JbodcheckFailure(str(e)) from None
 
 
 def _plugin_option(f):
@@ -343,6 +348,9 @@ def _spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_
         return None
     from spark_explore import SparkSetupError
     from spark_explore.cli import options_from_cli
+
+    with needs("--engine spark"):
+        import pyspark  # noqa: F401 - before any work, not when Spark starts
 
     try:
         return options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path)
@@ -418,7 +426,7 @@ def _checkpointing(setup: dict, model, options, quiet: bool):
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(package_name="jbodcheck", prog_name="jbodcheck")
+@click.version_option(version=__version__, prog_name="jbodcheck")  # this source tree's, not an installed one's
 def cli():
     """jbodcheck: a model checker for Apache Kafka's JBOD disk-failure protocols (KIP-112 and friends)."""
 
@@ -717,7 +725,9 @@ def invariants_command(as_json):
 @_guard_report
 def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):
     """Hypothesis stateful testing of the model: random runs, shrunk to a short counterexample."""
-    from .fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS, LOOSE_BOUNDS, FuzzOptions, fuzz as run_fuzz, scenario_dict
+    with needs("jbodcheck fuzz"):
+        from .fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS, LOOSE_BOUNDS, FuzzOptions, fuzz as run_fuzz
+    from .scenario import scenario_dict
 
     _check_writable(json_path)
     _check_writable(scenario_path, "the scenario", dash_is_stdout=False)
@@ -773,9 +783,9 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
-from proofs.cli import prove_command  # noqa: E402 - jbodcheck prove (docs/proofs.md)
-
-cli.add_command(prove_command)
+# jbodcheck prove (docs/proofs.md): z3 is imported only when it runs (explorer/optional.py).
+cli.add_command(LazyCommand("prove", "proofs.cli:prove_command",
+                            "Prove KIP-112's properties for every number of brokers, dirs and partitions (z3)."))
 
 
 def _worker_error_line(error: BaseException) -> str:

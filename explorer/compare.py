@@ -21,7 +21,7 @@ from model import Model
 from model.presets import preset_config
 
 from .errors import OutputError
-from .fuzz import scenario_dict
+from .scenario import scenario_dict
 from .outputs import check_directory, check_writable, write_json, write_text
 from .report import report_dict
 from .search import SearchOptions, bfs

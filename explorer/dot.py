@@ -13,7 +13,7 @@ from collections import deque
 from model import Model
 
 from .core import fingerprint_of
-from .fuzz import scenario_steps
+from .scenario import scenario_steps
 
 DOT_LIMIT = 2000
 

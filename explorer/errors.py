@@ -13,6 +13,8 @@ import functools
 
 import attrs
 
+from invariants.plugins import install_sigint_counter, sigints_received
+
 # A message no invariant writes: the first character is a NUL.
 FAILURE_MARK = "\x00jbodcheck-checker-failure\x00"
 _MAX_DETAIL = 300
@@ -49,14 +51,22 @@ def is_plugin(inv) -> bool:
 
 
 def guarded_check(check):
-    """``check`` with any exception turned into a FAILURE_MARK message (see the module docstring)."""
+    """``check`` with any exception turned into a FAILURE_MARK message (see the module docstring): also
+    SystemExit (``sys.exit()`` in a plugin must not end the run as if it had passed) and a KeyboardInterrupt
+    the check raised itself. A real interrupt (SIGINT, or SIGTERM's SearchInterrupted) and MemoryError go on."""
+    from .core import SearchInterrupted
 
     @functools.wraps(check)
     def guarded(*args):
+        sigints = sigints_received()
         try:
             return check(*args)
-        except (KeyboardInterrupt, SystemExit, MemoryError):
+        except (SearchInterrupted, MemoryError):
             raise
+        except KeyboardInterrupt as e:
+            if sigints_received() != sigints:
+                raise
+            return FAILURE_MARK + one_line(e)
         except BaseException as e:  # noqa: BLE001 - a plugin's bug, reported as the checker's failure
             return FAILURE_MARK + one_line(e)
 
@@ -69,6 +79,7 @@ def guarded_check(check):
 def guard_invariants(invariants: list) -> list:
     """The invariants with every plugin invariant's check guarded; built-in ones are left as they are (their
     per-broker memoisation relies on attributes of the check, and an exception in them is an internal error)."""
+    install_sigint_counter()
     return [attrs.evolve(inv, check=guarded_check(inv.check))
             if is_plugin(inv) and not getattr(inv.check, "jbodcheck_guarded", False) else inv
             for inv in invariants]

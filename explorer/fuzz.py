@@ -32,7 +32,7 @@ from invariants import Invariant
 from model import Action, ActionDisabled, Model, fingerprint
 
 from .render import trace_text
-from .scenario import Scenario, replay
+from .scenario import Scenario, replay, scenario_dict, scenario_steps  # noqa: F401 - their old home
 from .core import Checker, SearchResult, TransitionCounts, Violation, rebuild_trace
 
 # Bounds on environment events that `jbodcheck fuzz` uses when no --preset is given (and the pytest
@@ -133,22 +133,6 @@ def minimize(model: Model, invariant: Invariant, actions, invariants: list[Invar
         action, state = model.step(state, name, args)
         taken.append(action)
     return tuple(taken), message
-
-
-def scenario_steps(model: Model, actions) -> list[str]:
-    """Scenario-file steps for actions: the rule's label without the "+ UpdateMetadata" suffix (replay
-    applies eager UpdateMetadata itself)."""
-    return [model.rules[a.rule].label(a.args) for a in actions]
-
-
-def scenario_dict(model: Model, actions, preset: str | None = None, description: str = "") -> dict:
-    """A scenario file (../shared/CONTRACT.md) that `jbodcheck replay` reproduces: every model parameter."""
-    data: dict = {}
-    if description:
-        data["description"] = description
-    data["model"] = ({"preset": preset} if preset else {}) | model.cfg.as_dict()
-    data["steps"] = scenario_steps(model, actions)
-    return data
 
 
 @attrs.define

@@ -463,13 +463,14 @@ def page(report: dict, refs: dict | None = None, title: str | None = None, walkt
 
 def load_report(path: str) -> dict:
     """A saved JSON report (``jbodcheck view``); ValueError (one line) when it is not one."""
+    from .report_shape import ShapeError, check_report
     from .scenario import MAX_SCENARIO_BYTES, read_json
 
     data = read_json(path, "report", 64 * MAX_SCENARIO_BYTES)
-    if not isinstance(data, dict) or data.get("tool") != "jbodcheck" or not isinstance(data.get("violations", []), list):
+    if not isinstance(data, dict) or data.get("tool") != "jbodcheck":
         raise ValueError(f"{path} is not a jbodcheck JSON report (written by --json)")
-    for v in data.get("violations", []):
-        if not isinstance(v, dict) or not isinstance(v.get("trace", []), list) or not all(
-                isinstance(s, dict) and isinstance(s.get("state", {}), (dict, type(None))) for s in v.get("trace", [])):
-            raise ValueError(f"{path}: a violation's trace is not a list of {{step, action, state}} objects")
+    try:
+        check_report(data)
+    except ShapeError as e:
+        raise ValueError(f"{path} is not a report jbodcheck can show: {e}") from None
     return data

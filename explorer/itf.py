@@ -31,7 +31,7 @@ import time
 from model import Model
 
 from . import __version__
-from .fuzz import scenario_steps
+from .scenario import scenario_steps
 from .render import state_dict
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"

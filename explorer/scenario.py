@@ -19,7 +19,8 @@ from model.state import D_DONE, DIR_NAMES, NO_LEADER, RA_DONE, bits
 from .core import Checker, SearchResult, TransitionCounts, Violation
 
 _STEP = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
-_ARG = re.compile(r"^\s*([a-z_]\w*)\s*=\s*(-?\d+)\s*$")
+_ARG = re.compile(r"^\s*([a-z_]\w*)\s*=\s*(-?[0-9]+)\s*$")
+MAX_ARG_DIGITS = 9  # every argument is an id far below 10**9; more digits is a wrong (or hostile) step
 EXPECT_KEYS = ("quiescent", "brokers_up", "leaders", "offline_replicas", "isr", "acked_records", "all_acked_consumed",
                "deleted_topics", "reassigned", "assignment", "dirs")
 
@@ -56,13 +57,68 @@ def read_json(path: str, what: str, limit: int):
     except UnicodeDecodeError as e:
         raise ValueError(f"{what} {path} is not UTF-8 text (byte {e.start}: 0x{raw[e.start]:02x})") from None
     try:
-        return json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise ValueError(f"{what} {path} is not valid JSON: {e.msg} at line {e.lineno}") from None
     except RecursionError:
         raise ValueError(f"{what} {path} is not a {what} file: its JSON is nested too deeply") from None
+    except DuplicateKey as e:
+        raise ValueError(f"{what} {path} is ambiguous: {e}") from None
     except ValueError as e:  # e.g. an integer with too many digits
         raise ValueError(f"{what} {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
+    problem = _unusable_value(data)
+    if problem:
+        raise ValueError(f"{what} {path} is not a {what} file: {problem}")
+    return data
+
+
+class DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """json's object_pairs_hook: an object that names a key twice is refused (json keeps the last silently)."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise DuplicateKey(f"the key {json.dumps(twice)[:60]} appears twice in one object")
+    return data
+
+
+# Deeper than any file jbodcheck writes (a report's state is six levels down); deeper would only overflow the
+# recursive code that reads or renders it.
+MAX_JSON_DEPTH = 32
+
+
+def _unusable_value(data) -> str | None:
+    """What makes a loaded JSON value unusable even before its shape is checked: nesting deeper than
+    MAX_JSON_DEPTH, or a string (value or key) with a lone surrogate (valid JSON, "\\ud800", but not text: it
+    cannot be printed or written as UTF-8). None when there is nothing of the kind."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"its JSON is nested more than {MAX_JSON_DEPTH} levels deep"
+        if isinstance(value, dict):
+            stack.extend((k, depth + 1) for k in value)
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+        elif isinstance(value, str):
+            problem = text_problem(value)
+            if problem:
+                return problem
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Why a string is not text that can be printed (a lone surrogate), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"a string holds a lone surrogate (\\u{ord(text[e.start]):04x}), which is not text"
+    return None
 
 
 def load_scenario(path: str) -> Scenario:
@@ -91,26 +147,36 @@ def load_scenario(path: str) -> Scenario:
     return Scenario(model, tuple(steps), expect, str(data.get("description", "")), loop_start)
 
 
+def _shown(text: str, limit: int = 80) -> str:
+    """A step as an error line quotes it: at most ``limit`` characters."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
 def parse_step(model: Model, text: str, number: int) -> tuple[str, tuple]:
     match = _STEP.match(text)
     if not match:
-        raise ScenarioError(f"step {number} {text!r} is not of the form RuleName(arg=value, ...)")
+        raise ScenarioError(f"step {number} {_shown(text)} is not of the form RuleName(arg=value, ...)")
     name, body = match.groups()
     if name not in model.rule_index:
-        raise ScenarioError(f"step {number} {text!r}: no rule named {name}")
+        raise ScenarioError(f"step {number} {_shown(text)}: no rule named {name}")
     rule = model.rules[model.rule_index[name]]
     given = {}
     for part in filter(None, (p.strip() for p in body.split(","))):
         arg = _ARG.match(part)
         if not arg:
-            raise ScenarioError(f"step {number} {text!r}: argument {part!r} is not name=integer")
-        given[arg.group(1)] = int(arg.group(2))
+            raise ScenarioError(f"step {number} {_shown(text)}: argument {_shown(part)} is not name=integer")
+        name_, digits = arg.groups()
+        if name_ in given:
+            raise ScenarioError(f"step {number} {_shown(text)}: argument {name_} is given twice")
+        if len(digits.lstrip("-")) > MAX_ARG_DIGITS:
+            raise ScenarioError(f"step {number} {_shown(text)}: argument {name_} is out of range for this model")
+        given[name_] = int(digits)
     if set(given) != set(rule.params):
         want = ", ".join(f"{p}=..." for p in rule.params)
-        raise ScenarioError(f"step {number} {text!r}: {name} takes ({want})")
+        raise ScenarioError(f"step {number} {_shown(text)}: {name} takes ({want})")
     args = tuple(given[p] for p in rule.params)
     if args not in rule.domain(model):
-        raise ScenarioError(f"step {number} {text!r}: arguments out of range for this model")
+        raise ScenarioError(f"step {number} {_shown(text)}: arguments out of range for this model")
     return name, args
 
 
@@ -157,6 +223,11 @@ def _is_id(value, limit: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < limit
 
 
+def _is_key(key: str, limit: int) -> bool:
+    """An object key that is an id below ``limit``, in ASCII digits ("²".isdigit(), but int("²") fails)."""
+    return re.fullmatch(r"[0-9]{1,9}", key) is not None and int(key) < limit
+
+
 def validate_expectations(model: Model, expect: dict) -> None:
     """Reject an 'expect' whose values do not fit the model (bad input, not a failed expectation)."""
     brokers, partitions = model.cfg.brokers, model.cfg.partitions
@@ -173,19 +244,19 @@ def validate_expectations(model: Model, expect: dict) -> None:
             raise ScenarioError(f"expect.{key} must be a list of partitions below {partitions}")
     dirs = expect.get("dirs", {})
     if not isinstance(dirs, dict) or not all(
-            b.isdigit() and int(b) < brokers and isinstance(v, list) and len(v) == model.cfg.dirs
+            _is_key(b, brokers) and isinstance(v, list) and len(v) == model.cfg.dirs
             and all(x in DIR_NAMES for x in v) for b, v in dirs.items()):
         raise ScenarioError(f"expect.dirs must map brokers (0..{brokers - 1}) to a list of {model.cfg.dirs} dir "
                             f"states ({', '.join(DIR_NAMES)})")
     for p, count in expect.get("acked_records", {}).items() if isinstance(expect.get("acked_records"), dict) else ():
-        if not (p.isdigit() and int(p) < partitions) or not _is_id(count, 1 << 16):
+        if not _is_key(p, partitions) or not _is_id(count, 1 << 16):
             raise ScenarioError(f"expect.acked_records must map partitions (0..{partitions - 1}) to counts")
     for key in ("leaders", "isr", "offline_replicas", "acked_records", "assignment"):
         table = expect.get(key, {})
         if not isinstance(table, dict):
             raise ScenarioError(f"expect.{key} must be an object keyed by partition")
         for p, value in table.items():
-            if not (p.isdigit() and int(p) < partitions):
+            if not _is_key(p, partitions):
                 raise ScenarioError(f"expect.{key}: {p!r} is not a partition of this model (0..{partitions - 1})")
             if key == "acked_records":
                 continue
@@ -246,3 +317,19 @@ def check_expectations(model: Model, state: State, expect: dict) -> list[str]:
                 failed.append(f"expected the consumer to have read every acknowledged record of partition {p}: "
                               f"it read {len(state.consumed[p])} of {acked.bit_length()}")
     return failed
+
+
+def scenario_steps(model: Model, actions) -> list[str]:
+    """Scenario-file steps for actions: the rule's label without the "+ UpdateMetadata" suffix (replay
+    applies eager UpdateMetadata itself)."""
+    return [model.rules[a.rule].label(a.args) for a in actions]
+
+
+def scenario_dict(model: Model, actions, preset: str | None = None, description: str = "") -> dict:
+    """A scenario file (docs/cli.md, "Scenario files") that `jbodcheck replay` reproduces: every model parameter."""
+    data: dict = {}
+    if description:
+        data["description"] = description
+    data["model"] = ({"preset": preset} if preset else {}) | model.cfg.as_dict()
+    data["steps"] = scenario_steps(model, actions)
+    return data

@@ -134,7 +134,10 @@ def parse_size(text: str) -> int:
     m = _SIZE.match(text or "")
     if m is None:
         raise ValueError(text)
-    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    number = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    if not 0 < number < 1 << 63:    # also inf: a number of thousands of digits
+        raise ValueError(text)
+    value = int(number)
     if value <= 0:
         raise ValueError(text)
     return value

@@ -23,7 +23,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -39,6 +41,38 @@ LOADED: dict[str, ModuleType] = {}
 
 class PluginError(ImportError):
     """A plugin module that cannot be imported (bad input: exit code 2)."""
+
+
+class PluginAbort(Exception):
+    """A plugin's own code raised SystemExit or KeyboardInterrupt (``sys.exit()`` at import, say): the checker
+    failed (exit code 3), it must not end the run as if it had passed or been interrupted."""
+
+
+class DuplicateInvariant(PluginError):
+    """A plugin declares an invariant id that a built-in invariant or another plugin already has (bad input)."""
+
+
+# SIGINTs this process received since install_sigint_counter: a KeyboardInterrupt raised in plugin code while
+# none arrived is the plugin's own (``raise KeyboardInterrupt``), not the user's Ctrl-C.
+_sigints = 0
+
+
+def _counting_sigint(signum, frame):
+    global _sigints
+    _sigints += 1
+    raise KeyboardInterrupt
+
+
+def install_sigint_counter() -> None:
+    """Count SIGINTs (still raising KeyboardInterrupt, as Python's default handler does): only in the main
+    thread and where the default handler is in place (not over someone else's handler, nor SIG_IGN)."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, _counting_sigint)
+
+
+def sigints_received() -> int:
+    return _sigints
 
 
 def env_plugins(environ=None) -> list[str]:
@@ -99,17 +133,46 @@ def load_plugins(names=(), *, env: bool = False) -> Plugins:
     """
     wanted = (env_plugins() if env else []) + [n.strip() for n in names if n and n.strip()]
     modules = []
+    install_sigint_counter()
     for name in wanted:
         module = LOADED.get(name)
         if module is None:
+            source = f" (from {ENV_VAR})" if name not in names else ""
+            sigints = sigints_received()
             try:
                 module = _import(name)
             except PluginError:
                 raise
+            except (SystemExit, KeyboardInterrupt) as e:
+                if isinstance(e, KeyboardInterrupt) and sigints_received() != sigints:
+                    raise                       # the user's Ctrl-C while the plugin was importing
+                code = f"({e.code!r})" if isinstance(e, SystemExit) else ""
+                raise PluginAbort(f"plugin {name!r}{source} raised {type(e).__name__}{code} while being imported: "
+                                  f"a plugin must declare invariants, not end the run") from None
             except Exception as e:  # ImportError, SyntaxError, an error in a declaration, ...
                 detail = " ".join(str(e).split()) or type(e).__name__
-                source = f" (from {ENV_VAR})" if name not in names else ""
                 raise PluginError(f"cannot import plugin {name!r}{source}: {type(e).__name__}: {detail}") from None
             LOADED[name] = module
         modules.append(module)
-    return Plugins.of(modules)
+    plugins = Plugins.of(modules)
+    _refuse_duplicate_ids(plugins, wanted)
+    return plugins
+
+
+def _refuse_duplicate_ids(plugins: Plugins, names: list[str]) -> None:
+    """An invariant id names one invariant: a plugin's that repeats a built-in one's (of any design or feature)
+    or another plugin's would mix the two in reports, scenarios and --invariant. (A plugin that imports a
+    built-in invariant's function declares nothing new: the same object is not a second invariant.)"""
+    from model.designs import catalog
+
+    owner = {i.id: (f"the built-in invariant of feature {f.name}", i) for f in catalog() for i in f.invariants}
+    by_module = {id(m): n for n, m in zip(names, plugins.modules)}
+    declared = [(i, m) for m in plugins.modules for i in invariants_in(m)]
+    declared += [(i, m) for m in plugins.modules for f in getattr(m, "FEATURES", ()) for i in f.invariants]
+    for inv, module in declared:
+        here = f"plugin {by_module.get(id(module), module.__name__)!r}"
+        taken, first = owner.get(inv.id, (None, None))
+        if taken is not None and first is not inv and taken != here:
+            raise DuplicateInvariant(f"{here} declares invariant {inv.id!r}, which {taken} already has: "
+                                     f"rename it (an invariant id names one invariant)")
+        owner.setdefault(inv.id, (here, inv))

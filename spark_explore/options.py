@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
+import sys
 import tempfile
 from urllib.parse import urlparse
 
@@ -130,4 +132,29 @@ def validate(options: SparkOptions) -> SparkOptions:
         raise SparkSetupError("resuming a Spark search needs its checkpoint dir")
     if options.checkpoint_dir is not None:
         options = attrs.evolve(options, checkpoint_dir=check_checkpoint_dir(options.checkpoint_dir))
+    check_python_settings(options.conf)
     return options
+
+
+PYTHON = "spark.pyspark.python"                 # the executors' Python (session.py sets PYSPARK_PYTHON from it)
+DRIVER_PYTHON = "spark.pyspark.driver.python"   # the driver's: outside spark-submit, this process
+
+
+def under_spark_submit() -> bool:
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def check_python_settings(conf: dict) -> None:
+    """spark-submit turns these two settings into PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON; a plain
+    SparkContext reads neither. Outside spark-submit the executors' one is honoured (session.py) and the
+    driver's must name this interpreter: the driver is this process, already running."""
+    for key in (PYTHON, DRIVER_PYTHON):
+        if key in conf and not conf[key].strip():
+            raise SparkSetupError(f"--spark-conf {key}= needs a Python interpreter (a path or a command)")
+    if DRIVER_PYTHON not in conf or under_spark_submit():
+        return
+    wanted = shutil.which(conf[DRIVER_PYTHON])
+    if wanted is None or os.path.realpath(wanted) != os.path.realpath(sys.executable):
+        raise SparkSetupError(f"--spark-conf {DRIVER_PYTHON}={conf[DRIVER_PYTHON]}: outside spark-submit the "
+                              f"driver is this jbodcheck process ({sys.executable}); run jbodcheck with that "
+                              f"interpreter instead ({conf[DRIVER_PYTHON]} -m explorer ...)")

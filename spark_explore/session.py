@@ -15,7 +15,7 @@ import tempfile
 
 import attrs
 
-from .options import DEFAULT_CONF, LOCAL_CONF, SparkOptions, SparkSetupError, is_local
+from .options import DEFAULT_CONF, LOCAL_CONF, PYTHON, SparkOptions, SparkSetupError, is_local
 
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
@@ -82,7 +82,7 @@ def start(options: SparkOptions) -> SparkHandle:
         from pyspark import SparkConf, SparkContext
         from pyspark.java_gateway import launch_gateway
     except ImportError as e:
-        raise SparkSetupError(f"the Spark engine needs pyspark (pip install pyspark): {e}") from None
+        raise SparkSetupError(f"the Spark engine needs pyspark (pip install 'jbodcheck[spark]'): {e}") from None
 
     active = SparkContext._active_spark_context
     if active is not None:
@@ -96,7 +96,9 @@ def start(options: SparkOptions) -> SparkHandle:
             SparkContext._ensure_initialized()
             master = SparkConf().get("spark.master", None) or "local[*]"
         settings = settings_for(options, master)
-        if is_local(master) and "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in settings:
+        if settings.get(PYTHON) and not submitted:
+            os.environ["PYSPARK_PYTHON"] = settings[PYTHON]  # as spark-submit does; SparkContext reads only this
+        elif is_local(master) and "PYSPARK_PYTHON" not in os.environ and PYTHON not in settings:
             os.environ["PYSPARK_PYTHON"] = sys.executable  # workers: this interpreter, with this install
         if SparkContext._gateway is None and not submitted:
             log_dir = tempfile.mkdtemp(prefix="jbodcheck-spark-")

@@ -144,6 +144,165 @@ def test_a_scenario_path_that_is_a_directory_exits_2(tmp_path, capsys):
     one_line(*in_process(capsys, "replay", tmp_path), 2, str(tmp_path))
 
 
+# ---- ambiguous, oversized and non-text input (issue 29) -------------------------------------------------------
+
+@pytest.mark.parametrize("content, words", [
+    ('{"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=0)", "DirFail(broker=0, broker=1, dir=0)"]}',
+     ("step 2", "broker is given twice")),
+    ('{"model": {"preset": "tiny"}, "steps": [], "steps": ["CreateTopic(partition=0)"]}', ('"steps" appears twice',)),
+    ('{"model": {"preset": "tiny", "preset": "small"}, "steps": []}', ('"preset" appears twice',)),
+    ('{"model": {"preset": "tiny"}, "steps": [], "expect": {"leaders": {"0": 0, "0": 1}}}', ('"0" appears twice',)),
+    ('{"model": {"preset": "tiny"}, "steps": ["DirFail(broker=' + "9" * 5000 + ', dir=0)"]}',
+     ("step 1", "out of range")),
+    ('{"model": {"preset": "tiny"}, "steps": ["DirFail(broker=' + "9" * 4000 + ', dir=0)"]}',
+     ("step 1", "out of range")),
+    ('{"model": {"preset": "tiny"}, "steps": [], "expect": {"leaders": {"' + "9" * 5000 + '": 0}}}',
+     ("expect.leaders",)),
+    ('{"model": {"preset": "tiny"}, "steps": [], "expect": {"leaders": {"\u00b2": 0}}}', ("expect.leaders",)),
+    ('{"model": {"preset": "tiny"}, "steps": [], "expect": {"acked_records": {"' + "9" * 5000 + '": 1}}}',
+     ("expect.acked_records",)),
+    ('{"model": {"preset": "tiny"}, "steps": [], "expect": {"dirs": {"' + "9" * 5000 + '": ["good", "good"]}}}',
+     ("expect.dirs",)),
+    ('{"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=\u0660)"]}', ("step 1",)),
+    ('{"description": "a lone \\ud800 surrogate", "model": {"preset": "tiny"}, "steps": []}', ("lone surrogate",)),
+    ('{"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=0)\\udfff"]}', ("lone surrogate",)),
+    ('{"model": {"preset": "tiny"}, "steps": [], "expect": {"\\ud800": 1}}', ("lone surrogate",)),
+    ('{"model": {"preset": "tiny"}, "steps": [], "expect": ' + '{"a": ' * 40 + "1" + "}" * 40 + "}",
+     ("nested more than",)),
+])
+def test_ambiguous_oversized_or_non_text_scenarios_exit_2(tmp_path, capsys, content, words):
+    path = _write(tmp_path, "hostile.json", content)
+    one_line(*in_process(capsys, "replay", path), 2, *words)
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--brokers", "9" * 5000), ("--max-states", "9" * 5000), ("--max-depth", "9" * 5000), ("--seed", "9" * 5000),
+    ("--max-memory", "9" * 5000 + "G"), ("--max-memory", "9" * 400 + "G"), ("--max-records", "9" * 5000 + ",1"),
+])
+def test_options_with_thousands_of_digits_exit_2(capsys, option, value):
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, option, value), 2, option)
+
+
+def test_a_duplicate_argument_in_a_subprocess_exits_2(tmp_path):
+    """The issue's case, end to end: the last value used to win and the step replayed."""
+    path = _write(tmp_path, "dup.json", '{"model": {"preset": "tiny"}, "steps": ["CreateTopic(partition=0)", '
+                                        '"DirFail(broker=0, broker=1, dir=0)"]}')
+    proc_line(run("replay", path), 2, "given twice")
+
+
+@pytest.fixture(scope="module")
+def saved_report(tmp_path_factory) -> dict:
+    """A real report with a violation and its trace (tiny, legacy)."""
+    path = tmp_path_factory.mktemp("report") / "report.json"
+    p = run("explore", "--preset", "tiny", "--variant", "legacy", "-q", "--workers", "1", "--json", path)
+    assert p.returncode == 1, p.stderr
+    return json.loads(path.read_text())
+
+
+def _damaged(report: dict, where: str, value) -> dict:
+    """The report with the value at ``where`` (dotted, [i] for list items) replaced."""
+    import copy
+    import re
+
+    data = copy.deepcopy(report)
+    parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", where)]
+    target = data
+    for p in parts[:-1]:
+        target = target[p]
+    target[parts[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize("where, value, words", [
+    ("coverage", "CreateTopic: 3", ("coverage must be an object",)),
+    ("coverage", ["CreateTopic"], ("coverage must be an object",)),
+    ("coverage.DirFail", "many", ("coverage.DirFail",)),
+    ("coverage.DirFail", -1, ("coverage.DirFail",)),
+    ("rules_not_in_configuration", "Write", ("rules_not_in_configuration",)),
+    ("model", ["tiny"], ("model must be",)),
+    ("version", 4, ("version must be a string",)),
+    ("distinct_states", "many", ("distinct_states",)),
+    ("violations", {"0": {}}, ("violations must be a list",)),
+    ("violations[0]", "broken", ("violations[0] must be",)),
+    ("violations[0].invariant", ["x"], ("violations[0].invariant",)),
+    ("violations[0].trace", "x", ("violations[0].trace",)),
+    ("violations[0].trace[1].action", 7, ("violations[0].trace[1].action",)),
+    ("violations[0].trace[1].state", [], ("violations[0].trace[1].state",)),
+    ("violations[0].trace[1].state.brokers", "two", ("state.brokers",)),
+    ("violations[0].trace[1].state.brokers[0]", 0, ("state.brokers[0]",)),
+    ("violations[0].trace[1].state.brokers[0].dirs", {"0": "good"}, ("brokers[0].dirs",)),
+    ("violations[0].trace[1].state.brokers[0].dirs[0]", ["good"], ("brokers[0].dirs[0]",)),
+    ("violations[0].trace[1].state.brokers[0].up", "yes", ("brokers[0].up",)),
+    ("violations[0].trace[1].state.brokers[0].partitions", {"p": 1}, ("brokers[0].partitions",)),
+    ("violations[0].trace[1].state.brokers[0].partitions[0].log_on_dirs", "01", ("log_on_dirs",)),
+    ("violations[0].trace[1].state.brokers[0].partitions[0].hosted", ["leader"], ("hosted",)),
+    ("violations[0].trace[1].state.controller", "c", ("state.controller",)),
+    ("violations[0].trace[1].state.controller.partitions", [1], ("controller.partitions",)),
+])
+def test_view_refuses_a_report_of_the_wrong_shape(tmp_path, capsys, saved_report, where, value, words):
+    path = _write(tmp_path, "report.json", _damaged(saved_report, where, value))
+    one_line(*in_process(capsys, "view", path, "--html", tmp_path / "page.html"), 2, "report.json", *words)
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("content, words", [
+    ('{"tool": "jbodcheck", "tool": "jbodcheck", "violations": []}', ('"tool" appears twice',)),
+    ('{"tool": "jbodcheck", "version": "\\udc80"}', ("lone surrogate",)),
+    ('{"tool": "jbodcheck", "distinct_states": ' + "9" * 5000 + "}", ("not valid JSON",)),
+    ('{"tool": "jbodcheck", "model": ' + '{"a": ' * 40 + "1" + "}" * 40 + "}", ("nested more than",)),
+])
+def test_view_refuses_ambiguous_or_non_text_reports(tmp_path, capsys, content, words):
+    path = _write(tmp_path, "report.json", content)
+    one_line(*in_process(capsys, "view", path, "--html", tmp_path / "page.html"), 2, *words)
+
+
+def test_the_issues_report_with_a_string_coverage_exits_2_in_a_subprocess(tmp_path, saved_report):
+    path = _write(tmp_path, "report.json", {**saved_report, "coverage": "all of them"})
+    proc_line(run("view", path, "--html", tmp_path / "page.html"), 2, "coverage")
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=4)
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
+                        | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
+
+
+def _paths(value, prefix="") -> list[str]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, f"{prefix}.{k}" if prefix else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:3]):
+            out += _paths(v, f"{prefix}[{i}]")
+    return out
+
+
+def test_whatever_view_accepts_it_renders(saved_report):
+    """Any one field of a real report replaced by any JSON value: the shape check refuses it, or the page
+    renders (never an exception from the renderer)."""
+    from hypothesis import given, settings, strategies as st
+
+    from explorer.html import page
+    from explorer.report_shape import ShapeError, check_report
+
+    paths = [p for p in _paths(saved_report) if p != "tool" and not any(c in p for c in " ")]
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.sampled_from(paths), _json_values())
+    def renders_or_refuses(where, value):
+        data = _damaged(saved_report, where, value)
+        try:
+            check_report(data)
+        except ShapeError:
+            return
+        page(data, {})
+
+    renders_or_refuses()
+
+
 # ---- options -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, words", [

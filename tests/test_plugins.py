@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from hypothesis import settings
@@ -133,3 +134,133 @@ def test_load_plugins_reports_one_line(tmp_path):
         invariants.load_plugins(["no_such_module_xyz"])
     with pytest.raises(invariants.PluginError, match="no such file"):
         invariants.load_plugins([str(tmp_path / "missing.py")])
+
+
+# ---- plugin code that tries to end the run, and invariant ids that are taken (issue 29) -----------------------
+
+def _cli(*args, cwd, timeout=600):
+    """`python -m explorer ARGS` in ``cwd`` (where a checker failure's scenario file goes without --json)."""
+    env = {k: v for k, v in os.environ.items() if k != invariants.PLUGINS_ENV_VAR}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run([sys.executable, "-m", "explorer", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def _one_line(run, code: int, *words) -> str:
+    assert run.returncode == code, (run.returncode, run.stdout[-2000:], run.stderr[-2000:])
+    assert "Traceback" not in run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, run.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+@pytest.mark.parametrize("statement, shown", [
+    ("import sys\nsys.exit(0)\n", "SystemExit(0)"),
+    ("raise SystemExit(1)\n", "SystemExit(1)"),
+    ("raise SystemExit('bye')\n", "SystemExit('bye')"),
+    ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+])
+def test_a_plugin_that_ends_the_run_at_import_is_a_checker_failure(tmp_path, statement, shown):
+    plugin = tmp_path / "quits_at_import.py"
+    plugin.write_text(statement)
+    for command in (["explore", "--preset", "tiny", "-q"], ["invariants"], ["replay", "x.json"]):
+        _one_line(_cli(*command, "--plugin", plugin, cwd=tmp_path), 3, "jbodcheck: failure:", str(plugin), shown)
+
+
+EXITS_IN_A_CHECK = '''
+import sys
+from invariants import invariant
+
+
+@invariant("quits_once_a_dir_failed", kind="{kind}", statement="ends the run once a dir failed", reference="test")
+def quits(model, state, *rest):
+    state = rest[-1] if rest else state
+    if any(d != 0 for b in state.brokers for d in b.dirs):
+        {statement}
+    return None
+'''
+
+
+@pytest.mark.parametrize("statement", ["sys.exit(0)", "raise SystemExit(2)", "raise KeyboardInterrupt"])
+@pytest.mark.parametrize("engine", [("--workers", "1"), ("--workers", "2"), ("--engine", "dfs"),
+                                    ("--engine", "random", "--walks", "200"), ("fuzz",)])
+def test_a_plugin_invariant_that_ends_the_run_is_a_checker_failure(tmp_path, statement, engine):
+    plugin = tmp_path / "quits_in_a_check.py"
+    plugin.write_text(EXITS_IN_A_CHECK.format(kind="state", statement=statement))
+    if engine == ("fuzz",):
+        command = ["fuzz", "--preset", "tiny", "--examples", "50"]
+    else:
+        command = ["explore", "--preset", "tiny", *engine]
+    run = _cli(*command, "-q", "--plugin", plugin, "--json", tmp_path / "report.json", cwd=tmp_path)
+    line = _one_line(run, 3, "quits_once_a_dir_failed", f"plugin {plugin}", "the checker failed")
+    assert ("KeyboardInterrupt" if "Keyboard" in statement else "SystemExit") in line
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_a_transition_invariant_that_exits_is_a_checker_failure(tmp_path):
+    plugin = tmp_path / "quits_in_a_transition.py"
+    plugin.write_text(EXITS_IN_A_CHECK.format(kind="transition", statement="sys.exit(0)"))
+    _one_line(_cli("explore", "--preset", "tiny", "-q", "--workers", "2", "--plugin", plugin, cwd=tmp_path), 3,
+              "quits_once_a_dir_failed", "SystemExit")
+
+
+def test_a_real_ctrl_c_during_a_plugin_check_is_still_an_interrupt(tmp_path):
+    """The user's SIGINT while a plugin's check runs ends the run as an interrupt (130), not a failure."""
+    started = tmp_path / "started"
+    plugin = tmp_path / "slow_check.py"
+    plugin.write_text(f'''
+import time
+from invariants import invariant
+
+
+@invariant("slow_once_a_dir_failed", kind="state", statement="waits", reference="test")
+def slow(model, state):
+    if any(d != 0 for b in state.brokers for d in b.dirs):
+        open({str(started)!r}, "w").close()
+        time.sleep(60)
+    return None
+''')
+    env = {k: v for k, v in os.environ.items() if k != invariants.PLUGINS_ENV_VAR}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.Popen([sys.executable, "-m", "explorer", "explore", "--preset", "tiny", "-q", "--workers", "1",
+                             "--plugin", plugin], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if started.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert started.exists(), proc.communicate(timeout=60)
+        proc.send_signal(2)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, (out, err)
+
+
+# a core invariant, a data one, one of a feature tiny leaves out, a liveness property
+@pytest.mark.parametrize("taken", ["no_recreate_with_bad_dir", "no_acked_record_lost", "deleted_replica_holds_no_data",
+                                   "leader_eventually"])
+def test_a_plugin_invariant_with_a_built_in_id_is_refused(tmp_path, taken):
+    plugin = tmp_path / "takes_an_id.py"
+    plugin.write_text(EXITS_IN_A_CHECK.format(kind="state", statement="pass").replace("quits_once_a_dir_failed", taken))
+    for command in (["explore", "--preset", "tiny", "-q"], ["invariants"]):
+        _one_line(_cli(*command, "--plugin", plugin, cwd=tmp_path), 2, "jbodcheck: error:", taken, "already has")
+
+
+def test_two_plugins_with_one_invariant_id_are_refused(tmp_path):
+    for name in ("first_plugin", "second_plugin"):
+        (tmp_path / f"{name}.py").write_text(EXITS_IN_A_CHECK.format(kind="state", statement="pass"))
+    line = _one_line(_cli("explore", "--preset", "tiny", "-q", "--plugin", tmp_path / "first_plugin.py",
+                          "--plugin", tmp_path / "second_plugin.py", cwd=tmp_path), 2, "quits_once_a_dir_failed")
+    assert "second_plugin.py" in line and "first_plugin.py" in line
+
+
+def test_a_plugin_may_import_a_built_in_invariant(tmp_path):
+    """Importing a built-in invariant's function declares nothing new: not a taken id."""
+    plugin = tmp_path / "imports_one.py"
+    plugin.write_text("from invariants.safety import *  # noqa: F403\n")
+    run = _cli("explore", "--preset", "tiny", "--max-states", "100", "-q", "--workers", "1", "--plugin", plugin, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
