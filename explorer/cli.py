@@ -24,6 +24,7 @@ from model.presets import PRESETS, preset_config
 
 from .checkpoint import DEFAULT_EVERY_S, CheckpointError, Checkpointer, check_fits, check_bounds, check_identity
 from .checkpoint import identity as checkpoint_identity, read as read_checkpoint
+from .bounds import search_limits
 from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_scenario_option
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
@@ -501,6 +502,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         options.checkpoint, options.resume = _checkpointing(checkpointing, model, options, quiet)
     with display or contextlib.nullcontext():
         result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+    result.limits = search_limits(options, engine)
     if options.checkpoint is not None and options.checkpoint.written and result.result in ("bounded", "interrupted"):
         depth, distinct = options.checkpoint.written
         click.echo(f"jbodcheck: checkpoint {checkpointing['path']}: depth {depth}, {distinct:,} distinct states; "
@@ -729,6 +731,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
         outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed,
                                                         progress=display and display.line))
     result, failure = outcome.result, outcome.failure
+    result.limits = search_limits(FuzzOptions(examples=examples, steps=steps, seed=seed), "hypothesis")
     _raise_checker_failures(model, preset, result, json_path)
 
     bounds = ", ".join(f"{k.removeprefix('max_')}={getattr(cfg, k)}" for k in BOUNDS)

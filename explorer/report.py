@@ -4,6 +4,7 @@ from __future__ import annotations
 from model import Model
 
 from . import __version__
+from .bounds import bounds_dict, fairness, verdict_line
 from .render import state_dict, trace_text
 from .search import SearchResult
 
@@ -46,6 +47,8 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "signal": result.signal,
         # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
         "rules_not_in_configuration": not_in_configuration(model),
+        # What the verdict covers (explorer/bounds.py): the model's bounds, the search's limits, fairness (liveness).
+        "bounds": bounds_dict(model, result),
         "violations": [
             {
                 "invariant": v.invariant.id,
@@ -82,6 +85,11 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         f"Result: {result.result}. {result.distinct_states:,} distinct states, {result.states_generated:,} generated, "
         f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
     )
+    lines.append(verdict_line(model, result))
+    if result.engine == "liveness":
+        fair = fairness(model)
+        lines.append(f"Fairness assumed: {fair['kind']}, of {', '.join(fair['fair_rules']) or 'no rule'}; not fair "
+                     f"(may happen within their bounds, never have to): {', '.join(fair['unfair_rules']) or 'none'}.")
     lines.append(f"Fingerprints: 64-bit; the chance that two distinct states collided is about n^2/2^65 = "
                  f"{result.collision_probability:.2g}.")
     if model.symmetry:
