@@ -82,6 +82,9 @@ def search_text(model: Model, result) -> tuple[str, bool]:
     if result.por and result.por.get("used"):
         reductions.append("partial-order reduction")
     up_to = f" (up to {' and '.join(reductions)})" if reductions else ""
+    if result.result == "bounded" and getattr(result, "inconclusive", None):
+        return (f"every reachable state{up_to}; {len(result.inconclusive)} lasso(s) need a step this "
+                f"configuration leaves out (a bound of 0), so those properties are neither proved nor violated"), False
     if result.result == "bounded":
         if result.note:
             return f"the search {result.note}", False
@@ -102,7 +105,10 @@ def fairness(model: Model) -> dict:
     rules = [r for r in model.rules if r.name in configured]
     return {"kind": "weak, per action instance (rule and arguments)",
             "fair_rules": [r.name for r in rules if r.fair],
-            "unfair_rules": [r.name for r in rules if not r.fair]}
+            "unfair_rules": [r.name for r in rules if not r.fair],
+            # Fair rules of the configuration's features that a bound of 0 leaves without actions: a lasso that
+            # needs one is reported as inconclusive, not as a violation (explorer/liveness.py left_out_progress).
+            "fair_rules_without_actions": [r.name for r in model.rules if r.fair and r.name not in configured]}
 
 
 def bounds_dict(model: Model, result) -> dict:

@@ -491,7 +491,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None or checkpointing:
             raise BadInput("liveness checking explores the whole graph with its own engine: no --engine, "
                            "--max-depth, --max-states, --checkpoint or --resume")
-        return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path)
+        return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path, por)
     selected = list(model.invariants)
     display = progress_for(engine, quiet)      # explorer/progress.py: lines, or a live display on a terminal
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
@@ -522,9 +522,9 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     return _exit_code(result)
 
 
-def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path):
-    """explore --liveness (explorer/liveness.py): always without symmetry reduction."""
-    from .liveness import check_liveness, lasso_scenario, liveness_properties
+def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path, por=False):
+    """explore --liveness (explorer/liveness.py): always without symmetry reduction or partial-order reduction."""
+    from .liveness import POR_NOTE, check_liveness, lasso_scenario, liveness_properties
 
     model = _build_model(cfg, invariant_ids, False, True)
     properties = liveness_properties(model, invariant_ids)
@@ -535,9 +535,13 @@ def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, lasso_path):
     if not quiet:
         click.echo("jbodcheck: liveness: symmetry reduction off (lassos are concrete cycles)", err=True)
     progress = None if quiet else (lambda line: click.echo(f"[liveness] {line}", err=True))
+    if por and not quiet:
+        click.echo(f"jbodcheck: partial-order reduction is off for liveness: {POR_NOTE}", err=True)
     result = check_liveness(model, properties, progress)
-    if lasso_path and result.violations:
-        write_json(lasso_path, lasso_scenario(model, result.violations[0], preset), "the lasso scenario")
+    result.por = {"used": False, "note": POR_NOTE} if por else None
+    if lasso_path and (result.violations or result.inconclusive):
+        lassos = result.violations or result.inconclusive
+        write_json(lasso_path, lasso_scenario(model, lassos[0], preset), "the lasso scenario")
     _emit(report_dict(model, preset, result), summary_text(model, preset, result), json_path)
     return _exit_code(result)
 
