@@ -82,6 +82,12 @@ def search_text(model: Model, result) -> tuple[str, bool]:
     if result.por and result.por.get("used"):
         reductions.append("partial-order reduction")
     up_to = f" (up to {' and '.join(reductions)})" if reductions else ""
+    if result.result == "violation":
+        por = bool(result.por and result.por.get("used"))
+        how = {"bfs": "a shortest trace (BFS)" if not por else "BFS with partial-order reduction (a trace, maybe not "
+                                                                 "the shortest)",
+               "spark": "a shortest trace (BFS on Spark)", "liveness": "a lasso of the whole state graph"}
+        return how.get(engine, f"found by the {engine} engine"), False
     if result.result == "bounded" and getattr(result, "inconclusive", None):
         return (f"every reachable state{up_to}; {len(result.inconclusive)} lasso(s) need a step this "
                 f"configuration leaves out (a bound of 0), so those properties are neither proved nor violated"), False
