@@ -135,7 +135,9 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         lines.append("Rules not in this configuration (no action in their domain): " + ", ".join(absent))
     never = [name for name, n in coverage.items() if n == 0 and name in configured]
     if never:
-        early = " (the search stopped early)" if result.result != "ok" else ""
+        # A liveness run explores the whole graph whatever it finds; only an interrupt stops it early.
+        stopped = result.result != "ok" and (result.engine != "liveness" or result.result == "interrupted")
+        early = " (the search stopped early)" if stopped else ""
         lines.append(f"Rules that never fired{early}: " + ", ".join(never))
     else:
         lines.append("Every rule fired." if not absent else "Every rule of this configuration fired.")

@@ -1,4 +1,4 @@
-"""Every documented finding is what its command prints (docs/testing.md, "Findings").
+"""Every documented finding is what its command prints (docs/testing.md).
 
 A finding in docs/model.md (section 11) or the README's "What the feature presets found" carries a marker, an
 HTML comment on one line before its text:
