@@ -72,8 +72,8 @@ def search_text(model: Model, result) -> tuple[str, bool]:
                 f"{limits.get('seed')}, not exhaustive"), False
     if engine == "random":
         steps = limits.get("max_depth") if limits.get("max_depth") is not None else limits.get("walk_depth")
-        return f"{limits.get('walks')} random walk(s) of up to {steps} steps, seed {limits.get('seed')}, not exhaustive", \
-            False
+        walks, seed = limits.get("walks"), limits.get("seed")
+        return f"{walks} random walk(s) of up to {steps} steps, seed {seed}, not exhaustive", False
     given = [f"--{name.replace('_', '-')} {limits[name]}"
              for name in ("max_depth", "max_states", "max_memory") if limits.get(name) is not None]
     reductions = []

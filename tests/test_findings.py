@@ -144,8 +144,8 @@ def test_finding_8s_completion_path_under_kafka_2_7_takes_16_steps():
         node = queue.popleft()
         state, completed_after_delete = node
         for action, after in model.successors(state):
-            name = model.rules[action.rule].name
-            flag = completed_after_delete or (name == "ControllerReassignmentIsrChange" and state.controller.deletion[0])
+            completes = model.rules[action.rule].name == "ControllerReassignmentIsrChange"
+            flag = completed_after_delete or (completes and state.controller.deletion[0] != 0)
             nxt = (after, flag)
             if nxt in parent:
                 continue
