@@ -95,14 +95,17 @@ class TraceOutputs:
                  lambda v: _scenario(model, preset, result, v, scenario_note))):
             if path is None:
                 continue
-            if not violations:
+            written = violations
+            if option == "--save-lasso" and not written:    # an inconclusive lasso is still one to replay
+                written = list(getattr(result, "inconclusive", None) or [])
+            if not written:
                 notes.append(f"no counterexample: {path} ({option}) not written")
                 continue
-            paths = [numbered_path(path, n) for n in range(1, len(violations) + 1)]
-            for target, v in zip(paths, violations):
+            paths = [numbered_path(path, n) for n in range(1, len(written) + 1)]
+            for target, v in zip(paths, written):
                 attempt(lambda target=target, v=v: write_json(target, encode(v), what))
-            if len(violations) > 1 and len(set(paths)) > 1:
-                notes.append(f"{len(violations)} counterexamples ({option}): {', '.join(paths)}")
+            if len(written) > 1 and len(set(paths)) > 1:
+                notes.append(f"{len(written)} counterexamples ({option}): {', '.join(paths)}")
         if self.dot is not None:
             from .dot import dot_text
 

@@ -24,6 +24,7 @@ from model.presets import PRESETS, preset_config
 
 from .checkpoint import DEFAULT_EVERY_S, CheckpointError, Checkpointer, check_fits, check_bounds, check_identity
 from .checkpoint import identity as checkpoint_identity, read as read_checkpoint
+from .bounds import search_limits
 from .artifacts import TraceOutputs, dot_option, html_option, itf_option, save_scenario_option
 from .errors import CheckerFailure, JbodcheckFailure, OutputError, failure_detail, guard_invariants
 from .errors import is_failure, is_plugin, one_line
@@ -501,7 +502,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None or checkpointing:
             raise BadInput("liveness checking explores the whole graph with its own engine: no --engine, "
                            "--max-depth, --max-states, --checkpoint or --resume")
-        return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, outputs)
+        return _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, outputs, por)
     if lasso_path is not None:
         raise BadInput("--save-lasso needs --liveness (or a liveness property named with --invariant); "
                        "--save-scenario writes a safety counterexample")
@@ -515,6 +516,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         options.checkpoint, options.resume = _checkpointing(checkpointing, model, options, quiet)
     with display or contextlib.nullcontext():
         result = run_search(engine, model, selected, options) if spark is None else _spark_run(model, selected, options, spark)
+    result.limits = search_limits(options, engine)
     if options.checkpoint is not None and options.checkpoint.written and result.result in ("bounded", "interrupted"):
         depth, distinct = options.checkpoint.written
         click.echo(f"jbodcheck: checkpoint {checkpointing['path']}: depth {depth}, {distinct:,} distinct states; "
@@ -534,10 +536,11 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     return _exit_code(result)
 
 
-def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, outputs):
-    """explore --liveness (explorer/liveness.py): always without symmetry reduction. The trace outputs write
-    every lasso (--save-lasso and --save-scenario alike: a scenario file with loop_start)."""
-    from .liveness import check_liveness, liveness_properties
+def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, outputs, por=False):
+    """explore --liveness (explorer/liveness.py): always without symmetry reduction or partial-order reduction.
+    The trace outputs write every lasso (--save-lasso and --save-scenario alike: a scenario file with loop_start);
+    --save-lasso writes the inconclusive lassos where there is no real one."""
+    from .liveness import POR_NOTE, check_liveness, liveness_properties
 
     model = _build_model(cfg, invariant_ids, False, True)
     properties = liveness_properties(model, invariant_ids)
@@ -548,7 +551,10 @@ def _explore_liveness(cfg, preset, invariant_ids, json_path, quiet, outputs):
     if not quiet:
         click.echo("jbodcheck: liveness: symmetry reduction off (lassos are concrete cycles)", err=True)
     progress = None if quiet else (lambda line: click.echo(f"[liveness] {line}", err=True))
+    if por and not quiet:
+        click.echo(f"jbodcheck: partial-order reduction is off for liveness: {POR_NOTE}", err=True)
     result = check_liveness(model, properties, progress)
+    result.por = {"used": False, "note": POR_NOTE} if por else None
     report = report_dict(model, preset, result)
     _emit(report, summary_text(model, preset, result), json_path)
     outputs.write(model, preset, result, report)
@@ -746,6 +752,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
         outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed,
                                                         progress=display and display.line))
     result, failure = outcome.result, outcome.failure
+    result.limits = search_limits(FuzzOptions(examples=examples, steps=steps, seed=seed), "hypothesis")
     _raise_checker_failures(model, preset, result, json_path)
 
     bounds = ", ".join(f"{k.removeprefix('max_')}={getattr(cfg, k)}" for k in BOUNDS)

@@ -66,6 +66,10 @@ class SearchResult:
     memory: dict = attrs.field(factory=dict, kw_only=True)          # BFS: visited-set bytes, memory figures
     signal: int | None = attrs.field(default=None, kw_only=True)    # "interrupted": the signal (2 SIGINT, 15 SIGTERM)
     por: dict | None = attrs.field(default=None, kw_only=True)       # partial-order reduction: used, note, figures
+    # The search's own limits (--max-depth, --max-states, walks, examples...; explorer/bounds.py search_limits).
+    limits: dict = attrs.field(factory=dict, kw_only=True)
+    # Liveness: lassos that need a step the configuration leaves out (explorer/liveness.py): not violations.
+    inconclusive: list = attrs.field(factory=list, kw_only=True)
     # The chance that two distinct states shared a fingerprint (so that one went unexplored): n^2 / 2^65.
     collision_probability: float = attrs.field(
         default=attrs.Factory(lambda self: collision_probability(self.distinct_states), takes_self=True),

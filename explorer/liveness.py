@@ -19,12 +19,13 @@ from __future__ import annotations
 import time
 from array import array
 from collections import deque
+from types import SimpleNamespace
 
 import attrs
 import numpy as np
 
 from invariants.registry import is_liveness
-from model import Model
+from model import BOUNDS, ConfigError, Model
 
 from .core import INTERRUPTS, SearchResult, TransitionCounts, Violation, gc_paused, interrupt_signal, interruptible, \
     rebuild_trace
@@ -36,6 +37,8 @@ class LivenessViolation(Violation):
     loop_start: int = 0          # the trace's step at which the cycle starts (== len(trace) - 1: stutters there)
     stutters: bool = False       # the cycle is empty: the behaviour stays in the last state forever
     instance: int = 0
+    # left_out_progress: bound -> the fair steps the lasso needs that the configuration leaves out (empty: none).
+    needs: dict = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -302,13 +305,61 @@ def lasso(model: Model, g: StateGraph, prop, i: int, found) -> LivenessViolation
     return LivenessViolation(prop, message, trace, loop_start=loop_start, stutters=not cycle, instance=i)
 
 
+# Why `explore --liveness --por` explores without partial-order reduction (the CLI says it; the report's "por").
+POR_NOTE = ("it preserves safety only (its reduced graph drops the cycles and enabled actions that weak fairness "
+            "reads), so the whole graph is explored")
+
+# Bounds whose 0 can leave a fair rule of an included feature without actions (the data path with max_records 0).
+RELAXABLE_BOUNDS = (*BOUNDS, "max_records", "max_created_resets")
+
+
+def _raised(cfg, name: str):
+    """cfg with the bound ``name`` raised from 0 to 1 (per partition: each 0), or None when it is not 0."""
+    value = getattr(cfg, name)
+    if isinstance(value, tuple):
+        return attrs.evolve(cfg, **{name: tuple(v or 1 for v in value)}) if 0 in value else None
+    return attrs.evolve(cfg, **{name: 1}) if value == 0 else None
+
+
+def left_out_progress(model: Model, violation: LivenessViolation) -> dict:
+    """The fair steps a lasso's end leaves out only because a bound of this configuration is 0: per such bound,
+    the labels of the fair action instances that have no action here but that, with the bound raised to 1, are
+    enabled in every state of the lasso's cycle (its last state when it stutters). Weak fairness would force such
+    a step, so the lasso is not a fair behaviour of the model with that bound raised: it shows the bound, not the
+    protocol (docs/model.md 9.1, "Lassos that need a step the configuration leaves out"). Empty: none."""
+    states = [s for _a, s in violation.trace[violation.loop_start:]]
+    states = states[:-1] or states           # the cycle's last state is its first
+    configured = {(a[1].name, a[2]) for a in model.action_space}
+    plugins = SimpleNamespace(features=model.plugin_features, invariants=())
+    out: dict = {}
+    for name in RELAXABLE_BOUNDS:
+        cfg = _raised(model.cfg, name)
+        if cfg is None:
+            continue
+        try:
+            relaxed = Model(cfg, design=model.design, plugins=plugins)
+        except ConfigError:
+            continue
+        always = None
+        for state in states:
+            enabled = {relaxed.rules[a.rule].label(a.args) for a, _after in relaxed.successors(state)
+                       if relaxed.rules[a.rule].fair and (relaxed.rules[a.rule].name, a.args) not in configured}
+            always = enabled if always is None else always & enabled
+        if always:
+            out[name] = sorted(always)
+    return out
+
+
 def check_liveness(model: Model, properties: list, progress=None) -> SearchResult:
-    """Explore the whole graph and check each property; one violation (a lasso) per failing property."""
+    """Explore the whole graph and check each property; one lasso per failing property. A lasso that needs a
+    step the configuration leaves out (``left_out_progress``) is not a violation: it goes to ``inconclusive``
+    and the property's next instance is checked; the result is then "bounded" unless a real lasso is found."""
     if model.symmetry:
         raise ValueError("liveness checking needs a model without symmetry reduction")
     start = time.monotonic()
     counts = TransitionCounts(model)
     violations: list = []
+    inconclusive: list = []
     reached = {"distinct": 1, "depth": 0}
     try:
         with interruptible(), gc_paused():
@@ -316,15 +367,22 @@ def check_liveness(model: Model, properties: list, progress=None) -> SearchResul
             for prop in properties:
                 for i in instances_of(g, prop):
                     found = check_instance(g, prop, i)
-                    if found is not None:
-                        violations.append(lasso(model, g, prop, i, found))
+                    if found is None:
+                        continue
+                    v = lasso(model, g, prop, i, found)
+                    v.needs = left_out_progress(model, v)
+                    if not v.needs:
+                        violations.append(v)
                         break
+                    inconclusive.append(v)
     except INTERRUPTS as e:
         return SearchResult("liveness", "interrupted", reached["distinct"], counts.generated, reached["depth"],
                             round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
                             signal=interrupt_signal(e))
-    result = SearchResult("liveness", "violation" if violations else "ok", g.n, counts.generated, g.depth,
-                          round(time.monotonic() - start, 3), counts.coverage_dict(), violations)
+    status = "violation" if violations else "bounded" if inconclusive else "ok"
+    result = SearchResult("liveness", status, g.n, counts.generated, g.depth,
+                          round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
+                          inconclusive=inconclusive)
     result.memory = {"graph_bytes": g.nbytes, "graph_states": g.n, "edges": len(g.targets)}
     return result
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from model import Model
 
 from . import __version__
+from .bounds import bounds_dict, fairness, verdict_line
 from .render import state_dict, trace_text
 from .search import SearchResult
 
@@ -46,20 +47,26 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "signal": result.signal,
         # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
         "rules_not_in_configuration": not_in_configuration(model),
-        "violations": [
-            {
-                "invariant": v.invariant.id,
-                "kind": v.invariant.kind,
-                "message": v.message,
-                "trace": [
-                    {"step": i, "action": None if a is None else model.label(a), "state": state_dict(model, s)}
-                    for i, (a, s) in enumerate(v.trace)
-                ],
-                # A liveness lasso (explorer/liveness.py): the steps after this one repeat forever (none: it stays).
-                **({"loop_start": v.loop_start} if hasattr(v, "loop_start") else {}),
-            }
-            for v in result.violations
+        # What the verdict covers (explorer/bounds.py): the model's bounds, the search's limits, fairness (liveness).
+        "bounds": bounds_dict(model, result),
+        "violations": [violation_dict(model, v) for v in result.violations],
+        # Liveness lassos that need a step this configuration leaves out (a bound of 0): not violations; "needs":
+        # bound -> the fair steps that, with the bound raised to 1, are enabled all along the lasso's cycle.
+        "inconclusive": [{**violation_dict(model, v), "needs": v.needs} for v in result.inconclusive],
+    }
+
+
+def violation_dict(model: Model, v) -> dict:
+    return {
+        "invariant": v.invariant.id,
+        "kind": v.invariant.kind,
+        "message": v.message,
+        "trace": [
+            {"step": i, "action": None if a is None else model.label(a), "state": state_dict(model, s)}
+            for i, (a, s) in enumerate(v.trace)
         ],
+        # A liveness lasso (explorer/liveness.py): the steps after this one repeat forever (none: it stays).
+        **({"loop_start": v.loop_start} if hasattr(v, "loop_start") else {}),
     }
 
 
@@ -76,12 +83,31 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         lines.append(f"  Reference: {v.invariant.reference}")
         lines.append(f"Trace ({len(v.trace) - 1} steps):")
         lines.append(trace_text(model, v.trace, getattr(v, "loop_start", None)))
+    for v in result.inconclusive:
+        needs = "; ".join(f"{', '.join(steps)} (with {bound.removeprefix('max_')} above 0)"
+                          for bound, steps in v.needs.items())
+        lines.append("")
+        lines.append(f"NOT A VIOLATION of {v.invariant.id} ({v.invariant.kind}): the lasso below stalls where progress "
+                     f"needs {needs}, which this configuration leaves out: weak fairness would take that step, so "
+                     f"the lasso shows the bound, not the protocol. {v.invariant.id} is neither proved nor violated "
+                     f"here.")
+        lines.append(f"  {v.message}")
+        lines.append(f"Trace ({len(v.trace) - 1} steps):")
+        lines.append(trace_text(model, v.trace, v.loop_start))
     lines.append("")
     rate = result.distinct_states / result.elapsed_s if result.elapsed_s > 0 else 0.0
     lines.append(
         f"Result: {result.result}. {result.distinct_states:,} distinct states, {result.states_generated:,} generated, "
         f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
     )
+    lines.append(verdict_line(model, result))
+    if result.engine == "liveness":
+        fair = fairness(model)
+        lines.append(f"Fairness assumed: {fair['kind']}, of {', '.join(fair['fair_rules']) or 'no rule'}; not fair "
+                     f"(may happen within their bounds, never have to): {', '.join(fair['unfair_rules']) or 'none'}.")
+        if fair["fair_rules_without_actions"]:
+            lines.append(f"Fair rules this configuration leaves without actions (a bound of 0): "
+                         f"{', '.join(fair['fair_rules_without_actions'])}.")
     lines.append(f"Fingerprints: 64-bit; the chance that two distinct states collided is about n^2/2^65 = "
                  f"{result.collision_probability:.2g}.")
     if model.symmetry:
@@ -109,7 +135,9 @@ def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
         lines.append("Rules not in this configuration (no action in their domain): " + ", ".join(absent))
     never = [name for name, n in coverage.items() if n == 0 and name in configured]
     if never:
-        early = " (the search stopped early)" if result.result != "ok" else ""
+        # A liveness run explores the whole graph whatever it finds; only an interrupt stops it early.
+        stopped = result.result != "ok" and (result.engine != "liveness" or result.result == "interrupted")
+        early = " (the search stopped early)" if stopped else ""
         lines.append(f"Rules that never fired{early}: " + ", ".join(never))
     else:
         lines.append("Every rule fired." if not absent else "Every rule of this configuration fired.")

@@ -130,8 +130,9 @@ def test_a_state_with_only_unfair_steps_is_a_place_to_stay():
 
 
 def test_cli_liveness_lasso_json_and_replay(tmp_path):
-    """explore --liveness: exit 1, the JSON violation's loop_start, a lasso scenario that `jbodcheck replay` passes
-    (docs/model.md 11.2, L3: with no records a reassignment cannot complete)."""
+    """explore --liveness on a lasso that needs a step the configuration leaves out (docs/model.md 11.2, L3: with no
+    records a target replica never joins the ISR): not a violation (exit 0, result bounded, the lasso under
+    "inconclusive" with the step it needs), and its lasso scenario passes `jbodcheck replay`."""
     import subprocess
     import sys
 
@@ -142,14 +143,77 @@ def test_cli_liveness_lasso_json_and_replay(tmp_path):
             "--max-faults", "1", "--invariant", "reassignment_completes", "-q"]
     p = subprocess.run([sys.executable, "-m", "explorer", "explore", *args, "--json", str(report),
                         "--save-lasso", str(lasso)], capture_output=True, text=True, cwd=REPO, timeout=600)
-    assert p.returncode == 1, p.stderr[-500:]
+    assert p.returncode == 0, p.stderr[-500:]
     assert "The system stops here (step 14)" in p.stdout
+    assert "NOT A VIOLATION of reassignment_completes" in p.stdout and "VIOLATION of" not in p.stdout.replace(
+        "NOT A VIOLATION of", "")
+    assert "Fair rules this configuration leaves without actions (a bound of 0): ReplicaFetch, LeaderShrinkIsr." \
+        in p.stdout
     data = json.loads(report.read_text())
     assert data["symmetry"] is False and data["engine"] == "liveness"
-    (v,) = data["violations"]
+    assert data["result"] == "bounded" and data["violations"] == []
+    (v,) = data["inconclusive"]
     assert v["invariant"] == "reassignment_completes" and v["kind"] == "leads_to"
+    assert v["needs"] == {"max_records": ["ReplicaFetch(broker=2, partition=0)"]}
     assert v["loop_start"] == len(v["trace"]) - 1 == 14
+    assert data["bounds"]["model"]["max_records"] == 0 and data["bounds"]["search"]["exhaustive"] is False
+    assert data["bounds"]["fairness"]["fair_rules_without_actions"] == ["ReplicaFetch", "LeaderShrinkIsr"]
     assert json.loads(lasso.read_text())["loop_start"] == 14
     r = subprocess.run([sys.executable, "-m", "explorer", "replay", str(lasso)], capture_output=True, text=True,
                        cwd=REPO, timeout=600)
     assert r.returncode == 0 and "Result: ok." in r.stdout, r.stdout[-500:]
+
+
+def test_a_lasso_that_needs_no_left_out_step_stays_a_violation():
+    """With max_records 0 the data path's fair rules have no actions, but a dir failure (not fair) never has to
+    happen whatever the data path does: the lasso is a violation, with nothing it needs."""
+    model = Model(preset_config("tiny", max_records=0))
+    result = check_liveness(model, [a_dir_failed.invariant])
+    assert result.result == "violation" and result.inconclusive == []
+    (v,) = result.violations
+    assert v.needs == {}
+
+
+def test_left_out_progress_names_the_bound_and_the_step():
+    """The L3 lasso's end state: with max_records raised to 1, ReplicaFetch of the target replica is enabled there,
+    and it has no action in the configuration with max_records 0; with a record (the same state) it is an action
+    of the configuration, so nothing is left out."""
+    from explorer.liveness import LivenessViolation, left_out_progress
+
+    cfg = dict(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_faults=1)
+    model = Model(_config(max_records=0, **cfg))
+    result = check_liveness(model, [i for i in model.all_invariants if i.id == "reassignment_completes"])
+    (v,) = result.inconclusive
+    assert v.needs == {"max_records": ["ReplicaFetch(broker=2, partition=0)"]}
+    with_records = Model(_config(max_records=1, **cfg))
+    again = LivenessViolation(v.invariant, v.message, v.trace, loop_start=v.loop_start)
+    assert left_out_progress(with_records, again) == {}
+
+
+def _config(**kw):
+    from model import ModelConfig
+
+    return ModelConfig(**kw)
+
+
+def test_cli_liveness_says_its_fairness_and_that_por_is_off(tmp_path):
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    report = tmp_path / "report.json"
+    p = subprocess.run([sys.executable, "-m", "explorer", "explore", "--preset", "tiny", "--max-failovers", "0",
+                        "--max-crashes", "0", "--liveness", "--por", "--json", str(report)],
+                       capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert p.returncode == 0, p.stderr[-500:]
+    assert p.stderr.count("partial-order reduction is off for liveness") == 1
+    assert "Fairness assumed: weak, per action instance (rule and arguments), of " in p.stdout
+    data = json.loads(report.read_text())
+    assert data["por"]["used"] is False and "weak fairness" in data["por"]["note"]
+    fair = data["bounds"]["fairness"]
+    model = Model(preset_config("tiny", max_failovers=0, max_crashes=0))
+    configured = {r.name for _i, r, _a in model.action_space}
+    assert fair["fair_rules"] == [r.name for r in model.rules if r.fair and r.name in configured]
+    assert "BrokerLeaderAndIsr" in fair["fair_rules"] and "DirFail" in fair["unfair_rules"]
+    assert fair["fair_rules_without_actions"] == []
