@@ -270,24 +270,55 @@ def test_all_violations_writes_every_counterexample(tmp_path):
     assert all(f"Violation of <code>{v['invariant']}</code>" in text for v in violations)
 
 
+PLUGIN_DIR_FAILS = """
+from invariants.registry import liveness
+from model.state import OFFLINE
+
+
+@liveness("plugin_a_dir_fails", kind="eventually", statement="Eventually some log dir of some broker fails.",
+          reference="a test property that must fail: DirFail is not fair")
+def a_dir_fails(model, state):
+    return any(d == OFFLINE for broker in state.brokers for d in broker.dirs)
+"""
+
+
 def test_liveness_writes_every_trace_output(tmp_path):
+    plugin = tmp_path / "dir_fails.py"
+    plugin.write_text(PLUGIN_DIR_FAILS)
     paths = {n: tmp_path / f for n, f in (("html", "l.html"), ("itf", "l.itf.json"), ("scenario", "s.json"),
                                           ("lasso", "l.json"), ("json", "r.json"))}
-    p = cli(*LIVENESS, "--html", paths["html"], "--itf", paths["itf"], "--save-scenario", paths["scenario"],
-            "--save-lasso", paths["lasso"], "--json", paths["json"])
+    p = cli("explore", "--preset", "tiny", "--max-records", "0", "--plugin", plugin, "--invariant",
+            "plugin_a_dir_fails", "-q", "--html", paths["html"], "--itf", paths["itf"],
+            "--save-scenario", paths["scenario"], "--save-lasso", paths["lasso"], "--json", paths["json"])
     assert p.returncode == 1, p.stderr
     (v,) = json.loads(paths["json"].read_text())["violations"]
     trace = json.loads(paths["itf"].read_text())
-    # ITF's lasso: "loop" is the state the loop starts at; it ends in the last state (here: the same one).
-    assert trace["loop"] == trace["#meta"]["loop_start"] == v["loop_start"] == len(trace["states"]) - 1 == 14
-    assert trace["#meta"]["invariant"] == "reassignment_completes"
+    # ITF's lasso: "loop" is the state the loop starts at; it ends in the last state.
+    assert trace["loop"] == trace["#meta"]["loop_start"] == v["loop_start"]
+    assert len(trace["states"]) == len(v["trace"])
+    assert trace["#meta"]["invariant"] == "plugin_a_dir_fails"
     assert "liveness property" in trace["#meta"]["description"]
     assert paths["scenario"].read_text() == paths["lasso"].read_text()
-    assert json.loads(paths["lasso"].read_text())["loop_start"] == 14
+    assert json.loads(paths["lasso"].read_text())["loop_start"] == v["loop_start"]
     text = paths["html"].read_text()
-    assert "Violation of <code>reassignment_completes</code> (leads_to property: a lasso)" in text
-    assert "the system stays in this state forever" in text and "violated by this behaviour" in text
-    r = cli("replay", paths["scenario"])
+    assert "Violation of <code>plugin_a_dir_fails</code> (eventually property: a lasso)" in text
+    assert "violated by this behaviour" in text
+
+
+def test_an_inconclusive_lasso_is_saved_by_save_lasso_only(tmp_path):
+    """With --max-records 0 the reassignment lasso needs a fetch the configuration leaves out: not a violation
+    (exit 0), so --itf and --save-scenario write nothing, while --save-lasso keeps it to replay."""
+    paths = {n: tmp_path / f for n, f in (("itf", "l.itf.json"), ("scenario", "s.json"), ("lasso", "l.json"),
+                                          ("json", "r.json"))}
+    p = cli(*LIVENESS, "--itf", paths["itf"], "--save-scenario", paths["scenario"], "--save-lasso",
+            paths["lasso"], "--json", paths["json"])
+    assert p.returncode == 0, p.stderr
+    report = json.loads(paths["json"].read_text())
+    assert report["result"] == "bounded" and not report["violations"]
+    (v,) = report["inconclusive"]
+    assert json.loads(paths["lasso"].read_text())["loop_start"] == v["loop_start"] == 14
+    assert not paths["itf"].exists() and not paths["scenario"].exists()
+    r = cli("replay", paths["lasso"])
     assert r.returncode == 0 and "Result: ok." in r.stdout, r.stdout[-500:]
 
 
@@ -305,7 +336,7 @@ def test_every_lasso_is_written_with_its_cycle(tmp_path):
     cfg = ModelConfig(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_records=0, max_faults=1)
     model = Model(cfg, invariants=["reassignment_completes"])
     result = check_liveness(model, liveness_properties(model, ("reassignment_completes",)))
-    (lasso,) = result.violations
+    (lasso,) = result.inconclusive                  # (with no record, it needs a fetch: only a sample here)
     cycle = attrs.evolve(lasso, loop_start=10)       # as if steps 11 to 14 repeated
     result.violations = [lasso, cycle]
     outputs = TraceOutputs(html=str(tmp_path / "p.html"), itf=str(tmp_path / "t.itf.json"),
