@@ -55,6 +55,9 @@ SETTINGS = {"kip112": {}, "kip112-no-isnew-check": {"variant": "kip112-no-isnew-
 # Exhausted with every violation reported even in the ci profile (seconds each); tiny-unclean is checked to
 # lose data (BFS to the first violation) and exhausted in the thorough profile.
 CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "kip112-no-isnew-check"), ("tiny", "pre-kip112")}
+# Variants whose first violation lies deep (pre-kip112: the replaced-disk loss, 15 steps and 809,345 states on
+# small, about a minute): caught on tiny in the ci profile (exhaustive), on the larger presets in the thorough one.
+DEEP_FIRST_VIOLATION = {"pre-kip112"}
 
 # The feature presets run under kip112 only; the reassignment-race preset finds
 # the completion race of docs/model.md 11.1 (finding 4), which also loses the acknowledged record, and the
@@ -133,6 +136,8 @@ def test_preset_outcome(preset, variant):
     if not exhaustive(preset, variant):
         if not expected:
             pytest.skip(f"{preset}-{variant} is exhausted only in the thorough profile (JBODCHECK_PROFILE=thorough)")
+        if variant in DEEP_FIRST_VIOLATION and not THOROUGH:
+            pytest.skip(f"{preset}-{variant}'s first violation is deep: the thorough profile (tiny is the ci check)")
         if preset == "medium" and variant == "unclean" and not THOROUGH:
             pytest.skip("medium-unclean is checked in the thorough profile (small-unclean is the ci check)")
         model, result = first_violation(preset, variant)
