@@ -3,6 +3,8 @@ design's core, the core hook it overrides, and the invariants the designs claim 
 with a hand-made case that breaks it."""
 from __future__ import annotations
 
+import pytest
+
 from invariants import designs as D
 from model import Model, ModelConfig
 from model.design_draft import in_created
@@ -351,3 +353,68 @@ def test_kip46_misses_a_failure_no_controller_saw_on_a_topic_created_on_live_bro
     assert [v.invariant.id for v in r.violations] == ["dead_broker_is_scheduled_for_healing"]
     steps = [m.rules[a.rule].name for a, _ in r.violations[0].trace[1:]]
     assert steps[0] == "CreateTopic" and steps[1:3] == ["DirFail", "ControllerFailover"]
+
+
+# ---- the README's counterexamples are what the CLI prints ------------------------------------------------------
+
+def _readme_console_blocks(section: str) -> list[str]:
+    import re
+
+    from helpers import REPO
+
+    text = (REPO / "README.md").read_text()
+    start = text.index(f"## {section}\n")
+    end = text.index("\n## ", start + 1)
+    return re.findall(r"```console\n(.*?)```", text[start:end], re.S)
+
+
+def _matches_with_trims(shown: list[str], printed: list[str]) -> None:
+    """Every shown line is the printed line at its place; `[... N lines trimmed ...]` stands for N printed lines;
+    the Result line may end in a trimmed tail. Printed lines after the Result line (time, coverage) are not
+    shown."""
+    import re
+
+    i = 0
+    for line in shown:
+        trimmed = re.fullmatch(r"\s*\[\.\.\. (\d+) lines? trimmed \.\.\.\]", line)
+        if trimmed:
+            i += int(trimmed.group(1))
+            continue
+        assert i < len(printed), f"the README shows more than the CLI prints: {line!r}"
+        if line.startswith("Result: ") and "[... " in line:
+            head = line[:line.index("[... ")]
+            assert printed[i].startswith(head), (line, printed[i])
+        else:
+            assert line == printed[i], f"the README shows {line!r} where the CLI prints {printed[i]!r}"
+        i += 1
+    assert printed[i - 1].startswith("Result: "), "the README's block ends at the Result line"
+
+
+def _check_readme_block(block: str) -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    lines = block.rstrip("\n").split("\n")
+    assert lines[0].startswith("$ jbodcheck ")
+    args = shlex.split(lines[0][len("$ jbodcheck "):])
+    p = subprocess.run([sys.executable, "-m", "explorer", *args, "--workers", "1"], capture_output=True, text=True,
+                       cwd=REPO, timeout=900)
+    assert p.returncode == 1, p.stderr
+    _matches_with_trims(lines[1:], p.stdout.split("\n"))
+
+
+def test_the_readmes_harmless_breach_is_what_the_cli_prints():
+    blocks = _readme_console_blocks("A counterexample")
+    assert len(blocks) == 2 and "--invariant no_acked_record_lost" in blocks[0]
+    _check_readme_block(blocks[1])
+
+
+def test_the_readmes_lost_record_is_what_the_cli_prints():
+    from profiles import THOROUGH
+
+    if not THOROUGH:
+        pytest.skip("BFS on small to depth 12 (219,236 states, a minute or two): JBODCHECK_PROFILE=thorough")
+    _check_readme_block(_readme_console_blocks("A counterexample")[0])
