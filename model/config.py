@@ -117,7 +117,8 @@ class ModelConfig:
     assignment_policy: str = "any"
 
     def __attrs_post_init__(self) -> None:
-        if self.variant not in VARIANTS and self.variant not in DEPRECATED_VARIANTS:
+        if not isinstance(self.variant, str) or (self.variant not in VARIANTS
+                                                 and self.variant not in DEPRECATED_VARIANTS):
             raise ConfigError(f"unknown variant {self.variant!r} (known: {', '.join(VARIANTS)})")
         for name in ("brokers", "dirs", "partitions", "rf"):
             value = getattr(self, name)
