@@ -19,7 +19,7 @@ import click
 import invariants as invariants_pkg
 from invariants.plugins import Plugins
 from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
-from model.designs import catalog
+from model.designs import catalog, deprecation_note
 from model.presets import PRESETS, preset_config
 
 from .checkpoint import DEFAULT_EVERY_S, CheckpointError, Checkpointer, check_fits, check_bounds, check_identity
@@ -93,7 +93,8 @@ def _model_options(f):
                          help=f"Bound: {BOUNDS[name]}.")(f)
     for flag in reversed([flag for feature in catalog() for flag in feature.flags]):
         f = _flag_option(flag)(f)
-    f = click.option("--variant", default=None, metavar="NAME", help=f"Protocol variant: {', '.join(VARIANTS)}.")(f)
+    f = click.option("--variant", default=None, metavar="NAME", help=f"Protocol variant: {', '.join(VARIANTS)} "
+                                                                  f"(legacy: the old name of kip112-no-isnew-check).")(f)
     f = click.option("--preset", default=None, metavar="NAME", help=f"Named configuration: {', '.join(PRESETS)}.")(f)
     return f
 
@@ -118,12 +119,16 @@ def _build_config(preset: str | None, params: dict, base: dict | None = None) ->
     extra_presets = {name: p for f in _plugins().features for name, p in f.presets.items()}
     try:
         if preset is not None:
-            return preset_config(preset, extra_presets, **merged)
-        return ModelConfig.from_dict(merged)
+            cfg = preset_config(preset, extra_presets, **merged)
+        else:
+            cfg = ModelConfig.from_dict(merged)
     except ConfigError as e:
         raise BadInput(str(e)) from None
     except TypeError as e:
         raise BadInput(f"bad model parameter: {e}") from None
+    if (note := deprecation_note(cfg.variant)) is not None:      # an old variant name: it works, say what to use
+        click.echo(f"jbodcheck: warning: {note}", err=True)
+    return cfg
 
 
 def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False, quiet: bool = False) -> Model:

@@ -52,6 +52,8 @@ TRANSITION_READS = {
     "no_recreate_over_offline_copy": (None, ("broker[*].copies", "broker[*].dirs")),
     "controller_transitions_valid": (None, ("controller",)),
     "reassignment_keeps_an_in_sync_copy": (None, ("controller", "broker[*]")),
+    "dir_failure_spares_other_dirs": (None, ("broker[*].up", "broker[*].dirs", "broker[*].hosted",
+                                             "broker[*].copies")),
 }
 
 

@@ -6,13 +6,16 @@ design, so that `jbodcheck compare` (explorer/compare.py) checks every design ag
 - ``no_recreate_over_offline_copy`` (KIP-112: "new replicas will only be created on good log directory", and a
   replica whose log is on a bad dir is offline, not re-created);
 - ``offline_replicas_are_known`` (KIP-18: a dir's partitions are restarted by the controller; KIP-112: the
-  controller learns the offline replicas from LeaderAndIsr responses).
+  controller learns the offline replicas from LeaderAndIsr responses);
+- ``dir_failure_spares_other_dirs`` (KIP-112's goal: a broker keeps serving the replicas on its good dirs when a
+  dir fails; the availability that the broker before KIP-112, which stops on any dir failure, does not have).
 """
 from __future__ import annotations
 
 import attrs
 
-from model.state import GOOD, H_NONE, H_OFFLINE, OFFLINE, REMOVED
+from model.broker import live_copy_dir
+from model.state import GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, OFFLINE, REMOVED
 
 from .registry import invariant
 
@@ -87,6 +90,35 @@ def offline_replicas_are_known(model, state):
     return None
 
 
+@invariant(
+    "dir_failure_spares_other_dirs", kind="transition", symmetric=True,
+    statement="When a log dir of a running broker fails, the broker keeps running and keeps serving (as leader or "
+              "follower) every replica it served from another dir: a disk failure costs only that disk's replicas.",
+    reference="KIP-112, Goals (serve replicas on good log directories even if some log directories have failed) "
+              "and Motivation, problem 1 (before it, a broker shuts down if any disk fails)",
+)
+def dir_failure_spares_other_dirs(model, state, action, after):
+    for b, (before_b, after_b) in enumerate(zip(state.brokers, after.brokers)):
+        if before_b is after_b or not before_b.up or before_b.dirs == after_b.dirs:
+            continue
+        failed = [d for d, (old, new) in enumerate(zip(before_b.dirs, after_b.dirs))
+                  if new == OFFLINE and old not in (OFFLINE, REMOVED)]
+        for d in failed:
+            for p, hosted in enumerate(before_b.hosted):
+                if hosted not in (H_LEADER, H_FOLLOWER):
+                    continue
+                home = live_copy_dir(before_b, p)
+                if home in failed:
+                    continue
+                if not after_b.up:
+                    return (f"broker {b} stopped when its dir {d} failed: partition {p}, served from its good dir "
+                            f"{home}, is no longer served")
+                if after_b.hosted[p] not in (H_LEADER, H_FOLLOWER):
+                    return (f"broker {b}'s dir {d} failed and it stopped serving partition {p}, whose log is on its "
+                            f"good dir {home}")
+    return None
+
+
 def claimed_by(inv, *feature_names: str):
     """The invariant as a design claims it: checked on the models that include one of the claiming features and
     vacuous on the others, so that checking every built-in invariant (``invariants.select()``) on another design
@@ -117,4 +149,4 @@ def claimed_by(inv, *feature_names: str):
 
 
 PORTABLE = (refusal_only_for_a_lost_copy.invariant, no_recreate_over_offline_copy.invariant,
-            offline_replicas_are_known.invariant)
+            offline_replicas_are_known.invariant, dir_failure_spares_other_dirs.invariant)

@@ -3,7 +3,14 @@ from __future__ import annotations
 
 import attrs
 
-VARIANTS = ("kip112", "legacy", "kip112-draft", "kip18", "kip46")
+VARIANTS = ("kip112", "kip112-no-isnew-check", "pre-kip112", "kip112-draft", "kip18", "kip46")
+# Old variant names still accepted, with the same meaning (model/designs.py): name -> the name to use. The CLI
+# says so on stderr (one line); the configuration keeps the name given, so reports and saved scenarios do too.
+DEPRECATED_VARIANTS = {"legacy": "kip112-no-isnew-check"}
+# Which brokers a topic may be created on (docs/model.md, section 3.3): "any" (a manual assignment, which may
+# name brokers that are down: the model's default) or "live-brokers" (only while every broker of the
+# partition's assignment is registered, as Kafka's automatic assignment picks registered brokers).
+ASSIGNMENTS = ("any", "live-brokers")
 SATURATION_RECOVERIES = ("free-space", "restart", "free-space-unchanged-controller")
 # KafkaController.onPartitionReassignment as Kafka 1.0 to 2.3 have it, or as Kafka 2.4+ (KIP-455) with the
 # KAFKA-10314 fix of Kafka 2.7 (docs/model.md, section 6.6).
@@ -106,9 +113,12 @@ class ModelConfig:
     # The options of features added from outside (model/feature.py Option), as sorted (name, value) pairs; a dict
     # is accepted. Checked by the model against its features' declarations.
     options: tuple = attrs.field(default=(), converter=_option_pairs)
+    # Which brokers a topic may be created on (ASSIGNMENTS; --assignment, model/assignment.py).
+    assignment_policy: str = "any"
 
     def __attrs_post_init__(self) -> None:
-        if self.variant not in VARIANTS:
+        if not isinstance(self.variant, str) or (self.variant not in VARIANTS
+                                                 and self.variant not in DEPRECATED_VARIANTS):
             raise ConfigError(f"unknown variant {self.variant!r} (known: {', '.join(VARIANTS)})")
         for name in ("brokers", "dirs", "partitions", "rf"):
             value = getattr(self, name)
@@ -127,6 +137,8 @@ class ModelConfig:
         if self.saturation_recovery not in SATURATION_RECOVERIES:
             raise ConfigError(f"unknown --saturation-recovery {self.saturation_recovery!r} "
                               f"(known: {', '.join(SATURATION_RECOVERIES)})")
+        if self.assignment_policy not in ASSIGNMENTS:
+            raise ConfigError(f"unknown --assignment {self.assignment_policy!r} (known: {', '.join(ASSIGNMENTS)})")
         if self.reassignment_procedure not in REASSIGNMENT_PROCEDURES:
             raise ConfigError(f"unknown --reassignment-procedure {self.reassignment_procedure!r} "
                               f"(known: {', '.join(REASSIGNMENT_PROCEDURES)})")

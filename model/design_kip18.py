@@ -3,7 +3,7 @@ dir offline, drops the partitions it held there (out of ReplicaManager's pool an
 controller to "restart" them by writing them under one /restart_partitions znode; the controller restarts
 them as if their broker had shut down for them alone (RestartedPartitionsLeaderSelector: the broker leaves the
 ISR, a new leader if it led, LeaderAndIsr to every broker) and deletes the entries it handled. The broker, as
-Kafka then did, creates any replica it is asked for and lacks (the legacy broker's ``may_create_log``).
+Kafka then did, creates any replica it is asked for and lacks (``legacy-create``'s ``may_create_log``).
 
 The znode is written by a read-modify-write of several brokers (the KIP: "brokers may update /restart_partitions
 znode simultaneously ... It should be investigated what's the better solution"), modelled as two steps, a read

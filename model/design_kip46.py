@@ -58,6 +58,8 @@ HALTING_BROKER = Feature(
     "halt-on-dir-failure",
     "The broker before KIP-112: an I/O error in a log dir makes it exit, and it does not start with an unreadable "
     "log dir (the disk must be replaced or removed from its config first)",
+    # the broker halts on a dir failure and writes no notification: ControllerLogDirEvent has no action
+    hooks={"dir_failure_notifies": False},
 )
 
 KIP46 = Feature(
@@ -73,9 +75,7 @@ KIP46 = Feature(
     ),
     # Kafka's reassignment of the KIP's time (0.10: as 1.0's, section 6.6).
     hooks={"reassignment_move": _reassignment_move, "replica_slots": _every_broker,
-           "reassignment_procedure": KAFKA_1_0,
-           # the broker halts on a dir failure and writes no notification: ControllerLogDirEvent has no action
-           "dir_failure_notifies": False},
+           "reassignment_procedure": KAFKA_1_0},
     render=_render,
 )
 

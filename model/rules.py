@@ -467,7 +467,7 @@ def broker_leader_and_isr(m, s, broker):
     """The broker handles its oldest request, a LeaderAndIsr. Per partition: already marked offline ->
     KAFKA_STORAGE_ERROR; leader epoch not newer than the one it has -> ignored (STALE_CONTROLLER_EPOCH);
     otherwise it uses the log found on a live dir, or, if there is none, creates one on the good dir with
-    the fewest logs, unless isNewReplica=false while it has an offline dir (kip112; legacy ignores the flag),
+    the fewest logs, unless isNewReplica=false while it has an offline dir (kip112; kip112-no-isnew-check ignores the flag),
     or it has no good dir: then it marks the partition offline and answers KAFKA_STORAGE_ERROR. Else it
     becomes leader or follower, records the leader epoch, and answers NONE. A new leader caches the request's
     ISR (its HW then rises if the ISR allows, e.g. an ISR of one); a follower keeps no HW or ISR."""

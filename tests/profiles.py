@@ -1,7 +1,7 @@
 """Hypothesis settings profiles for the test suite, chosen with JBODCHECK_PROFILE (docs/testing.md).
 
 - ``ci`` (the default): fast and deterministic: derandomized, no example database, modest example counts;
-  the invariant suite exhausts the tiny preset under every variant and checks that small-legacy is caught.
+  the invariant suite exhausts the tiny preset under every variant and checks that small-kip112-no-isnew-check is caught.
 - ``thorough``: many long Hypothesis runs with fresh randomness, and the invariant suite exhausts every preset
   (tiny, small, medium) under every variant, reporting every violated invariant: over 20 minutes on 2 cores.
   Documented, not run in CI.

@@ -154,7 +154,7 @@ def refused(capsys, *args) -> str:
 
 @pytest.mark.parametrize("args, words", [
     (("--preset", "tiny"), "--max-faults is 1 there, 2 here"),
-    (ONE_FAULT + ("--variant", "legacy"), "--variant is kip112 there, legacy here"),
+    (ONE_FAULT + ("--variant", "kip112-no-isnew-check"), "--variant is kip112 there, kip112-no-isnew-check here"),
     (ONE_FAULT + ("--invariant", "no_recreate_with_bad_dir"), "the invariants checked is"),
     (ONE_FAULT + ("--no-symmetry",), "symmetry reduction is true there, false here"),
     (ONE_FAULT + ("--all-violations",), "--all-violations is false there, true here"),

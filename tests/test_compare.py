@@ -2,8 +2,9 @@
 docs/designs.md exactly, and every violated cell's scenario file replays to the same violation.
 
 The whole comparison takes about eight minutes on 2 cores (the KIP-928 row alone about six), more than the
-suite's budget: the ci profile regenerates the rows of the designs that exhaust tiny in seconds (legacy,
-KIP-18, KIP-46, KIP-112) and checks them, and their scenarios, against the table in docs/designs.md; the thorough
+suite's budget: the ci profile regenerates the rows of the designs that exhaust tiny in seconds (pre-KIP-112,
+KIP-112 without the isNewReplica check, KIP-18, KIP-46, KIP-112) and checks them, and their scenarios, against
+both tables in docs/designs.md (what each design costs, every invariant); the thorough
 profile (JBODCHECK_PROFILE=thorough, docs/testing.md) runs `jbodcheck compare` itself on every row."""
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ DOC = REPO / "docs" / "designs.md"
 def test_every_variant_is_a_row():
     keys = {r.params.get("variant") for r in rows()}
     assert set(VARIANTS) <= keys
-    assert [r.key for r in rows()][0] == "legacy" and ROWS[-1].params.get("saturation") is True
+    assert [r.key for r in rows()][:2] == ["pre-kip112", "kip112-no-isnew-check"]
+    assert ROWS[-1].params.get("saturation") is True
 
 
 def test_an_unknown_preset_is_bad_input(capsys):
@@ -37,13 +39,18 @@ def test_an_unknown_preset_is_bad_input(capsys):
     assert "nope" in capsys.readouterr().err
 
 
-CHEAP_ROWS = ("legacy", "kip18", "kip46", "kip112")
+CHEAP_ROWS = ("pre-kip112", "kip112-no-isnew-check", "kip18", "kip46", "kip112")
 
 
-def _doc_rows() -> dict:
-    """The generated table's lines, by row label."""
-    return {line.split(" | ")[0].lstrip("| ").strip(): line for line in generated_block(DOC.read_text()).splitlines()
-            if line.startswith("| ") and not line.startswith("| design |")}
+def _doc_rows() -> list[dict]:
+    """Each generated table's lines (what each design costs, every invariant), by row label."""
+    tables: list[dict] = []
+    for line in generated_block(DOC.read_text()).splitlines():
+        if line.startswith("| design |"):
+            tables.append({})
+        elif line.startswith("| "):
+            tables[-1][line.split(" | ")[0].lstrip("| ").strip()] = line
+    return tables
 
 
 @pytest.fixture(scope="module")
@@ -57,20 +64,26 @@ def cheap_cells(tmp_path_factory):
 def test_compare_regenerates_the_rows_of_the_quick_designs_in_the_docs(cheap_cells):
     out, cells = cheap_cells
     doc = generated_block(DOC.read_text())
-    header = next(line for line in doc.splitlines() if line.startswith("| design |"))
+    header = [line for line in doc.splitlines() if line.startswith("| design |")][-1]
     columns = [c.strip().strip("`") for c in header.strip("| ").split(" | ")[1:]]
     # A report that lists the doc's columns first, so the regenerated rows have the doc's column order.
     order = {"invariants": columns, "violations": [], "result": "ok", "distinct_states": 0}
     data = {"configurations": ["tiny"],
             "designs": [{"key": "_columns", "label": "_columns"}] + [{"key": r.key, "label": r.label} for r in rows()],
             "cells": {"tiny": {"_columns": order, **cells}}}
-    regenerated = [line for line in markdown(data, "designs-scenarios").splitlines()
-                   if line.startswith("| ") and not line.startswith(("| design |", "| _columns"))]
+    regenerated: list[list[str]] = []
+    for line in markdown(data, "designs-scenarios").splitlines():
+        if line.startswith("| design |"):
+            regenerated.append([])
+        elif line.startswith("| ") and not line.startswith("| _columns"):
+            regenerated[-1].append(line)
     labels = {r.key: r.label for r in rows()}
     expected = _doc_rows()
-    assert len(regenerated) == len(CHEAP_ROWS)
-    for key, line in zip(CHEAP_ROWS, regenerated):
-        assert line == expected[labels[key]], f"docs/designs.md's row for {key} is out of date: regenerate it"
+    assert len(regenerated) == len(expected) == 2
+    for table, doc_table in zip(regenerated, expected):
+        assert len(table) == len(CHEAP_ROWS)
+        for key, line in zip(CHEAP_ROWS, table):
+            assert line == doc_table[labels[key]], f"docs/designs.md's row for {key} is out of date: regenerate it"
 
 
 def test_every_violated_cell_of_the_quick_designs_replays(cheap_cells):

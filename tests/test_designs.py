@@ -3,6 +3,8 @@ design's core, the core hook it overrides, and the invariants the designs claim 
 with a hand-made case that breaks it."""
 from __future__ import annotations
 
+import pytest
+
 from invariants import designs as D
 from model import Model, ModelConfig
 from model.design_draft import in_created
@@ -30,7 +32,8 @@ def copy_dir(broker, p=0):
 
 # The design invariants (invariants/designs.py) whose breaking cases are the tests below (each asserts the
 # invariant's message on a state that breaks it); tests/test_invariants.py counts them as covered.
-BROKEN_HERE = ("refusal_only_for_a_lost_copy", "no_recreate_over_offline_copy", "offline_replicas_are_known")
+BROKEN_HERE = ("refusal_only_for_a_lost_copy", "no_recreate_over_offline_copy", "offline_replicas_are_known",
+               "dir_failure_spares_other_dirs")
 
 
 def test_the_adopted_design_keeps_the_state_machines_choice_of_is_new_replica():
@@ -217,3 +220,201 @@ def test_kip18_loses_a_concurrent_restart_partitions_update():
             ("BrokerReadRestartPartitions", 1), ("BrokerWriteRestartPartitions", 1))
     t = deliver_all(m, run(m, t, ("ControllerRestartPartitions",)))
     assert D.offline_replicas_are_known(m, t) is None
+
+
+# ---- kip112-no-isnew-check, and `legacy`, its old name ---------------------------------------------------------
+
+def test_legacy_is_an_alias_of_kip112_no_isnew_check_with_identical_results():
+    """The old name builds the same design: the same rules, invariants and successors, and the same BFS to the
+    same violations (tiny, to depth 12: through the lost acknowledged record). The configuration keeps the name
+    given, so reports and saved scenarios say what the user wrote."""
+    from explorer.search import SearchOptions, bfs
+
+    old, new = tiny("legacy", max_records=1, consumer=True), tiny("kip112-no-isnew-check", max_records=1, consumer=True)
+    assert old.cfg.variant == "legacy" and new.cfg.variant == "kip112-no-isnew-check"
+    assert old.design is new.design and old.design.name == "kip112-no-isnew-check"
+    assert [r.name for r in old.rules] == [r.name for r in new.rules]
+    assert [i.id for i in old.invariants] == [i.id for i in new.invariants]
+    results = [bfs(m, list(m.invariants), SearchOptions(all_violations=True, max_depth=12, workers=1))
+               for m in (old, new)]
+    a, b = results
+    assert (a.distinct_states, a.states_generated, a.depth) == (b.distinct_states, b.states_generated, b.depth)
+    assert [(v.invariant.id, v.message, [x for x, _ in v.trace[1:]]) for v in a.violations] == \
+           [(v.invariant.id, v.message, [x for x, _ in v.trace[1:]]) for v in b.violations]
+    assert {v.invariant.id for v in a.violations} >= {"no_recreate_with_bad_dir", "no_acked_record_lost"}
+
+
+def test_the_cli_accepts_legacy_with_one_deprecation_line_and_the_same_exit_code(capsys, tmp_path):
+    from helpers import in_process
+
+    base = ("explore", "--preset", "tiny", "-q", "--max-depth", "4", "--workers", "1", "--json")
+    code_old, out_old, err_old = in_process(capsys, *base, tmp_path / "old.json", "--variant", "legacy")
+    code_new, out_new, err_new = in_process(capsys, *base, tmp_path / "new.json", "--variant", "kip112-no-isnew-check")
+    assert code_old == code_new == 1
+    assert err_new == ""
+    assert err_old.count("\n") == 1 and "deprecated" in err_old and "--variant kip112-no-isnew-check" in err_old
+    import json
+    old, new = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("old", "new"))
+    assert old["model"]["variant"] == "legacy" and new["model"]["variant"] == "kip112-no-isnew-check"
+    assert old["violations"] == new["violations"] and old["distinct_states"] == new["distinct_states"]
+    # A scenario file naming the old variant replays, with the same note.
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps({"model": {"preset": "tiny", "variant": "legacy"}, "steps": [
+        "CreateTopic(partition=0)", "DirFail(broker=0, dir=0)", "ControllerFailover()", "BrokerLeaderAndIsr(broker=0)"]}))
+    code, out, err = in_process(capsys, "replay", scenario)
+    assert code == 1 and "no_recreate_with_bad_dir" in out and "deprecated" in err
+    # An unknown variant is still bad input, and the list of known ones is the current names.
+    code, _, err = in_process(capsys, "explore", "--preset", "tiny", "--variant", "nope", "-q")
+    assert code == 2 and "kip112-no-isnew-check" in err and "pre-kip112" in err
+
+
+# ---- pre-kip112: the broker before KIP-112 -------------------------------------------------------------------
+
+def test_pre_kip112_stops_the_broker_on_any_dir_failure():
+    """A dir that holds none of the topic's logs fails on the leader: the broker halts (no notification), the
+    controller handles it as a broker failure and moves leadership; it cannot start until the disk is fixed;
+    then it finds its log on the good dir and follows again."""
+    m = tiny("pre-kip112", max_records=1)
+    s = run(m, created_topic(m), ("Produce", 0, 0), ("ReplicaFetch", 1, 0))
+    d = copy_dir(s.brokers[0])
+    other = 1 - d
+    action, after = m.step(s, "DirFail", (0, other))
+    assert not after.brokers[0].up and after.notifications == 0
+    assert after.brokers[0].copies[0] == 1 << d and after.brokers[0].dirs[d] != OFFLINE
+    assert m.rule("ControllerLogDirEvent").domain(m) == []
+    after = deliver_all(m, after)
+    assert after.controller.partitions[0].leader == 1
+    assert "offline log dir" in m.rule("BrokerRestart").guard(m, after, 0)
+    back = deliver_all(m, run(m, after, ("ReplaceDisk", 0, other), ("BrokerRestart", 0)))
+    assert back.brokers[0].hosted[0] == H_FOLLOWER and back.brokers[0].copies[0] == 1 << d
+
+
+def test_pre_kip112_reuses_the_halting_broker_of_kip46_and_creates_what_it_lacks():
+    from model.designs import DESIGNS, HALTING_BROKER, LEGACY_CREATE
+
+    pre, kip46 = DESIGNS["pre-kip112"], DESIGNS["kip46"]
+    assert HALTING_BROKER in pre.features and HALTING_BROKER in kip46.features and LEGACY_CREATE in pre.features
+    assert {f.name for f in pre.features} < {f.name for f in kip46.features} | {"live-broker-assignment"}
+    assert tiny("pre-kip112").hooks.may_create_log(None, False) is True
+
+
+def test_dir_failure_spares_other_dirs_breaks_when_a_broker_stops_and_holds_under_kip112():
+    """KIP-112's availability: the hand-made breaking case (a DirFail step on each design)."""
+    for variant, broken in (("pre-kip112", True), ("kip46", True), ("kip112", False), ("kip112-no-isnew-check", False)):
+        m = tiny(variant)
+        s = created_topic(m)
+        other = 1 - copy_dir(s.brokers[0])
+        action, after = m.step(s, "DirFail", (0, other))
+        message = D.dir_failure_spares_other_dirs(m, s, action, after)
+        assert (message is not None) == broken, (variant, message)
+        if broken:
+            assert "stopped when its dir" in message and "no longer served" in message
+    # The failed dir's own replica may go offline (KIP-112 keeps the broker serving the others).
+    m = tiny("kip112")
+    s = created_topic(m)
+    action, after = m.step(s, "DirFail", (0, copy_dir(s.brokers[0])))
+    assert after.brokers[0].hosted[0] == H_OFFLINE
+    assert D.dir_failure_spares_other_dirs(m, s, action, after) is None
+    # A replica on another dir that the step stopped serving breaks it too (a hand-made after-state).
+    from helpers import with_broker
+
+    m = tiny("kip112", partitions=2, rf=1)
+    s = deliver_all(m, run(m, init(m), ("CreateTopic", 0), ("CreateTopic", 1)))
+    b = 0
+    d = copy_dir(s.brokers[b], 0)
+    action, after = m.step(s, "DirFail", (b, 1 - d))
+    assert D.dir_failure_spares_other_dirs(m, s, action, after) is None
+    worse = with_broker(after, b, hosted=tuple(H_OFFLINE for _ in after.brokers[b].hosted))
+    assert "stopped serving partition 0" in D.dir_failure_spares_other_dirs(m, s, action, worse)
+
+
+# ---- --assignment live-brokers -----------------------------------------------------------------------------
+
+def test_live_broker_assignment_creates_a_topic_only_on_running_brokers():
+    m = tiny("kip112", assignment_policy="live-brokers")
+    s = run(m, init(m), ("BrokerCrash", 0))
+    assert "not registered" in m.rule("CreateTopic").guard(m, s, 0)
+    s = deliver_all(m, run(m, deliver_all(m, s), ("BrokerRestart", 0)))
+    assert m.rule("CreateTopic").guard(m, s, 0) is None
+    # The default (a manual assignment) creates it on a broker that is down.
+    k = tiny("kip112")
+    assert k.rule("CreateTopic").guard(k, run(k, init(k), ("BrokerCrash", 0)), 0) is None
+    assert "live-broker-assignment" not in {f.name for f in k.features}
+
+
+def test_kip46_misses_a_failure_no_controller_saw_on_a_topic_created_on_live_brokers():
+    """docs/model.md 13.3's first KIP-46 finding, without creating a topic on a dead broker: the topic exists on
+    running brokers, a broker's dir fails (it halts) and the controller fails over before handling it."""
+    from explorer.search import SearchOptions, bfs
+
+    m = tiny("kip46", assignment_policy="live-brokers", max_records=1, consumer=True)
+    inv = [i for i in m.invariants if i.id == "dead_broker_is_scheduled_for_healing"]
+    r = bfs(m, inv, SearchOptions(workers=1))
+    assert [v.invariant.id for v in r.violations] == ["dead_broker_is_scheduled_for_healing"]
+    steps = [m.rules[a.rule].name for a, _ in r.violations[0].trace[1:]]
+    assert steps[0] == "CreateTopic" and steps[1:3] == ["DirFail", "ControllerFailover"]
+
+
+# ---- the README's counterexamples are what the CLI prints ------------------------------------------------------
+
+def _readme_console_blocks(section: str) -> list[str]:
+    import re
+
+    from helpers import REPO
+
+    text = (REPO / "README.md").read_text()
+    start = text.index(f"## {section}\n")
+    end = text.index("\n## ", start + 1)
+    return re.findall(r"```console\n(.*?)```", text[start:end], re.S)
+
+
+def _matches_with_trims(shown: list[str], printed: list[str]) -> None:
+    """Every shown line is the printed line at its place; `[... N lines trimmed ...]` stands for N printed lines;
+    the Result line may end in a trimmed tail. Printed lines after the Result line (time, coverage) are not
+    shown."""
+    import re
+
+    i = 0
+    for line in shown:
+        trimmed = re.fullmatch(r"\s*\[\.\.\. (\d+) lines? trimmed \.\.\.\]", line)
+        if trimmed:
+            i += int(trimmed.group(1))
+            continue
+        assert i < len(printed), f"the README shows more than the CLI prints: {line!r}"
+        if line.startswith("Result: ") and "[... " in line:
+            head = line[:line.index("[... ")]
+            assert printed[i].startswith(head), (line, printed[i])
+        else:
+            assert line == printed[i], f"the README shows {line!r} where the CLI prints {printed[i]!r}"
+        i += 1
+    assert printed[i - 1].startswith("Result: "), "the README's block ends at the Result line"
+
+
+def _check_readme_block(block: str) -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    lines = block.rstrip("\n").split("\n")
+    assert lines[0].startswith("$ jbodcheck ")
+    args = shlex.split(lines[0][len("$ jbodcheck "):])
+    p = subprocess.run([sys.executable, "-m", "explorer", *args, "--workers", "1"], capture_output=True, text=True,
+                       cwd=REPO, timeout=900)
+    assert p.returncode == 1, p.stderr
+    _matches_with_trims(lines[1:], p.stdout.split("\n"))
+
+
+def test_the_readmes_harmless_breach_is_what_the_cli_prints():
+    blocks = _readme_console_blocks("A counterexample")
+    assert len(blocks) == 2 and "--invariant no_acked_record_lost" in blocks[0]
+    _check_readme_block(blocks[1])
+
+
+def test_the_readmes_lost_record_is_what_the_cli_prints():
+    from profiles import THOROUGH
+
+    if not THOROUGH:
+        pytest.skip("BFS on small to depth 12 (219,236 states, a minute or two): JBODCHECK_PROFILE=thorough")
+    _check_readme_block(_readme_console_blocks("A counterexample")[0])

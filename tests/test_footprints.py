@@ -21,6 +21,7 @@ CONFIGS = [
     ("tiny", {}), ("tiny", {"variant": "legacy"}), ("tiny", {"eager_metadata": False}),
     ("tiny", {"variant": "kip112-draft", "deletion": True}), ("kip18-lost-update", {}), ("saturation", {}),
     ("deletion", {}), ("reassignment-race", {}), ("kip46-heal", {}), ("tiny", {"variant": "kip46"}),
+    ("tiny", {"variant": "pre-kip112", "assignment_policy": "live-brokers"}),
 ] + ([("medium", {})] if THOROUGH else [])
 # How many states each declaration is checked on: the first of a BFS, then random walks (docs/testing.md).
 SAMPLING = dict(bfs=400, walks=30) if THOROUGH else dict(bfs=50, walks=3)

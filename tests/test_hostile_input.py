@@ -510,7 +510,7 @@ def test_a_failed_final_write_exits_3_and_keeps_the_summary(capsys):
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_fuzz_keeps_its_counterexample_when_the_scenario_cannot_be_written(capsys):
-    code, out, err = in_process(capsys, "fuzz", "--preset", "tiny", "--variant", "legacy", "--examples", "50", "-q",
+    code, out, err = in_process(capsys, "fuzz", "--preset", "tiny", "--variant", "kip112-no-isnew-check", "--examples", "50", "-q",
                                 "--save-scenario", "/dev/full")
     one_line(code, out, err, 3, "/dev/full")
     assert "Counterexample (" in out and "BrokerLeaderAndIsr(broker=" in out and "Scenario NOT written" in out
@@ -591,7 +591,7 @@ def test_spark_failing_during_the_search_is_a_checker_failure(capsys, monkeypatc
 def test_fuzz_keeps_the_report_it_wrote_when_the_scenario_write_fails(tmp_path, capsys):
     report = tmp_path / "report.json"
     report.write_text("a previous run's report")
-    code, out, err = in_process(capsys, "fuzz", "--preset", "tiny", "--variant", "legacy", "--examples", "50", "-q",
+    code, out, err = in_process(capsys, "fuzz", "--preset", "tiny", "--variant", "kip112-no-isnew-check", "--examples", "50", "-q",
                                 "--json", report, "--save-scenario", "/dev/full")
     one_line(code, out, err, 3, "/dev/full")
     data = json.loads(report.read_text())

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from model import BOUNDS, VARIANTS, ActionDisabled, ConfigError, Model, ModelConfig, fingerprint
+from model.config import DEPRECATED_VARIANTS
 from model import broker as B
 from model.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
 from model.presets import PRESETS, preset_config
@@ -50,7 +51,8 @@ def test_unknown_preset_and_unknown_parameter_raise_config_error():
 
 
 def test_variants_and_bounds_are_all_model_parameters():
-    assert {"kip112", "legacy"} <= set(VARIANTS)
+    assert {"kip112", "kip112-no-isnew-check", "pre-kip112"} <= set(VARIANTS)
+    assert DEPRECATED_VARIANTS == {"legacy": "kip112-no-isnew-check"} and "legacy" not in VARIANTS
     fields = set(ModelConfig.field_names())
     assert set(BOUNDS) <= fields
     assert {"variant", "brokers", "dirs", "partitions", "rf"} <= fields

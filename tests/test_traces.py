@@ -19,7 +19,7 @@ from model.presets import preset_config
 
 from test_cli import assert_bad_input, cli
 
-LEGACY = ("explore", "--preset", "small", "--variant", "legacy", "-q")
+LEGACY = ("explore", "--preset", "small", "--variant", "kip112-no-isnew-check", "-q")
 INVARIANT = "no_recreate_with_bad_dir"
 
 
@@ -36,7 +36,7 @@ def test_explore_save_scenario_replays_to_the_same_violation(tmp_path, engine):
     path = tmp_path / "s.json"
     _legacy_run(tmp_path, "--engine", engine, "--workers", "1", "--save-scenario", path)
     scenario = json.loads(path.read_text())
-    assert scenario["model"]["preset"] == "small" and scenario["model"]["variant"] == "legacy"
+    assert scenario["model"]["preset"] == "small" and scenario["model"]["variant"] == "kip112-no-isnew-check"
     assert scenario["steps"][0] == "CreateTopic(partition=0)"
     assert all("UpdateMetadata at" not in s for s in scenario["steps"])
     assert INVARIANT in scenario["description"]
