@@ -787,7 +787,7 @@ def main(argv=None) -> None:
     from .parallel import WorkerError
     from . import signals
 
-    signals.install()       # explorer/entry.py did it already, before the imports; a caller of main() may not
+    installed = signals.install()   # explorer/entry.py did, before the imports; a caller of main() may not
     try:
         signals.test_point("startup")
         code = cli.main(args=argv, prog_name="jbodcheck", standalone_mode=False)
@@ -810,7 +810,10 @@ def main(argv=None) -> None:
     except Exception as e:  # noqa: BLE001 - a bug in jbodcheck: one line, never a traceback
         click.echo(f"jbodcheck: internal error: {one_line(e)}", err=True)
         code = EXIT_FAILURE
-    sys.exit(signals.exit_code(code if isinstance(code, int) else EXIT_OK))
+    code = signals.exit_code(code if isinstance(code, int) else EXIT_OK)
+    if installed:
+        signals.uninstall()
+    sys.exit(code)
 
 
 from .compare import compare_command  # noqa: E402 - `jbodcheck compare` (explorer/compare.py)

@@ -2,9 +2,10 @@
 so that Ctrl-C or SIGTERM while they load is one line and 128 + the signal, never a traceback."""
 from __future__ import annotations
 
+import signal
 import sys
 
-from .signals import INTERRUPTS, install, interrupt_signal, test_point
+from .signals import INTERRUPTS, SIGNALS, install, interrupt_signal, test_point
 
 
 def main(argv=None) -> None:
@@ -18,3 +19,8 @@ def main(argv=None) -> None:
         sig = interrupt_signal(e)
         sys.stderr.write(f"jbodcheck: interrupted by signal {sig} while starting: the search had not started\n")
         sys.exit(128 + sig)
+    finally:
+        # The exit code is decided: a signal from here on (a second Ctrl-C) must not kill the exiting process,
+        # which Python's finalization would otherwise let it do (it restores the default handlers).
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)

@@ -59,6 +59,7 @@ class _State:
     installed = False          # install() ran: the handler stays for the whole process
     received: int | None = None
     depth = 0                  # nested interruptible() blocks
+    previous: dict = {}        # the handlers install() replaced
 
 
 _state = _State()
@@ -78,23 +79,37 @@ def _on_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def install() -> None:
-    """For the whole command (the CLI): SIGINT and SIGTERM go to this module's handler, in mode ``raise``."""
-    if not _on_main_thread():
-        return
-    for sig in SIGNALS:
-        signal.signal(sig, _handler)
+def install() -> bool:
+    """For the whole command (the CLI): SIGINT and SIGTERM go to this module's handler, in mode ``raise``.
+    Returns False when they already do (explorer/entry.py installed it before the imports)."""
+    if not _on_main_thread() or _ours():
+        return False
+    _state.previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
     _state.installed = True
     _state.mode = RAISE
     _state.depth = 0
     _reset()                   # a new command (tests run several in one process)
+    return True
+
+
+def uninstall() -> None:
+    """Give the signals back to the handlers ``install`` found (a caller of the CLI in its own process)."""
+    if _on_main_thread() and _state.installed:
+        for sig, handler in _state.previous.items():
+            signal.signal(sig, handler)
+        _state.installed = False
+        _state.mode = RAISE
+
+
+def _ours() -> bool:
+    return _state.installed and all(signal.getsignal(sig) is _handler for sig in SIGNALS)
 
 
 def reclaim() -> None:
     """Take SIGINT back after a library set its own handler (a new SparkContext sets one that calls the JVM from
     inside the handler)."""
     if _on_main_thread() and (_state.installed or _state.depth):
-        signal.signal(signal.SIGINT, _handler)
+        signal.signal(signal.SIGINT, _handler)   # (a library caller's previous handler comes back at the end)
 
 
 def received() -> int | None:
@@ -125,7 +140,7 @@ def interruptible(raising: bool = True):
     mode = RAISE if raising else FLAG
     previous_mode = _state.mode
     previous = None
-    if not _state.installed and _state.depth == 0:
+    if not _ours() and _state.depth == 0:
         _reset()               # a library caller: each search starts afresh
         previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
     _state.mode = mode
@@ -136,7 +151,7 @@ def interruptible(raising: bool = True):
         yield
     finally:
         _state.depth -= 1
-        _state.mode = DEFER if _state.installed and _state.depth == 0 else previous_mode
+        _state.mode = DEFER if previous is None and _state.depth == 0 else previous_mode
         if previous is not None:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
