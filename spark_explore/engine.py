@@ -260,6 +260,8 @@ class _Search:
             return self._run()
         except _Stopped:
             return self.interrupted()
+        except signals.INTERRUPTS as e:          # raised by a caller's own code (on_level, its own handler)
+            return self.interrupted(signals.interrupt_signal(e))
         except Exception:
             if signals.received() is not None:   # the cancelled job failed: the interruption, not a failure
                 return self.interrupted()
@@ -289,9 +291,9 @@ class _Search:
         return (f" after {done['levels']} complete level(s), {done['distinct']:,} distinct states, depth "
                 f"{done['depth']}")
 
-    def interrupted(self) -> SparkSearchResult:
+    def interrupted(self, signum: int | None = None) -> SparkSearchResult:
         """The partial result: the last complete level's counts, and the violations it had found."""
-        signum = signals.received()
+        signum = signals.received() or signum
         done = self.done
         violations = []
         if done["found"]:
