@@ -5,14 +5,15 @@ from __future__ import annotations
 import signal
 import sys
 
-from .signals import INTERRUPTS, SIGNALS, install, interrupt_signal, test_point
+from .signals import INTERRUPTS, SIGNALS, held, install, interrupt_signal, test_point
 
 
 def main(argv=None) -> None:
     install()
     try:
-        test_point("imports")
-        from .cli import main as cli_main
+        with held():
+            test_point("imports")
+            from .cli import main as cli_main
 
         cli_main(argv)      # maps every outcome to its exit code (sys.exit); a signal before it took over lands here
     except INTERRUPTS as e:

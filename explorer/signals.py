@@ -157,6 +157,20 @@ def interruptible(raising: bool = True):
                 signal.signal(sig, handler)
 
 
+@contextlib.contextmanager
+def held():
+    """Signals are only recorded inside (the CLI's imports: an exception raised inside a C extension's set-up,
+    z3's for one, leaves a half-built object whose destructor prints a traceback at exit); the first one is
+    raised at the end."""
+    previous_mode = _state.mode
+    _state.mode = FLAG
+    try:
+        yield
+    finally:
+        _state.mode = previous_mode
+    raise_if_received()
+
+
 # ---- test hooks -------------------------------------------------------------------------------------------------
 
 TEST_ENV = "JBODCHECK_TEST_SIGNAL"
