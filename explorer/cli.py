@@ -814,15 +814,19 @@ def main(argv=None) -> None:
     """Run the CLI and map every outcome to its exit code (module docstring), with one line on stderr for
     every error."""
     from .parallel import WorkerError
+    from . import signals
 
+    installed = signals.install()   # explorer/entry.py did, before the imports; a caller of main() may not
     try:
+        signals.test_point("startup")
         code = cli.main(args=argv, prog_name="jbodcheck", standalone_mode=False)
     except click.exceptions.Exit as e:
         code = e.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        # click turns Ctrl-C into Abort; 130 is the shell's code for an interrupted command.
-        click.echo("jbodcheck: interrupted", err=True)
-        code = 130
+    except (click.exceptions.Abort, *signals.INTERRUPTS):
+        # click turns Ctrl-C into Abort; 128 + the signal is the shell's code for an interrupted command.
+        sig = signals.received() or 2
+        click.echo(f"jbodcheck: interrupted by signal {sig} before a result could be reported", err=True)
+        code = 128 + sig
     except click.ClickException as e:
         click.echo(f"jbodcheck: error: {' '.join(e.format_message().split())}", err=True)
         code = EXIT_BAD_INPUT
@@ -835,7 +839,10 @@ def main(argv=None) -> None:
     except Exception as e:  # noqa: BLE001 - a bug in jbodcheck: one line, never a traceback
         click.echo(f"jbodcheck: internal error: {one_line(e)}", err=True)
         code = EXIT_FAILURE
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
+    code = signals.exit_code(code if isinstance(code, int) else EXIT_OK)
+    if installed:
+        signals.uninstall()
+    sys.exit(code)
 
 
 from .compare import compare_command  # noqa: E402 - `jbodcheck compare` (explorer/compare.py)

@@ -20,6 +20,7 @@ from invariants.registry import is_liveness
 from model import Model
 from model.presets import preset_config
 
+from . import signals
 from .errors import OutputError
 from .scenario import scenario_dict
 from .outputs import check_directory, check_writable, write_json, write_text
@@ -103,15 +104,37 @@ def check_outputs(markdown_path: str | None, json_path: str | None, scenarios_di
 
 
 def compare(configs=CONFIGS, workers: int = 1, scenarios_dir: str = "compare-scenarios", progress=None) -> dict:
+    """The comparison. SIGINT or SIGTERM stops it (as `explore`): the cell under way keeps its partial report
+    (result "interrupted"), the cells not reached are marked so, and ``out["signal"]`` names the signal."""
     out = {"schema": 1, "tool": "jbodcheck compare", "configurations": list(configs),
-           "designs": [{"key": r.key, "label": r.label, "params": r.params} for r in rows()], "cells": {}}
+           "designs": [{"key": r.key, "label": r.label, "params": r.params} for r in rows()], "cells": {},
+           "signal": None}
     for config in configs:
         out["cells"][config] = {}
         for row in rows():
+            if out["signal"] is None:
+                out["signal"] = signals.received()
+            if out["signal"] is not None:
+                out["cells"][config][row.key] = not_reached(config, row)
+                continue
             if progress is not None:
                 progress(f"{config}: {row.label}")
-            out["cells"][config][row.key] = run_cell(config, row, workers, scenarios_dir)
+            try:
+                signals.test_point("compare-cell")
+                report = run_cell(config, row, workers, scenarios_dir)
+            except signals.INTERRUPTS as e:       # before or after the search (its own interrupts are its own)
+                out["signal"] = signals.received() or signals.interrupt_signal(e)
+                report = not_reached(config, row)
+            out["cells"][config][row.key] = report
+            if report["result"] == "interrupted":
+                out["signal"] = report["signal"]
     return out
+
+
+def not_reached(config: str, row: Row) -> dict:
+    """The stand-in report of a cell that an interrupted comparison did not reach."""
+    return {"result": "not reached", "design": row.key, "invariants": [i.id for i in model_of(config, row).invariants],
+            "violations": [], "scenarios": {}}
 
 
 def _cell_text(report: dict, inv: str, link_dir: str) -> str:
@@ -123,6 +146,10 @@ def _cell_text(report: dict, inv: str, link_dir: str) -> str:
             return f"**violated** ({len(v['trace']) - 1} steps, [scenario]({link_dir}/{name}))"
     if report["result"] == "ok" or (report["result"] == "violation"):
         return f"holds ({report['distinct_states']:,})"
+    if report["result"] == "interrupted":
+        return "unknown (interrupted)"
+    if report["result"] == "not reached":
+        return "not reached (interrupted)"
     return "unknown (bounded)"
 
 
@@ -152,6 +179,10 @@ def markdown(data: dict, link_dir: str) -> str:
         lines.append("|---" * (len(columns) + 1) + "|")
         for key, report in cells.items():
             lines.append(f"| {labels[key]} | " + " | ".join(_cell_text(report, c, link_dir) for c in columns) + " |")
+        lines.append("")
+    if data.get("signal"):
+        lines.append(f"**Interrupted** (signal {data['signal']}): the comparison is partial; the cells marked "
+                     f"interrupted or not reached were not checked.")
         lines.append("")
     return "\n".join(lines)
 
@@ -230,6 +261,9 @@ def _command():
             click.echo(json.dumps(data, indent=2))
         elif json_path:
             write_json(json_path, data, "the JSON comparison")
+        if data["signal"]:
+            click.echo(f"jbodcheck: interrupted by signal {data['signal']}: the comparison is partial", err=True)
+            return 128 + data["signal"]
         return 0
 
     return compare_command

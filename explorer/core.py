@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import signal
-import threading
 import time
 from typing import Callable
 
@@ -78,40 +76,9 @@ class SearchResult:
 
 # ---- interrupts -------------------------------------------------------------------------------------------------
 
-class SearchInterrupted(BaseException):
-    """Raised by the SIGTERM handler that ``interruptible`` installs (a BaseException, like KeyboardInterrupt,
-    so that no ``except Exception`` in the model or an invariant swallows it)."""
-
-    def __init__(self, signum: int):
-        super().__init__(f"stopped by signal {signum}")
-        self.signum = signum
-
-
-INTERRUPTS = (KeyboardInterrupt, SearchInterrupted)
-
-
-def interrupt_signal(error: BaseException) -> int:
-    """The signal number behind a caught interrupt: 2 for KeyboardInterrupt (SIGINT), else the handler's."""
-    return getattr(error, "signum", signal.SIGINT)
-
-
-def _raise_interrupted(signum, _frame):
-    raise SearchInterrupted(signum)
-
-
-@contextlib.contextmanager
-def interruptible():
-    """For the duration of a search, SIGTERM raises ``SearchInterrupted`` (SIGINT already raises
-    KeyboardInterrupt); the previous handler is restored afterwards. Only the main thread may set handlers:
-    elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+# SIGINT and SIGTERM during a search (explorer/signals.py): the first one raises one of INTERRUPTS (or, on Spark,
+# sets a flag), a second one is ignored.
+from .signals import INTERRUPTS, SearchInterrupted, interrupt_signal, interruptible  # noqa: E402,F401
 
 
 # ---- counting ---------------------------------------------------------------------------------------------------

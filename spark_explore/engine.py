@@ -8,8 +8,8 @@ states of the path with the model (docs/spark.md).
 from __future__ import annotations
 
 import logging
+import os
 import re
-import signal
 import sys
 import threading
 import time
@@ -17,8 +17,8 @@ from typing import Callable
 
 import attrs
 
-from explorer.core import (INTERRUPTS, SearchResult, TransitionCounts, Violation, collision_probability,
-                           interrupt_signal, interruptible, rebuild_trace)
+from explorer import signals
+from explorer.core import SearchResult, TransitionCounts, Violation, collision_probability, rebuild_trace
 from explorer.search import SearchOptions
 from model import Action, Model
 
@@ -40,13 +40,13 @@ class SparkSearchResult(SearchResult):
     spark: dict = attrs.Factory(dict)
 
 
-def _main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
+class _Stopped(Exception):
+    """Raised at a safe point of the search (between py4j calls) once a signal came."""
 
 
 def _quiet_py4j() -> None:
-    """A KeyboardInterrupt (or SIGTERM) that lands inside a py4j call makes py4j and pyspark log the broken
-    connection with tracebacks; the search reports the interruption itself."""
+    """A job cancelled on a signal (and, should one still land there, a KeyboardInterrupt inside a py4j call)
+    makes py4j and pyspark log tracebacks; the search reports the interruption itself."""
     for name in ("py4j", "py4j.java_gateway", "py4j.clientserver", "pyspark"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     root = logging.getLogger()
@@ -62,10 +62,18 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
                   sc=None, on_level: Callable[[dict], None] | None = None) -> SparkSearchResult:
     """Exhaust the model level by level on Spark. ``sc``: an existing SparkContext (else one is started from
     ``spark`` and stopped at the end); ``on_level``: called after each level with its figures (benchmarks)."""
+    # SIGINT and SIGTERM only set a flag from here to the end (explorer/signals.py): an exception raised inside a
+    # py4j call would leave its connection out of step. The search looks at the flag between its Spark calls.
+    with signals.interruptible(raising=False):
+        return _explore(model, invariants, options, validate(spark or SparkOptions()), sc, on_level)
+
+
+def _explore(model, invariants, options, spark: SparkOptions, sc, on_level) -> SparkSearchResult:
     started = time.monotonic()
-    spark = validate(spark or SparkOptions())
     _quiet_py4j()
+    signals.test_point("spark-start")
     handle = SparkHandle(sc, owned=False) if sc is not None else start(spark)
+    signals.reclaim()           # a new SparkContext sets its own SIGINT handler (which calls the JVM)
     search = None
     try:
         if spark.checkpoint_dir is not None:
@@ -74,10 +82,14 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
             except Exception as e:  # noqa: BLE001 - e.g. an unreachable HDFS
                 raise SparkSetupError(f"cannot use --checkpoint-dir {spark.checkpoint_dir}: {one_line(e)}") from None
         search = _Search(handle, model, invariants, options, spark, on_level, started)
-        return search.run()
+        result = search.run()
+        signals.test_point("search-end")
+        return result
     except SparkSetupError:
         raise
     except Exception as e:
+        if search is not None and signals.received() is not None:
+            return search.interrupted()  # a failure on the way out of an interrupted search (a cancelled job)
         if not _is_spark_error(e):
             raise
         keep_logs()
@@ -85,6 +97,7 @@ def explore_spark(model: Model, invariants: list, options: SearchOptions, spark:
         reached = search.reached() if search is not None else ""
         raise SparkRunError(f"the Spark search failed{reached}: {_failure_line(e)}{where}") from None
     finally:
+        signals.test_point("spark-stop")
         handle.stop()
 
 
@@ -153,6 +166,8 @@ class _Search:
         # The plugins' features travel with the tasks (by value, _ship_by_value); the key names them.
         self.model_key = (model.cfg, model.symmetry, tuple(f.name for f in model.plugin_features))
         self.features = model.plugin_features
+        self.job_group = f"jbodcheck-{id(self):x}"
+        self.canceller: threading.Thread | None = None
 
     # -- one level -------------------------------------------------------------------------------------
     def _level_rdd(self, level: int, prev, failed: frozenset, expand: bool, stats, cap: int | None = None):
@@ -194,9 +209,14 @@ class _Search:
 
     def _level(self, level: int, prev, failed: frozenset, expand: bool, cap: int | None = None):
         """Run one level (one Spark job): its RDD and its per-partition figures."""
+        self._check()
+        signals.test_point("level-start")
         stats_acc = self.sc.accumulator({}, worker.StatsParam())
         out = self._level_rdd(level, prev, failed, expand, stats_acc, cap)
+        if signals.TEST_ENV in os.environ:
+            self._signal_in_job()
         out._jrdd.count()          # the level's one job (JVM-side count: no extra Python pass)
+        self._check()
         values = stats_acc.value
         missing = [i for i in range(self.partitions) if (level, i) not in values]
         if missing:
@@ -206,24 +226,64 @@ class _Search:
     def _cap(self, prev, out, level: int, remaining: int) -> int | None:
         """The largest fingerprint among the ``remaining`` smallest new fingerprints of a level (bound.py)."""
         both = out if prev is None else self._aligned_union(prev, out, level)
-        return cap_for(both.mapPartitions(SmallestNew(remaining)).collect(), remaining)
+        smallest = both.mapPartitions(SmallestNew(remaining)).collect()
+        self._check()
+        return cap_for(smallest, remaining)
+
+    def _signal_in_job(self) -> None:
+        """Tests only: the ``job-running`` point of JBODCHECK_TEST_SIGNAL, reached once Spark runs the level's
+        job (seen from another thread, as a user's Ctrl-C would come)."""
+        tracker = self.sc.statusTracker()
+
+        def watch():
+            for _ in range(2000):
+                if tracker.getActiveJobsIds():
+                    signals.test_point("job-running")
+                    return
+                time.sleep(0.005)
+
+        threading.Thread(target=watch, daemon=True).start()
 
     # -- the search ------------------------------------------------------------------------------------
     def run(self) -> SparkSearchResult:
         """The search; SIGINT or SIGTERM ends it with result "interrupted" and the last complete level's counts
-        (the caller stops the SparkContext)."""
-        # PySpark's own SIGINT handler cancels the jobs through py4j from inside the signal handler, which breaks
-        # the py4j call under way; a plain KeyboardInterrupt (and SIGTERM's SearchInterrupted) instead, and the
-        # caller stops the SparkContext, which cancels what runs.
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler) if _main_thread() else None
+        (the caller stops the SparkContext). The signal handler only sets a flag (explorer/signals.py); a
+        thread cancels the search's running job, and the search stops at its next safe point (``_check``)."""
+        self.sc.setJobGroup(self.job_group, "jbodcheck explore", False)
+        finished = threading.Event()
+        self.canceller = threading.Thread(target=self._cancel_on_signal, args=(finished,),
+                                          name="jbodcheck-spark-canceller", daemon=True)
+        self.canceller.start()
         try:
-            with interruptible():
-                return self._run()
-        except INTERRUPTS as e:
-            return self._interrupted(interrupt_signal(e))
+            signals.test_point("search-start")
+            self._check()
+            return self._run()
+        except _Stopped:
+            return self.interrupted()
+        except signals.INTERRUPTS as e:          # raised by a caller's own code (on_level, its own handler)
+            return self.interrupted(signals.interrupt_signal(e))
+        except Exception:
+            if signals.received() is not None:   # the cancelled job failed: the interruption, not a failure
+                return self.interrupted()
+            raise
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
+            finished.set()
+
+    def _check(self) -> None:
+        """A safe point (no py4j call under way): stop here if a signal came."""
+        if signals.received() is not None:
+            raise _Stopped()
+
+    def _cancel_on_signal(self, finished: threading.Event) -> None:
+        """On the first signal, cancel the search's Spark jobs (from this thread, with its own py4j connection:
+        the main thread may be waiting inside a call), so that a long level stops within about a second."""
+        while not signals.stopping.wait(0.05):
+            if finished.is_set():
+                return
+        try:
+            self.sc.cancelJobGroup(self.job_group)
+        except Exception:  # noqa: BLE001 - the context is stopping anyway: the search stops at its next check
+            pass
 
     def reached(self) -> str:
         """How far the search got, for the one line of a failure (no report is written: docs/cli.md)."""
@@ -231,12 +291,16 @@ class _Search:
         return (f" after {done['levels']} complete level(s), {done['distinct']:,} distinct states, depth "
                 f"{done['depth']}")
 
-    def _interrupted(self, signum: int) -> SparkSearchResult:
+    def interrupted(self, signum: int | None = None) -> SparkSearchResult:
+        """The partial result: the last complete level's counts, and the violations it had found."""
+        signum = signals.received() or signum
         done = self.done
         violations = []
         if done["found"]:
+            if self.canceller is not None:
+                self.canceller.join(timeout=10)     # its cancel must not hit the look-ups below
             try:                     # what the levels that completed found (Spark may refuse new jobs by now)
-                violations = [v for _, v in self._violations(done["prev"], done["found"], True)]
+                violations = [v for _, v in self._violations(done["prev"], done["found"], True, safe=False)]
             except Exception:  # noqa: BLE001
                 violations = []
         counts = TransitionCounts(self.model)
@@ -306,6 +370,7 @@ class _Search:
             levels += 1
             self.done = {"distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
                          "depth": depth, "levels": levels, "found": dict(found), "prev": prev}
+            signals.test_point("level-done")
             if self.manifests and level % self.spark.checkpoint_every == 0:
                 resume.write(self.spark.checkpoint_dir, {
                     "identity": self.identity, "level": level, "rdd": out.getCheckpointFile(),
@@ -332,6 +397,7 @@ class _Search:
                 break
             level += 1
 
+        self._check()
         violations = self._violations(prev, found, options.all_violations)
         if self.manifests:
             app_dir = self.sc._jsc.sc().getCheckpointDir()
@@ -379,8 +445,9 @@ class _Search:
         return restored.persist(StorageLevel.MEMORY_AND_DISK)
 
     # -- counterexamples -------------------------------------------------------------------------------
-    def _violations(self, out, found: dict, all_violations: bool) -> list:
-        """[(depth, Violation)]: with all_violations, each invariant's first; else those at the first site."""
+    def _violations(self, out, found: dict, all_violations: bool, safe: bool = True) -> list:
+        """[(depth, Violation)]: with all_violations, each invariant's first; else those at the first site.
+        ``safe``: stop at a signal between two look-ups (not when writing an interrupted search's report)."""
         if not found:
             return []
         records = sorted(found.values())
@@ -391,9 +458,9 @@ class _Search:
         result = []
         for v_depth, target, parent, action, pos, message in records:
             if self.invariants[pos].kind == "transition":
-                actions = self._path(out, parent, v_depth - 1) + [action]
+                actions = self._path(out, parent, v_depth - 1, safe) + [action]
             else:
-                actions = self._path(out, target, v_depth)
+                actions = self._path(out, target, v_depth, safe)
             trace = rebuild_trace(self.model, [self._action(a) for a in actions])
             if self.model.fingerprint(trace[-1][1]) != target:
                 raise RuntimeError(f"the rebuilt trace of {by_pos[pos].id} does not end in the violating state "
@@ -401,10 +468,12 @@ class _Search:
             result.append((v_depth, Violation(by_pos[pos], message, trace)))
         return result
 
-    def _path(self, out, fp: int, steps: int) -> list[int]:
+    def _path(self, out, fp: int, steps: int, safe: bool = True) -> list[int]:
         """The action numbers from the initial state to fp (steps long): one look-up per step."""
         actions = []
         for _ in range(steps):
+            if safe:
+                self._check()
             links = self.sc.runJob(out, worker.Lookup(fp), [worker.owner(fp, self.partitions)])
             if not links:
                 raise RuntimeError(f"fingerprint {fp:#018x} is not in the visited set")

@@ -15,6 +15,8 @@ import tempfile
 
 import attrs
 
+from explorer import signals
+
 from .options import DEFAULT_CONF, LOCAL_CONF, PYTHON, SparkOptions, SparkSetupError, is_local
 
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -122,6 +124,7 @@ def start(options: SparkOptions) -> SparkHandle:
                 conf.setIfMissing(key, value)
         conf.setMaster(master)
         sc = SparkContext(conf=conf)
+        signals.reclaim()       # SparkContext sets a SIGINT handler that calls the JVM: ours only sets a flag
     except Exception as e:  # noqa: BLE001 - any failure to start is one line for the user
         _KEEP_LOGS = log_path is not None
         where = f" (Spark's log: {log_path})" if log_path else ""
