@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -67,6 +68,9 @@ stopping = threading.Event()   # set by the first signal (for threads that act o
 
 
 def _handler(signum, _frame) -> None:
+    plugins = sys.modules.get("invariants.plugins")     # it tells a user's Ctrl-C from a plugin's own raise
+    if plugins is not None and signum == signal.SIGINT:
+        plugins.note_sigint()
     if _state.received is not None:
         return                 # already stopping: the first signal decides, the report is under way
     _state.received = signum

@@ -57,9 +57,14 @@ class DuplicateInvariant(PluginError):
 _sigints = 0
 
 
-def _counting_sigint(signum, frame):
+def note_sigint() -> None:
+    """One more SIGINT received (called by whichever handler takes SIGINT: this module's, or the CLI's)."""
     global _sigints
     _sigints += 1
+
+
+def _counting_sigint(signum, frame):
+    note_sigint()
     raise KeyboardInterrupt
 
 
