@@ -172,7 +172,9 @@ def may_create_legacy(u, s, b, is_new):
     return z3.BoolVal(True)
 
 
-VARIANTS = {"kip112": may_create_kip112, "legacy": may_create_legacy}
+# The variant without KIP-112's isNewReplica check, by its names: "legacy" (deprecated alias) and its new name.
+NO_CHECK_VARIANTS = ("kip112-no-isnew-check", "legacy")
+VARIANTS = {"kip112": may_create_kip112, **{name: may_create_legacy for name in NO_CHECK_VARIANTS}}
 
 
 # ---- actions -----------------------------------------------------------------------------------------------
