@@ -156,9 +156,10 @@ def loose_fields(action: str) -> set:
 
 
 # ---- exhaustive enumeration ------------------------------------------------------------------------------------
-def transitions(m):
+def transitions(m, max_states: int | None = None):
     """Every transition out of every reachable state, breadth-first (``Model.successors``, the engine's
-    expansion, and its fingerprints). Yields (state, key of state, [(action, after), ...]) per state."""
+    expansion, and its fingerprints), without symmetry reduction. Yields (state, [(action, after), ...]) per
+    state. ``max_states``: only the first states (the mutation tests), None: all."""
     fingerprint = fingerprint_of(m)
     init = m.init_states()[0]
     seen = {fingerprint(init)}
@@ -170,7 +171,7 @@ def transitions(m):
             yield state, succ
             for _, after in succ:
                 f = fingerprint(after)
-                if f not in seen:
+                if f not in seen and (max_states is None or len(seen) < max_states):
                     seen.add(f)
                     nxt.append(after)
         frontier = nxt
@@ -286,6 +287,23 @@ def _index(ref, srt: str, value) -> int:
     return [str(e) for e in {"B": ref.u.brokers, "D": ref.u.dirs, "P": ref.u.partitions}[srt]].index(str(value))
 
 
+def _forward(ref: Refinement, m, key, action):
+    """The z3 relation of the triple's action on its abstract values (Refinement.check_transition, from a key)."""
+    abstract_name, args, wkey, pre, post = key
+    act = ACTION_BY_NAME[abstract_name]
+    fkey = (abstract_name, args)
+    if fkey not in ref._formulas:
+        elems = tuple(ref._elem(srt, i) for (_, srt), i in zip(act.params, args))
+        labelled = relation(ref.u, act, ref.s, ref.t, ref._witness_vars[act.name], ref.variant, elems)
+        ref._formulas[fkey] = (labelled, z3.And([f for _, f in labelled]))
+    labelled, whole = ref._formulas[fkey]
+    pre_values, post_values = values_of_key(m, pre), values_of_key(m, post)
+    rule = m.rules[action.rule].name
+    failed = ref._false_conjuncts(labelled, ref._pairs(ref.s, pre_values) + ref._pairs(ref.t, post_values),
+                                  ref._witness_pairs(act, witness_values_of(m, rule, wkey)), whole)
+    return Offence(m.label(action), abstract_name, failed, pre_values, post_values) if failed else None
+
+
 def _holds(ref: Refinement, formula, pairs) -> bool:
     value = z3.simplify(ref._substitute(formula, pairs))
     if not (z3.is_true(value) or z3.is_false(value)):
@@ -305,8 +323,10 @@ def _transition_holds(ref: Refinement, m, prop, key) -> bool:
 
 
 def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True, properties: bool = True,
-          max_offences: int = 5, progress=None) -> Report:
-    """The whole check on the reachable states of ``m`` (see the module's doc)."""
+          max_offences: int = 5, progress=None, max_states: int | None = None, stop_early: bool = False) -> Report:
+    """The whole check on the reachable states of ``m`` (see the module's doc). ``max_states`` and
+    ``stop_early`` (stop at the first forward offence or property disagreement) are for the mutation tests;
+    the conformance figures are of whole presets."""
     from invariants import builtin
     start = time.monotonic()
     ref = Refinement(m, variant)
@@ -329,7 +349,10 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
     prop_disagree: list = []
     prop_checks = 0
     trans_prop_seen: dict = {}
-    for state, succ in transitions(m):
+    offences = []
+    for state, succ in transitions(m, max_states):
+        if stop_early and (offences or prop_disagree):
+            break
         states += 1
         if progress is not None and states % 100_000 == 0:
             progress(f"{states:,} states, {ntrans:,} transitions, {len(triples):,} abstract triples")
@@ -350,15 +373,18 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
             rules[name] += 1
             post = abstract_key(m, after, bk)
             if abstract_name is None:
-                triples.setdefault((name, None, None, pre, post), (state, action, after))
+                triples.setdefault((name, None, None, pre, post), action)
                 continue
             given = dict(zip(params, action.args))
             args = tuple(given[p] for p, _ in ACTION_BY_NAME[abstract_name].params)
             wkey = witness_key(m, state, name, action.args)
             key = (abstract_name, args, wkey, pre, post)
             if key not in triples:
-                triples[key] = (state, action, after)
+                triples[key] = action          # a sample, for the label of an offence
                 by_pre[pre][abstract_name][args].add(post)
+                off = _forward(ref, m, key, action)
+                if off is not None and len(offences) < max_offences:
+                    offences.append(off)
             if properties:
                 for prop, inv in prop_pairs:
                     if prop.kind == "transition":
@@ -369,19 +395,10 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
                         if prev != bad and len(prop_disagree) < max_offences:
                             prop_disagree.append((prop.id, inv.id, f"{m.label(action)}: two explicit "
                                                   "transitions with the same abstraction disagree"))
-    # forward: once per distinct triple
-    offences = []
-    for key, (state, action, after) in triples.items():
-        abstract_name = key[0]
-        if key[1] is None and key[2] is None:
-            offences.append(Offence(m.label(action), "-", (f"rule {abstract_name} has no abstract action in "
+    for key, action in triples.items():
+        if key[1] is None and key[2] is None and len(offences) < max_offences:
+            offences.append(Offence(m.label(action), "-", (f"rule {key[0]} has no abstract action in "
                                                             "proofs/system.py",), {}, {}))
-        else:
-            off = ref.check_transition(state, action, after)
-            if off is not None:
-                offences.append(off)
-        if len(offences) >= max_offences:
-            break
     # properties: the z3 formula against the explicit verdict, once per distinct abstract state / triple
     if properties:
         for (pid, pre), bad in state_prop_seen.items():
@@ -394,7 +411,7 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
             prop = PROPERTIES[pid]
             holds = _transition_holds(ref, m, prop, key)
             if holds == bad and len(prop_disagree) < max_offences:
-                state, action, _ = triples[key]
+                action = triples[key]
                 prop_disagree.append((pid, PROPERTY_TO_INVARIANT[pid], f"{m.label(action)}: z3 says "
                                       f"{'holds' if holds else 'violated'}, the explicit invariant the opposite"))
     # reverse: once per distinct abstract pre-state and action

@@ -418,9 +418,14 @@ def witnesses(u, action: Action, prefix: str) -> dict:
             for name, args, rng in action.witnesses}
 
 
+# Each action's relation by name: ``relation`` looks it up here on every call, so that a test can replace one
+# (tests/test_proof_mutations.py) and every check (induction, BMC, vacuity, conformance) sees the change.
+RELATIONS = {a.name: a.relation for a in ACTIONS}
+
+
 def relation(u, action: Action, s, t, w, variant: str, args) -> list:
     """The labelled conjuncts of the action's relation between s and t, for the given parameters."""
-    return action.relation(u, s, t, w, VARIANTS[variant], *args)
+    return RELATIONS[action.name](u, s, t, w, VARIANTS[variant], *args)
 
 
 def initial(u, s) -> list:
