@@ -1,8 +1,8 @@
 """The z3 model against the explicit model on every reachable state of a preset, both ways (proofs/conformance.py,
 docs/proofs.md section 5): the figures of docs/proofs.md's conformance table.
 
-    python3 benchmarks/conformance.py tiny            # about a minute on one core
-    nice python3 benchmarks/conformance.py medium     # the thorough run (minutes)
+    python3 benchmarks/conformance.py tiny                        # every state: about a minute on one core
+    nice python3 benchmarks/conformance.py medium --symmetry      # every state up to the dir symmetry
 
 Exit status 0 when everything conforms, 1 otherwise (the offences are printed).
 """
@@ -20,9 +20,11 @@ from proofs import conformance  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
+    symmetry = "--symmetry" in argv
+    argv = [a for a in argv if a != "--symmetry"]
     preset = argv[0] if argv else "tiny"
     variant = argv[1] if len(argv) > 1 else None
-    m = Model(preset_config(preset, variant=variant))
+    m = Model(preset_config(preset, variant=variant), symmetry=symmetry)
     report = conformance.check(m, preset, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print("\n".join(conformance.render(report)))
     print(json.dumps(conformance.figures(report)))

@@ -193,6 +193,7 @@ class Report(NamedTuple):
     property_checks: int
     rules: dict
     elapsed_s: float
+    symmetry: bool = False         # one state per orbit of the dir symmetry (the engine's canonical fingerprints)
 
     @property
     def ok(self) -> bool:
@@ -345,6 +346,7 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
     states = ntrans = 0
     rules: dict = defaultdict(int)
     rule_info = [(r.name, RULE_TO_ACTION.get(r.name), r.params) for r in m.rules]
+    trans_props = [(p, i) for p, i in prop_pairs if p.kind == "transition"]
     state_prop_seen: dict = {}                 # (prop id, abstract key) -> explicit verdict
     prop_disagree: list = []
     prop_checks = 0
@@ -386,15 +388,14 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
                 if off is not None and len(offences) < max_offences:
                     offences.append(off)
             if properties:
-                for prop, inv in prop_pairs:
-                    if prop.kind == "transition":
-                        prop_checks += 1
-                        bad = inv.check(m, state, action, after) is not None
-                        k = (prop.id, key)
-                        prev = trans_prop_seen.setdefault(k, bad)
-                        if prev != bad and len(prop_disagree) < max_offences:
-                            prop_disagree.append((prop.id, inv.id, f"{m.label(action)}: two explicit "
-                                                  "transitions with the same abstraction disagree"))
+                for prop, inv in trans_props:
+                    prop_checks += 1
+                    bad = inv.check(m, state, action, after) is not None
+                    k = (prop.id, key)
+                    prev = trans_prop_seen.setdefault(k, bad)
+                    if prev != bad and len(prop_disagree) < max_offences:
+                        prop_disagree.append((prop.id, inv.id, f"{m.label(action)}: two explicit "
+                                              "transitions with the same abstraction disagree"))
     for key, action in triples.items():
         if key[1] is None and key[2] is None and len(offences) < max_offences:
             offences.append(Offence(m.label(action), "-", (f"rule {key[0]} has no abstract action in "
@@ -441,11 +442,11 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
                 break
     return Report(preset, ref.variant, states, ntrans, len(by_pre), len(triples), tuple(offences),
                   tuple(initial_failures), reverse_checked, tuple(unmatched), z3_only, tuple(prop_disagree),
-                  prop_checks, dict(rules), round(time.monotonic() - start, 1))
+                  prop_checks, dict(rules), round(time.monotonic() - start, 1), bool(m.symmetry))
 
 
 def figures(r: Report) -> dict:
-    return {"preset": r.preset, "variant": r.variant, "states": r.states, "transitions": r.transitions,
+    return {"preset": r.preset, "variant": r.variant, "symmetry": r.symmetry, "states": r.states, "transitions": r.transitions,
             "abstract_states": r.abstract_states, "abstract_triples": r.abstract_triples,
             "reverse_queries": r.reverse_checked, "enabled_in_z3_only": r.z3_only,
             "property_checks": r.property_checks, "ok": r.ok, "elapsed_s": r.elapsed_s}
@@ -454,7 +455,8 @@ def figures(r: Report) -> dict:
 def render(r: Report) -> list[str]:
     from .refinement import describe
     lines = [f"conformance of the z3 model with the explicit model, preset {r.preset}, variant {r.variant}:",
-             f"  explicit: {r.states:,} states, {r.transitions:,} transitions (every reachable one)",
+             f"  explicit: {r.states:,} states, {r.transitions:,} transitions (every reachable one"
+             + (", one state per orbit of the dir symmetry, every transition out of it)" if r.symmetry else ")"),
              f"  forward: {r.abstract_triples:,} distinct abstract (pre, action, post) triples from "
              f"{r.abstract_states:,} distinct abstract states, each checked against the z3 relation",
              f"  reverse: {r.reverse_checked:,} (abstract pre-state, action) queries; {r.z3_only:,} where the "
