@@ -12,8 +12,8 @@ once per distinct triple and once per distinct abstract pre-state, however many 
   purpose): from every reachable abstract pre-state, every z3 transition of every action is matched by an
   explicit transition of the same action from an explicit state with that abstraction, once the fields that
   the action's documented over-approximations (``OVER_APPROXIMATIONS``) leave free are set aside. z3 is asked
-  once per (abstract pre-state, action) for a successor that no explicit one matches (the matched views are
-  blocking clauses on the finite universe); each answer it finds is an unmatched transition, reported;
+  once per (abstract pre-state, action, parameters) for a successor that no explicit one matches (the
+  explicit post-states are blocking clauses on the finite universe); an answer is an unmatched transition;
 - **properties**: every z3 property agrees with its explicit invariant (``PROPERTY_TO_INVARIANT``) on every
   reachable state (state properties) or transition (transition properties).
 """
@@ -30,7 +30,7 @@ from explorer.core import fingerprint_of
 from model.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
 
 from .properties import PROPERTIES
-from .refinement import Offence, Refinement, _freeze
+from .refinement import Offence, Refinement
 from .system import ACTION_BY_NAME, ACTIONS, FIELDS, RULE_TO_ACTION, initial, relation, sort_of
 
 
@@ -284,10 +284,6 @@ class _Reverse:
         return found
 
 
-def _index(ref, srt: str, value) -> int:
-    return [str(e) for e in {"B": ref.u.brokers, "D": ref.u.dirs, "P": ref.u.partitions}[srt]].index(str(value))
-
-
 def _forward(ref: Refinement, m, key, action):
     """The z3 relation of the triple's action on its abstract values (Refinement.check_transition, from a key)."""
     abstract_name, args, wkey, pre, post = key
@@ -446,7 +442,8 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
 
 
 def figures(r: Report) -> dict:
-    return {"preset": r.preset, "variant": r.variant, "symmetry": r.symmetry, "states": r.states, "transitions": r.transitions,
+    return {"preset": r.preset, "variant": r.variant, "symmetry": r.symmetry, "states": r.states,
+            "transitions": r.transitions,
             "abstract_states": r.abstract_states, "abstract_triples": r.abstract_triples,
             "reverse_queries": r.reverse_checked, "enabled_in_z3_only": r.z3_only,
             "property_checks": r.property_checks, "ok": r.ok, "elapsed_s": r.elapsed_s}

@@ -139,7 +139,8 @@ def test_cli_prove_exit_codes_output_and_json(tmp_path):
     assert "Result: all proved" in ok.stdout
     assert "vacuity: every action enabled within 5 steps" in ok.stdout
     report = json.loads((tmp_path / "ok.json").read_text())
-    assert {"schema", "tool", "command", "mode", "variant", "result", "properties", "elapsed_s", "vacuity"} <= set(report)
+    assert {"schema", "tool", "command", "mode", "variant", "result", "properties", "elapsed_s",
+            "vacuity"} <= set(report)
     assert report["mode"] == "induction" and report["result"] == "proved"
     assert report["vacuity"]["never_enabled"] == []
     assert {p["id"] for p in report["properties"]} == set(PROPERTIES)
