@@ -92,6 +92,7 @@ def witness_key(m, state, rule: str, args) -> tuple:
 
 
 def witness_values_of(m, rule: str, wkey) -> dict:
+    """The witnesses' values of a request (``witness_key``) of the explicit rule or its abstract action."""
     P = m.cfg.partitions
     if rule == "BrokerLeaderAndIsr":
         entries = dict(wkey)
@@ -194,6 +195,7 @@ class Report(NamedTuple):
     rules: dict
     elapsed_s: float
     symmetry: bool = False         # one state per orbit of the dir symmetry (the engine's canonical fingerprints)
+    max_states: int | None = None  # None: every reachable state; else the first states, breadth-first
 
     @property
     def ok(self) -> bool:
@@ -248,13 +250,23 @@ class _Reverse:
             self._views[action] = terms
         return self._views[action]
 
+    def witness_terms(self, action: str, rule_wkey) -> list:
+        """The action's witnesses equal to those of an explicit request (``witness_key``)."""
+        ref = self.ref
+        act = ACTION_BY_NAME[action]
+        pairs = ref._witness_pairs(act, witness_values_of(ref.m, action, rule_wkey))
+        return [a == v for a, v in pairs]
+
     def unmatched(self, action: str, pre_values: dict, explicit: dict, args_to_try, limit: int = 1) -> list:
         """z3 transitions of ``action`` (for each parameter tuple of ``args_to_try``) from the abstract pre-state
-        whose view no explicit post-state has (explicit: args -> posts' values). Returns up to ``limit``
-        (args, post) pairs, post as readable values."""
+        whose view no explicit post-state has (explicit: args -> [(witness key, post values)]). An action with
+        witnesses (the request handled) is asked about only with the requests the explicit model handles from
+        this pre-state (inbox-as-sets: a z3 request may combine entries of several explicit messages). Returns
+        up to ``limit`` (args, post) pairs, post as readable values."""
         ref = self.ref
         terms = self.view(action)
         pre_pairs = ref._pairs(ref.s, pre_values)
+        has_witnesses = bool(ACTION_BY_NAME[action].witnesses)
         found = []
         for args in args_to_try:
             ground = z3.simplify(ref._substitute(self.formula(action, args), pre_pairs))
@@ -262,12 +274,17 @@ class _Reverse:
                 continue
             solver = z3.Solver()
             solver.add(ground)
-            if ACTION_BY_NAME[action].witnesses:   # pre-state applications to a witness's value stay symbolic
+            if has_witnesses:     # pre-state applications to a witness's value stay symbolic
                 solver.add([app == value for app, value in pre_pairs])
-            for post_values in explicit.get(args, ()):
+            requests = set()
+            for wkey, post_values in explicit.get(args, ()):
                 post_pairs = ref._pairs(ref.t, post_values)
                 vals = [z3.simplify(ref._substitute(x, post_pairs)) for x in terms]
-                solver.add(z3.Not(z3.And([x == v for x, v in zip(terms, vals)])))
+                same_request = self.witness_terms(action, wkey) if has_witnesses else []
+                requests.add(wkey)
+                solver.add(z3.Not(z3.And(same_request + [x == v for x, v in zip(terms, vals)])))
+            if has_witnesses:
+                solver.add(z3.Or([z3.And(self.witness_terms(action, w)) for w in requests]))
             while len(found) < limit and solver.check() == z3.sat:
                 model = solver.model()
                 vals = [model.eval(x, model_completion=True) for x in terms]
@@ -379,7 +396,7 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
             key = (abstract_name, args, wkey, pre, post)
             if key not in triples:
                 triples[key] = action          # a sample, for the label of an offence
-                by_pre[pre][abstract_name][args].add(post)
+                by_pre[pre][abstract_name][args].add((wkey, post))
                 off = _forward(ref, m, key, action)
                 if off is not None and len(offences) < max_offences:
                     offences.append(off)
@@ -428,7 +445,8 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
                     z3_only += 1        # no-bounds, inbox-as-sets, stutter
                     continue
                 reverse_checked += 1
-                explicit_values = {args: [values_of_key(m, p) for p in posts] for args, posts in explicit.items()}
+                explicit_values = {args: [(w, values_of_key(m, p)) for w, p in posts]
+                                   for args, posts in explicit.items()}
                 tries = list(explicit) if act.name in enabled_only_in_z3 else all_args[act.name]
                 for args, post in rev.unmatched(act.name, pre_values, explicit_values, tries):
                     unmatched.append((act.name, args, pre_values, post))
@@ -438,7 +456,8 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
                 break
     return Report(preset, ref.variant, states, ntrans, len(by_pre), len(triples), tuple(offences),
                   tuple(initial_failures), reverse_checked, tuple(unmatched), z3_only, tuple(prop_disagree),
-                  prop_checks, dict(rules), round(time.monotonic() - start, 1), bool(m.symmetry))
+                  prop_checks, dict(rules), round(time.monotonic() - start, 1), bool(m.symmetry),
+                  max_states)
 
 
 def figures(r: Report) -> dict:
@@ -446,14 +465,16 @@ def figures(r: Report) -> dict:
             "transitions": r.transitions,
             "abstract_states": r.abstract_states, "abstract_triples": r.abstract_triples,
             "reverse_queries": r.reverse_checked, "enabled_in_z3_only": r.z3_only,
-            "property_checks": r.property_checks, "ok": r.ok, "elapsed_s": r.elapsed_s}
+            "property_checks": r.property_checks, "ok": r.ok, "elapsed_s": r.elapsed_s,
+            "whole": r.max_states is None}
 
 
 def render(r: Report) -> list[str]:
     from .refinement import describe
     lines = [f"conformance of the z3 model with the explicit model, preset {r.preset}, variant {r.variant}:",
-             f"  explicit: {r.states:,} states, {r.transitions:,} transitions (every reachable one"
-             + (", one state per orbit of the dir symmetry, every transition out of it)" if r.symmetry else ")"),
+             f"  explicit: {r.states:,} states, {r.transitions:,} transitions ("
+             + ("every reachable state" if r.max_states is None else "the first states, breadth-first: NOT all")
+             + (", one per orbit of the dir symmetry, every transition out of it)" if r.symmetry else ")"),
              f"  forward: {r.abstract_triples:,} distinct abstract (pre, action, post) triples from "
              f"{r.abstract_states:,} distinct abstract states, each checked against the z3 relation",
              f"  reverse: {r.reverse_checked:,} (abstract pre-state, action) queries; {r.z3_only:,} where the "
