@@ -250,6 +250,19 @@ class _Reverse:
             self._views[action] = terms
         return self._views[action]
 
+    def view_values(self, action: str, values: dict) -> list:
+        """The values of ``view``'s terms on an explicit post-state (``abstract``'s values), in the same order."""
+        consts = self.ref._consts
+        loose = loose_fields(action)
+        out = [consts[f.range][v] for f in FIELDS if f.name not in loose for v in values[f.name].values()]
+        if "copy" in loose:
+            u = self.ref.u
+            D = len(u.elements[u.D])
+            for b in range(len(u.elements[u.B])):
+                for p in range(len(u.elements[u.P])):
+                    out.append(z3.IntVal(sum(bool(values["copy"][(b, p, d)]) for d in range(D))))
+        return out
+
     def witness_terms(self, action: str, rule_wkey) -> list:
         """The action's witnesses equal to those of an explicit request (``witness_key``)."""
         ref = self.ref
@@ -278,8 +291,7 @@ class _Reverse:
                 solver.add([app == value for app, value in pre_pairs])
             requests = set()
             for wkey, post_values in explicit.get(args, ()):
-                post_pairs = ref._pairs(ref.t, post_values)
-                vals = [z3.simplify(ref._substitute(x, post_pairs)) for x in terms]
+                vals = self.view_values(action, post_values)
                 same_request = self.witness_terms(action, wkey) if has_witnesses else []
                 requests.add(wkey)
                 solver.add(z3.Not(z3.And(same_request + [x == v for x, v in zip(terms, vals)])))
@@ -325,14 +337,15 @@ def _holds(ref: Refinement, formula, pairs) -> bool:
     return z3.is_true(value)
 
 
-def _transition_holds(ref: Refinement, m, prop, key) -> bool:
+def _transition_holds(ref: Refinement, m, prop, key, cache: dict) -> bool:
+    """The z3 transition property on a triple (its formula built once per action and parameters)."""
     abstract_name, args, wkey, pre, post = key
     act = ACTION_BY_NAME[abstract_name]
-    elems = tuple(ref._elem(srt, i) for (_, srt), i in zip(act.params, args))
-    w = ref._witness_vars[act.name]
-    rule = {"BrokerLeaderAndIsr": "BrokerLeaderAndIsr", "BrokerStopReplica": "BrokerStopReplica"}.get(abstract_name, "")
-    formula = ref._substitute(prop.formula(ref.u, ref.s, ref.t, act.name, w, elems),
-                              ref._witness_pairs(act, witness_values_of(m, rule, wkey)))
+    fkey = (prop.id, abstract_name, args)
+    if fkey not in cache:
+        elems = tuple(ref._elem(srt, i) for (_, srt), i in zip(act.params, args))
+        cache[fkey] = prop.formula(ref.u, ref.s, ref.t, act.name, ref._witness_vars[act.name], elems)
+    formula = ref._substitute(cache[fkey], ref._witness_pairs(act, witness_values_of(m, abstract_name, wkey)))
     return _holds(ref, formula, ref._pairs(ref.s, values_of_key(m, pre)) + ref._pairs(ref.t, values_of_key(m, post)))
 
 
@@ -421,9 +434,10 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
             if holds == bad and len(prop_disagree) < max_offences:
                 prop_disagree.append((pid, PROPERTY_TO_INVARIANT[pid], f"on abstract state: z3 says "
                                       f"{'holds' if holds else 'violated'}, the explicit invariant the opposite"))
+        formulas: dict = {}
         for (pid, key), bad in trans_prop_seen.items():
             prop = PROPERTIES[pid]
-            holds = _transition_holds(ref, m, prop, key)
+            holds = _transition_holds(ref, m, prop, key, formulas)
             if holds == bad and len(prop_disagree) < max_offences:
                 action = triples[key]
                 prop_disagree.append((pid, PROPERTY_TO_INVARIANT[pid], f"{m.label(action)}: z3 says "
