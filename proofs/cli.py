@@ -13,6 +13,8 @@ import click
 from .properties import PROPERTIES
 
 SCHEMA = 1
+FAILURE_BMC_SIZE = (2, 2, 1)     # tiny's brokers, dirs and partitions
+FAILURE_BMC_DEPTH = 8            # no_recreate_over_offline_copy's shortest z3 path under legacy has 8 steps
 
 
 class _BadInput(click.ClickException):
@@ -31,7 +33,8 @@ def _size(preset: str) -> tuple[int, int, int]:
 
 @click.command(name="prove")
 @click.option("--variant", default="kip112", show_default=True, metavar="NAME",
-              help="Protocol variant: kip112 or legacy (the broker's may_create_log).")
+              help="Protocol variant: kip112 or kip112-no-isnew-check (legacy, a deprecated alias): the broker's "
+                   "may_create_log.")
 @click.option("--property", "property_ids", multiple=True, metavar="ID",
               help=f"Prove only this property (repeatable; default all: {', '.join(PROPERTIES)}).")
 @click.option("--bmc", "bmc_depth", type=click.IntRange(min=0, max=50), default=None, metavar="K",
@@ -47,7 +50,7 @@ def prove_command(variant, property_ids, bmc_depth, preset, json_path):
     from explorer.errors import OutputError
 
     from . import bmc as bmc_mod
-    from . import induction
+    from . import induction, vacuity
     from .system import VARIANTS
 
     if variant not in VARIANTS:
@@ -66,13 +69,22 @@ def prove_command(variant, property_ids, bmc_depth, preset, json_path):
         lines.append(f"jbodcheck prove: variant {variant}, any number of brokers, dirs and partitions (z3 "
                      f"induction)")
         results = [induction.prove(pid, variant) for pid in ids]
+        vac = vacuity.check(variant)
+        lines += [""] + vacuity.render(vac)
         for r in results:
             lines += [""] + induction.render(r)
-        ok = all(r["result"] == "proved" for r in results)
+            if r["result"] != "proved":
+                # A CTI may be unreachable: look for a real path to a violation (z3, on tiny's size).
+                path = bmc_mod.bmc(r["id"], variant, *FAILURE_BMC_SIZE, FAILURE_BMC_DEPTH)
+                r["bmc"] = path
+                lines += ["  bounded model checking for a real path:"] + ["  " + x for x in bmc_mod.render(path)]
+        ok = all(r["result"] == "proved" for r in results) and not vac["never_enabled"]
         report = {"schema": SCHEMA, "tool": "jbodcheck", "command": "prove", "mode": "induction",
-                  "variant": variant, "result": "proved" if ok else "not proved", "properties": results}
-        verdict = "all proved" if ok else "NOT proved: " + ", ".join(r["id"] for r in results
-                                                                    if r["result"] != "proved")
+                  "variant": variant, "result": "proved" if ok else "not proved", "properties": results,
+                  "vacuity": vac}
+        failed = [r["id"] for r in results if r["result"] != "proved"]
+        failed += [f"action {name} never enabled (vacuous)" for name in vac["never_enabled"]]
+        verdict = "all proved" if ok else "NOT proved: " + ", ".join(failed)
     else:
         brokers, dirs, partitions = _size(preset)
         lines.append(f"jbodcheck prove --bmc {bmc_depth}: variant {variant}, size of preset {preset}")

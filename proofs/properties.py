@@ -56,6 +56,17 @@ LEMMAS = {lemma.id: lemma for lemma in (
           "and only request handling (which needs a running broker, by the lemma above) sets it. Disk repairs "
           "(ReplaceDisk, RemoveDirFromConfig) happen while the broker is down, so they remove no served copy.",
           lambda u, s: u.forall([u.B, u.P], lambda b, p: z3.Implies(z3.Not(s.up(b)), s.hosted(b, p) == H_NONE))),
+    Lemma("copies_only_of_partitions_with_a_record",
+          "No broker holds a copy of a partition that has no leader-and-ISR record: a copy is created only by "
+          "handling a LeaderAndIsr entry, which names a partition with a record, and the core never deletes a "
+          "record.",
+          lambda u, s: u.forall([u.B, u.P, u.D], lambda b, p, d: z3.Implies(s.copy(b, p, d), s.rec(p)))),
+    Lemma("new_replica_request_only_without_a_copy",
+          "A broker with an isNewReplica=true entry in flight for p holds no copy of p: the controller sends "
+          "isNewReplica=true only with p's first record (so no broker has a copy yet, by the lemma above), the "
+          "entry is handled before any other entry for p (FIFO), and handling it removes it.",
+          lambda u, s: u.forall([u.B, u.P, u.D], lambda b, p, d: z3.Implies(s.pending(b, p, z3.BoolVal(True)),
+                                                                          z3.Not(s.copy(b, p, d))))),
     Lemma("no_saturated_dir",
           "Without KIP-928 (the protocol core) no dir is ever saturated: every dir starts good and only DirFail, "
           "ReplaceDisk and RemoveDirFromConfig change a dir's status.",
@@ -82,6 +93,13 @@ def _create_on_good(u, s, t, action, w, args):
         z3.And(t.copy(b, p, d), z3.Not(s.copy(b, p, d))), s.dir(b, d) == GOOD))
 
 
+def _no_recreate_over_offline_copy(u, s, t, action, w, args):
+    from .system import OFFLINE
+    return u.forall([u.B, u.P, u.D], lambda b, p, d: z3.Implies(
+        z3.And(t.copy(b, p, d), z3.Not(s.copy(b, p, d))),
+        z3.Not(u.exists([u.D], lambda d2: z3.And(s.copy(b, p, d2), s.dir(b, d2) == OFFLINE)))))
+
+
 PROPERTIES = {prop.id: prop for prop in (
     Property("no_recreate_with_bad_dir", "transition",
              "A broker never creates a replica for a LeaderAndIsr with isNewReplica=false while it has an "
@@ -93,6 +111,15 @@ PROPERTIES = {prop.id: prop for prop in (
              "A new replica is created only on a good log dir (not saturated, offline or removed).",
              _CORE_LEMMAS, _create_on_good,
              "Only BrokerLeaderAndIsr adds a copy, on a good dir (chooseNewLogDir); repairs only remove copies."),
+    Property("no_recreate_over_offline_copy", "transition",
+             "A broker never creates a new log for a partition while a copy of that partition's log is on one of "
+             "its offline dirs.",
+             _CORE_LEMMAS + ("copies_only_of_partitions_with_a_record", "new_replica_request_only_without_a_copy"),
+             _no_recreate_over_offline_copy,
+             "Needs the controller: a broker creates a missing log for an isNewReplica=true entry whatever its "
+             "dirs, so the property holds only because the controller sends isNewReplica=true for a partition "
+             "no broker holds a copy of (the two lemmas); for isNewReplica=false, may_create_log refuses while "
+             "a dir is offline."),
     Property("no_serving_from_offline_dir", "state",
              "A broker never leads or follows a replica whose log is not on one of its live log dirs.",
              _CORE_LEMMAS,

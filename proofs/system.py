@@ -172,7 +172,9 @@ def may_create_legacy(u, s, b, is_new):
     return z3.BoolVal(True)
 
 
-VARIANTS = {"kip112": may_create_kip112, "legacy": may_create_legacy}
+# The variant without KIP-112's isNewReplica check, by its names: "legacy" (deprecated alias) and its new name.
+NO_CHECK_VARIANTS = ("kip112-no-isnew-check", "legacy")
+VARIANTS = {"kip112": may_create_kip112, **{name: may_create_legacy for name in NO_CHECK_VARIANTS}}
 
 
 # ---- actions -----------------------------------------------------------------------------------------------
@@ -217,6 +219,12 @@ def _controller_event(u, s, t, keep: bool, changed: set):
     return [
         ("records only for created partitions, never removed", u.forall([u.P], lambda p: z3.And(
             z3.Implies(s.rec(p), t.rec(p)), z3.Implies(t.rec(p), z3.Or(s.rec(p), s.created(p)))))),
+        # Kafka's replica state machine sends isNewReplica=true only to a NewReplica, and a replica is NewReplica
+        # only until its partition's first leader-and-ISR record has been sent (docs/proofs.md, section 2).
+        ("isNewReplica=true only for a partition getting its first record", u.forall(
+            [u.B, u.P], lambda b, p: z3.Implies(z3.And(t.pending(b, p, z3.BoolVal(True)),
+                                                        z3.Not(s.pending(b, p, z3.BoolVal(True)))),
+                                                z3.Not(s.rec(p))))),
         ("LeaderAndIsr only to running brokers, for partitions with a record", u.forall(
             [u.B, u.P, BOOL], lambda b, p, n: z3.And(
                 z3.Implies(z3.And(k, s.pending(b, p, n)), t.pending(b, p, n)),
@@ -351,6 +359,11 @@ def broker_leader_and_isr(u, s, t, w, may, b0):
         ("the request leaves the inbox", u.forall([u.B, u.P, BOOL], lambda b, p, n: z3.And(
             z3.Implies(t.pending(b, p, n), s.pending(b, p, n)),
             z3.Implies(b != b0, t.pending(b, p, n) == s.pending(b, p, n))))),
+        # FIFO, in this vocabulary: a partition's isNewReplica=true entry is the first one sent to b for it
+        # (with its first record), so it is handled before any other entry of it, and there is only one.
+        ("an isNewReplica=true entry in flight is handled first, once", u.forall([u.P], lambda p: z3.Implies(
+            handled(p), z3.And(z3.Implies(s.pending(b0, p, z3.BoolVal(True)), is_new(p)),
+                               z3.Implies(is_new(p), z3.Not(t.pending(b0, p, z3.BoolVal(True)))))))),
         ("b answers", u.forall([u.B], lambda b: t.replied(b) == z3.Or(s.replied(b), b == b0))),
     ] + frame(u, s, t, {"hosted", "copy", "pending", "replied"})
 
@@ -405,9 +418,14 @@ def witnesses(u, action: Action, prefix: str) -> dict:
             for name, args, rng in action.witnesses}
 
 
+# Each action's relation by name: ``relation`` looks it up here on every call, so that a test can replace one
+# (tests/test_proof_mutations.py) and every check (induction, BMC, vacuity, conformance) sees the change.
+RELATIONS = {a.name: a.relation for a in ACTIONS}
+
+
 def relation(u, action: Action, s, t, w, variant: str, args) -> list:
     """The labelled conjuncts of the action's relation between s and t, for the given parameters."""
-    return action.relation(u, s, t, w, VARIANTS[variant], *args)
+    return RELATIONS[action.name](u, s, t, w, VARIANTS[variant], *args)
 
 
 def initial(u, s) -> list:
