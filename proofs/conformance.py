@@ -317,12 +317,7 @@ def _forward(ref: Refinement, m, key, action):
     """The z3 relation of the triple's action on its abstract values (Refinement.check_transition, from a key)."""
     abstract_name, args, wkey, pre, post = key
     act = ACTION_BY_NAME[abstract_name]
-    fkey = (abstract_name, args)
-    if fkey not in ref._formulas:
-        elems = tuple(ref._elem(srt, i) for (_, srt), i in zip(act.params, args))
-        labelled = relation(ref.u, act, ref.s, ref.t, ref._witness_vars[act.name], ref.variant, elems)
-        ref._formulas[fkey] = (labelled, z3.And([f for _, f in labelled]))
-    labelled, whole = ref._formulas[fkey]
+    labelled, whole = ref.relation_of(act, args)
     pre_values, post_values = values_of_key(m, pre), values_of_key(m, post)
     rule = m.rules[action.rule].name
     failed = ref._false_conjuncts(labelled, ref._pairs(ref.s, pre_values) + ref._pairs(ref.t, post_values),

@@ -88,6 +88,15 @@ class Refinement:
         self._verdicts: dict = {}
         self._witness_vars = {a.name: witnesses(self.u, a, a.name) for a in ACTION_BY_NAME.values()}
 
+    def relation_of(self, act, args: tuple):
+        """The labelled conjuncts of ``act``'s relation on these parameters, and their conjunction (built once)."""
+        fkey = (act.name, args)
+        if fkey not in self._formulas:
+            elems = tuple(self._elem(sort, i) for (_, sort), i in zip(act.params, args))
+            labelled = relation(self.u, act, self.s, self.t, self._witness_vars[act.name], self.variant, elems)
+            self._formulas[fkey] = (labelled, z3.And([f for _, f in labelled]))
+        return self._formulas[fkey]
+
     def _elem(self, sort_name: str, i: int):
         u = self.u
         if sort_name == "Bool":
@@ -171,12 +180,7 @@ class Refinement:
         key = (abstract_name, args, _freeze(pre), _freeze(post), _freeze(wvals))
         failed = self._verdicts.get(key)
         if failed is None:
-            fkey = (abstract_name, args)
-            if fkey not in self._formulas:
-                elems = tuple(self._elem(sort, i) for (_, sort), i in zip(act.params, args))
-                labelled = relation(self.u, act, self.s, self.t, self._witness_vars[act.name], self.variant, elems)
-                self._formulas[fkey] = (labelled, z3.And([f for _, f in labelled]))
-            labelled, whole = self._formulas[fkey]
+            labelled, whole = self.relation_of(act, args)
             pairs = self._pairs(self.s, pre) + self._pairs(self.t, post)
             failed = self._verdicts[key] = self._false_conjuncts(labelled, pairs, self._witness_pairs(act, wvals),
                                                                  whole)
