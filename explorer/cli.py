@@ -137,7 +137,7 @@ def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False, qui
     (exit 3, explorer/errors.py), not a traceback. Says on stderr when an invariant turns the asked-for symmetry
     reduction off (unless quiet: the summary and the report say it too)."""
     try:
-        model = Model(cfg, symmetry=symmetry, plugins=_plugins(), invariants=list(invariant_ids))
+        model = Model(cfg, symmetry=symmetry, plugins=_plugins(), invariants=_with_portable(cfg, invariant_ids))
     except ConfigError as e:
         raise BadInput(str(e)) from None
     except KeyError as e:
@@ -146,6 +146,23 @@ def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False, qui
         click.echo(f"jbodcheck: symmetry reduction off: {model.symmetry_note}", err=True)
     model.invariants = tuple(guard_invariants(model.invariants))
     return model
+
+
+def _with_portable(cfg: ModelConfig, invariant_ids) -> list:
+    """The named invariants, where one the design's features leave out but that reads only the core state
+    (invariants/designs.py PORTABLE: what `compare` judges every design by) is passed as a value, so that
+    `--invariant dir_failure_spares_other_dirs` checks pre-kip112 as compare does."""
+    from invariants.designs import PORTABLE
+
+    ids = list(invariant_ids)
+    if not ids:
+        return ids
+    try:
+        own = {i.id for i in Model(cfg, plugins=_plugins()).all_invariants}
+    except ConfigError:
+        return ids                          # reported by the caller's own Model(...)
+    portable = {i.id: i for i in PORTABLE}
+    return [portable[i] if i not in own and i in portable else i for i in ids]
 
 
 def _unknown_invariants(cfg: ModelConfig, unknown: str) -> str:

@@ -418,3 +418,25 @@ def test_the_readmes_lost_record_is_what_the_cli_prints():
     if not THOROUGH:
         pytest.skip("BFS on small to depth 12 (219,236 states, a minute or two): JBODCHECK_PROFILE=thorough")
     _check_readme_block(_readme_console_blocks("A counterexample")[0])
+
+
+def test_the_cli_checks_a_portable_invariant_on_a_design_that_leaves_it_out():
+    """`--invariant dir_failure_spares_other_dirs` on pre-kip112 checks it as `compare` does (a portable invariant
+    reads only the core state), and finds the 3-step halt; an invariant of a left-out feature that is not portable
+    is still bad input."""
+    import json
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    def run_cli(*args):
+        return subprocess.run([sys.executable, "-m", "explorer", "explore", "--preset", "tiny", "-q", "--workers",
+                               "1", *args], cwd=REPO, capture_output=True, text=True)
+
+    p = run_cli("--variant", "pre-kip112", "--invariant", "dir_failure_spares_other_dirs", "--json", "-")
+    assert p.returncode == 1, p.stderr
+    (v,) = json.loads(p.stdout)["violations"]
+    assert v["invariant"] == "dir_failure_spares_other_dirs" and len(v["trace"]) == 4
+    bad = run_cli("--invariant", "deleted_replica_holds_no_data")
+    assert bad.returncode == 2 and "leaves out" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
