@@ -68,9 +68,11 @@ stopping = threading.Event()   # set by the first signal (for threads that act o
 
 
 def _handler(signum, _frame) -> None:
-    plugins = sys.modules.get("invariants.plugins")     # it tells a user's Ctrl-C from a plugin's own raise
-    if plugins is not None and signum == signal.SIGINT:
-        plugins.note_sigint()
+    # invariants.plugins tells a user's Ctrl-C from a plugin's own KeyboardInterrupt by counting SIGINTs. It may be
+    # half imported when the signal comes (then no plugin code runs yet, and there is nothing to count).
+    note_sigint = getattr(sys.modules.get("invariants.plugins"), "note_sigint", None)
+    if note_sigint is not None and signum == signal.SIGINT:
+        note_sigint()
     if _state.received is not None:
         return                 # already stopping: the first signal decides, the report is under way
     _state.received = signum

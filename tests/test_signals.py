@@ -259,3 +259,26 @@ def test_compare_stops_on_the_first_signal_and_writes_a_partial_table(tmp_path, 
     assert "not reached (interrupted)" in table and f"**Interrupted** (signal {sig})" in table
     if run and run[-1] == "interrupted":
         assert "unknown (interrupted)" in table
+
+
+@pytest.mark.parametrize("half_imported", [True, False])
+def test_the_handler_counts_a_sigint_for_the_plugin_guard_even_while_that_module_is_half_imported(
+        monkeypatch, half_imported):
+    """The handler tells invariants.plugins of a SIGINT (a user's Ctrl-C, not a plugin's own KeyboardInterrupt); a
+    signal that comes while that module is still being imported (no note_sigint yet: the signal loop once caught
+    an AttributeError there, a traceback at start-up) is still just the interrupt."""
+    import types
+
+    from invariants import plugins
+
+    module = types.ModuleType("invariants.plugins") if half_imported else plugins
+    monkeypatch.setitem(sys.modules, "invariants.plugins", module)
+    monkeypatch.setattr(signals._state, "mode", signals.RAISE)
+    monkeypatch.setattr(signals._state, "received", None)
+    before = plugins.sigints_received()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            signals._handler(signal.SIGINT, None)
+    finally:
+        signals._reset()
+    assert plugins.sigints_received() == before + (0 if half_imported else 1)
