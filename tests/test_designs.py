@@ -440,3 +440,25 @@ def test_the_cli_checks_a_portable_invariant_on_a_design_that_leaves_it_out():
     assert v["invariant"] == "dir_failure_spares_other_dirs" and len(v["trace"]) == 4
     bad = run_cli("--invariant", "deleted_replica_holds_no_data")
     assert bad.returncode == 2 and "leaves out" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("variant, assignment", [("pre-kip112", "any"), ("kip112", "live-brokers"),
+                                                 ("pre-kip112", "live-brokers")])
+@pytest.mark.parametrize("features, own_rule", [({"deletion": True}, "DeleteTopic"),
+                                                ({"saturation": True, "dir_capacity": 2}, "DirSaturate"),
+                                                ({"reassignment": True, "brokers": 3}, "ReassignPartition")])
+def test_the_new_design_and_assignment_compose_with_deletion_saturation_and_reassignment(
+        variant, assignment, features, own_rule):
+    """pre-kip112 and --assignment live-brokers explored together with each optional feature: the feature's rule
+    fires beside the design's (a dir failure, a creation), and the first 5,000 states break no invariant."""
+    from explorer.search import SearchOptions, bfs
+
+    m = Model(preset_config("tiny", variant=variant, assignment_policy=assignment, **features))
+    r = bfs(m, list(m.invariants), SearchOptions(max_states=5_000, all_violations=True))
+    assert r.distinct_states == 5_000 and not r.violations
+    fired = {name for name, n in r.coverage.items() if n}
+    assert {"CreateTopic", "DirFail", own_rule} <= fired
+    if variant == "pre-kip112":     # a dir failure halts the broker: its controller sees a broker failure
+        assert "ControllerBrokerFailure" in fired
+        if "saturation" not in features:   # and no log dir event (only KIP-928's saturated dirs send one)
+            assert "ControllerLogDirEvent" not in fired
