@@ -16,8 +16,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from model import Model  # noqa: E402
-from model.presets import preset_config  # noqa: E402
+from explorer.catalog import preset_config  # noqa: E402
 from proofs import conformance  # noqa: E402
+from explorer.catalog import build_model, builtin_invariants
 
 
 def main(argv: list[str]) -> int:
@@ -26,8 +27,8 @@ def main(argv: list[str]) -> int:
     argv = [a for a in argv if a != "--symmetry" and not a.startswith("--max-states=")]
     preset = argv[0] if argv else "tiny"
     variant = argv[1] if len(argv) > 1 else None
-    m = Model(preset_config(preset, variant=variant), symmetry=symmetry)
-    report = conformance.check(m, preset, progress=lambda line: print(line, file=sys.stderr, flush=True),
+    m = build_model(preset_config(preset, variant=variant), symmetry=symmetry)
+    report = conformance.check(m, preset, invariants=builtin_invariants(), progress=lambda line: print(line, file=sys.stderr, flush=True),
                                max_states=max_states)
     print("\n".join(conformance.render(report)))
     print(json.dumps(conformance.figures(report)))

@@ -1,4 +1,4 @@
-"""The effect memo (model/effect_memo.py) rule by rule: over the first N states of a BFS, every enabled action's
+"""The effect memo (model/spec/effect_memo.py) rule by rule: over the first N states of a BFS, every enabled action's
 effect is run directly and through the memo, on the same states, and the seconds each took are summed per rule,
 with the memo's hit rate. Not a test: figures vary with the machine.
 
@@ -14,13 +14,14 @@ import time
 from collections import Counter
 
 from model import Model
-from model.effect_memo import MemoisedEffect
-from model.presets import preset_config
+from model.spec.effect_memo import MemoisedEffect
+from explorer.catalog import preset_config
+from explorer.catalog import build_model
 
 
 def measure(preset: str, variant: str, limit: int, shown: int) -> None:
     cfg = preset_config(preset, variant=variant)
-    direct, memoised = Model(cfg, symmetry=True, memo_effects=False), Model(cfg, symmetry=True)
+    direct, memoised = build_model(cfg, symmetry=True, memo_effects=False), build_model(cfg, symmetry=True)
     spent_direct, spent_memo = Counter(), Counter()
     seen, frontier, expanded = {direct.fingerprint(direct.init_states()[0])}, direct.init_states(), 0
     clock = time.perf_counter

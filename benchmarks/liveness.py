@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from explorer.catalog import build_model
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -59,11 +60,11 @@ def main() -> None:
     print(f"liveness / safety wall time: {ratio:.2f}x (vs --workers 2), {ratio1:.2f}x (vs --workers 1)")
 
     from explorer.liveness import check_liveness
-    from invariants.registry import LIVENESS_KINDS
+    from model.spec.invariant import LIVENESS_KINDS
     from model import Model
-    from model.presets import preset_config
+    from explorer.catalog import preset_config
 
-    model = Model(preset_config(a.preset))
+    model = build_model(preset_config(a.preset))
     result = check_liveness(model, [i for i in model.all_invariants if i.kind in LIVENESS_KINDS])
     m = result.memory
     print(f"liveness graph: {m['graph_states']:,} states, {m['edges']:,} edges, {m['graph_bytes'] / 2**20:.1f} MB: "

@@ -13,8 +13,9 @@ import time
 
 from explorer.core import Checker
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
 from tests.helpers import walk_states
+from explorer.catalog import build_model
 
 
 def deep_states(model: Model, count: int, low: int, high: int) -> list:
@@ -45,7 +46,7 @@ def main() -> None:
     parser.add_argument("--from-depth", type=int, default=15)
     parser.add_argument("--to-depth", type=int, default=40)
     args = parser.parse_args()
-    model = Model(preset_config(args.preset), symmetry=True)
+    model = build_model(preset_config(args.preset), symmetry=True)
     checker = Checker(model, list(model.invariants))
     states = deep_states(model, args.states, args.from_depth, args.to_depth)
     space = model._space

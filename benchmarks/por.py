@@ -35,11 +35,12 @@ import time
 from explorer.por import Reduction
 from explorer.search import SearchOptions, explore
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
+from explorer.catalog import build_model
 
 
 def run(preset, symmetry, workers, por, invariants, **overrides):
-    model = Model(preset_config(preset, **overrides), symmetry=symmetry, invariants=invariants or None)
+    model = build_model(preset_config(preset, **overrides), symmetry=symmetry, invariants=invariants or None)
     start = time.monotonic()
     r = explore("bfs", model, model.invariants, SearchOptions(por=por, workers=workers, all_violations=True))
     return r, time.monotonic() - start
@@ -50,7 +51,7 @@ def why(preset, invariants, limit) -> None:
 
     from tests.helpers import bfs_states
 
-    model = Model(preset_config(preset), invariants=invariants or None)
+    model = build_model(preset_config(preset), invariants=invariants or None)
     red = Reduction(model, model.invariants)
     counts, controller = Counter(), 0
     for state in bfs_states(model, model.fingerprint, limit).values():
@@ -67,7 +68,7 @@ def independence(preset, limit) -> None:
 
     from tests.helpers import bfs_states
 
-    model = Model(preset_config(preset))
+    model = build_model(preset_config(preset))
     red = Reduction(model, model.invariants)
     fp = red.footprints
     pairs = independent = 0
@@ -91,10 +92,10 @@ def independence(preset, limit) -> None:
 def commute(preset, limit) -> None:
     from collections import Counter, defaultdict
 
-    from model.footprint import Components
+    from model.spec.footprint import Components
     from tests.helpers import bfs_states
 
-    model = Model(preset_config(preset))
+    model = build_model(preset_config(preset))
     comps = Components.of(model)
     keys = list(comps.keys())
     name = lambda a: model.rules[a.rule].name                      # noqa: E731
@@ -135,7 +136,7 @@ def commute(preset, limit) -> None:
 
 
 def ideal(preset, symmetry: bool = False) -> None:
-    model = Model(preset_config(preset), symmetry=symmetry)
+    model = build_model(preset_config(preset), symmetry=symmetry)
     fingerprint = model.fingerprint
 
     def commutes(p, q, nexts) -> bool:
@@ -183,7 +184,7 @@ def ideal(preset, symmetry: bool = False) -> None:
 
 
 def sleep_sets(preset) -> None:
-    model = Model(preset_config(preset))
+    model = build_model(preset_config(preset))
     fp = Reduction(model, model.invariants).footprints
 
     def fire(state, pos):
@@ -253,7 +254,7 @@ def main() -> None:
                 mode(preset)
             return
     for preset in args.presets.split(","):
-        model = Model(preset_config(preset), invariants=args.invariant or None)
+        model = build_model(preset_config(preset), invariants=args.invariant or None)
         red = Reduction(model, model.invariants)
         print(f"{preset}: {bin(red.visible).count('1')} of {len(model.action_space)} actions visible to the transition "
               f"invariants; actions each invariant sees: "

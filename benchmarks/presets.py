@@ -16,11 +16,12 @@ import sys
 _CHILD = r"""
 import json, resource, sys, time
 from model import Model
-from model.presets import preset_config
-from invariants import select
+from explorer.catalog import preset_config
+from explorer.catalog import select_invariants as select
 from explorer.search import bfs, SearchOptions
+from explorer.catalog import build_model
 name, variant = sys.argv[1], sys.argv[2]
-model = Model(preset_config(name, variant=variant))
+model = build_model(preset_config(name, variant=variant))
 start = time.process_time()
 result = bfs(model, select(), SearchOptions())
 cpu = time.process_time() - start

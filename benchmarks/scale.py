@@ -29,19 +29,20 @@ import json, resource, sys, time
 import invariants
 from explorer.search import SearchOptions, bfs
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
+from explorer.catalog import build_model, select_invariants
 name, variant, workers, overrides = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
 symmetry = sys.argv[5] == "1"
 max_depth = int(sys.argv[6]) if sys.argv[6] else None
 max_states = int(sys.argv[7]) if sys.argv[7] else None
 memo = sys.argv[8] == "1"
 cfg = preset_config(name, variant=variant, **overrides)
-model = Model(cfg, symmetry=symmetry, memo_effects=memo)
+model = build_model(cfg, symmetry=symmetry, memo_effects=memo)
 def cpu():
     return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
                                                   resource.getrusage(resource.RUSAGE_CHILDREN)))
 start, cpu_start = time.monotonic(), cpu()
-result = bfs(model, invariants.select(), SearchOptions(workers=workers, max_depth=max_depth, max_states=max_states))
+result = bfs(model, select_invariants(), SearchOptions(workers=workers, max_depth=max_depth, max_states=max_states))
 wall, cpu_s = time.monotonic() - start, cpu() - cpu_start   # the workers have been joined: their CPU counts
 own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 peak = own_peak + sum(result.memory.get("worker_peak_rss", []))
@@ -100,7 +101,7 @@ def main() -> None:
     parser.add_argument("--symmetry", action="store_true",
                         help="dedup by the model's symmetry-reduced fingerprint (where the model finds it sound)")
     parser.add_argument("--no-memo", action="store_true",
-                        help="run the effects directly, without the effect memo (model/effect_memo.py): the baseline")
+                        help="run the effects directly, without the effect memo (model/spec/effect_memo.py): the baseline")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     overrides = {}

@@ -21,10 +21,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from explorer.search import SearchOptions, serial_bfs  # noqa: E402
-from invariants import select  # noqa: E402
+from explorer.catalog import select_invariants as select  # noqa: E402
 from model import Model  # noqa: E402
-from model.presets import preset_config  # noqa: E402
+from explorer.catalog import preset_config  # noqa: E402
 from spark_explore import worker  # noqa: E402
+from explorer.catalog import build_model
 
 
 class _Stats:
@@ -89,7 +90,7 @@ def main() -> None:
     parser.add_argument("--symmetry", action="store_true")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the pass (slower)")
     args = parser.parse_args()
-    model = Model(preset_config(args.preset), symmetry=args.symmetry)
+    model = build_model(preset_config(args.preset), symmetry=args.symmetry)
     invariants = list(select())
 
     pack, decode = _Timed("pack_block"), _Timed("decode_states")

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from explorer.catalog import build_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MB = 1024 * 1024
@@ -130,7 +131,7 @@ class Sampler(threading.Thread):
 # -- the two children --------------------------------------------------------------------------------------
 
 def _config(preset: str, overrides: dict):
-    from model.presets import preset_config
+    from explorer.catalog import preset_config
     return preset_config(preset, **overrides)
 
 
@@ -138,13 +139,13 @@ def _model_and_options(preset: str, overrides: dict, search: dict):
     from explorer.search import SearchOptions
     from model import Model
 
-    return Model(_config(preset, overrides), symmetry=search["symmetry"]), SearchOptions(
+    return build_model(_config(preset, overrides), symmetry=search["symmetry"]), SearchOptions(
         max_depth=search["max_depth"], workers=search.get("workers", 1))
 
 
 def child_bfs(preset: str, overrides: dict, search: dict) -> dict:
     from explorer.search import bfs
-    from invariants import select
+    from explorer.catalog import select_invariants as select
 
     started = time.monotonic()
     model, search_options = _model_and_options(preset, overrides, search)
@@ -159,7 +160,7 @@ def child_bfs(preset: str, overrides: dict, search: dict) -> dict:
 
 
 def child_spark(preset: str, overrides: dict, search: dict, master: str, partitions: int | None) -> dict:
-    from invariants import select
+    from explorer.catalog import select_invariants as select
     from spark_explore import SparkOptions, explore_spark, session
 
     started = time.monotonic()

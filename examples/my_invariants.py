@@ -9,7 +9,7 @@ See docs/extending.md. A check returns None when the property holds and a one-li
 from __future__ import annotations
 
 from invariants import invariant
-from model.state import H_NONE, LIVE_DIR, bits
+from model.storage.state import H_NONE, LIVE_DIR, bits
 
 
 @invariant(

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from invariants import invariant
 from model import Feature, Option, StateField
-from model.config import ONE_OF_EACH
-from model.controller import ControllerStep, is_replica_online
-from model.state import P_ONLINE
+from model.storage.config import ONE_OF_EACH
+from model.zk.controller import ControllerStep, is_replica_online
+from model.storage.state import P_ONLINE
 
 
 def _whole_number(value):

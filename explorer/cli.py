@@ -19,8 +19,7 @@ import click
 import invariants as invariants_pkg
 from invariants.plugins import Plugins
 from model import BOUNDS, VARIANTS, ConfigError, Model, ModelConfig
-from model.designs import catalog, deprecation_note
-from model.presets import PRESETS, preset_config
+from .catalog import PRESETS, claimed_invariants, deprecation_note, features as catalog, load_plugins, preset_config
 
 from .checkpoint import DEFAULT_EVERY_S, CheckpointError, Checkpointer, check_fits, check_bounds, check_identity
 from .checkpoint import identity as checkpoint_identity, read as read_checkpoint
@@ -36,6 +35,7 @@ from .report import report_dict, summary_text
 from .scenario import ScenarioError, load_scenario, replay
 from .search import ENGINES, SearchOptions, explore as run_search
 from .visited import parse_size
+from explorer.catalog import build_model
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_FAILURE = 0, 1, 2, 3
 
@@ -72,7 +72,7 @@ def _feature_options(ctx, param, pairs):
 
 
 def _flag_option(flag):
-    """The click option of a feature's Flag (model/feature.py)."""
+    """The click option of a feature's Flag (model/spec/feature.py)."""
     kinds = {
         "switch": {},
         "int": {"type": int, "metavar": flag.metavar or "N"},
@@ -85,7 +85,7 @@ def _flag_option(flag):
 
 def _model_options(f):
     """MODEL options: a preset fills them, explicit flags override the preset. The features bring their flags
-    (model/feature.py Flag); the bounds are the model's."""
+    (model/spec/feature.py Flag); the bounds are the model's."""
     f = click.option("--option", "options", multiple=True, metavar="NAME=VALUE", callback=_feature_options,
                      help="An option of a feature added by a plugin (repeatable; VALUE in JSON, e.g. 2 or true).")(f)
     for name in reversed(tuple(BOUNDS)):
@@ -137,7 +137,7 @@ def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False, qui
     (exit 3, explorer/errors.py), not a traceback. Says on stderr when an invariant turns the asked-for symmetry
     reduction off (unless quiet: the summary and the report say it too)."""
     try:
-        model = Model(cfg, symmetry=symmetry, plugins=_plugins(), invariants=_with_portable(cfg, invariant_ids))
+        model = build_model(cfg, symmetry=symmetry, plugins=_plugins(), invariants=_with_portable(cfg, invariant_ids))
     except ConfigError as e:
         raise BadInput(str(e)) from None
     except KeyError as e:
@@ -150,24 +150,24 @@ def _build_model(cfg: ModelConfig, invariant_ids=(), symmetry: bool = False, qui
 
 def _with_portable(cfg: ModelConfig, invariant_ids) -> list:
     """The named invariants, where one the design's features leave out but that reads only the core state
-    (invariants/designs.py PORTABLE: what `compare` judges every design by) is passed as a value, so that
+    (invariants/zk/designs.py PORTABLE: what `compare` judges every design by) is passed as a value, so that
     `--invariant dir_failure_spares_other_dirs` checks pre-kip112 as compare does."""
-    from invariants.designs import PORTABLE
+    from invariants.zk.designs import PORTABLE
 
     ids = list(invariant_ids)
     if not ids:
         return ids
     try:
-        own = {i.id for i in Model(cfg, plugins=_plugins()).all_invariants}
+        own = {i.id for i in build_model(cfg, plugins=_plugins()).all_invariants}
     except ConfigError:
-        return ids                          # reported by the caller's own Model(...)
+        return ids                          # reported by the caller's own build_model(...)
     portable = {i.id: i for i in PORTABLE}
     return [portable[i] if i not in own and i in portable else i for i in ids]
 
 
 def _unknown_invariants(cfg: ModelConfig, unknown: str) -> str:
-    known = Model(cfg, plugins=_plugins())
-    elsewhere = {i.id: f.name for f in catalog() for i in f.invariants}
+    known = build_model(cfg, plugins=_plugins())
+    elsewhere = {i.id: feature for feature, i in claimed_invariants()}
     left_out = [f"{i} belongs to feature {elsewhere[i]}, which this configuration leaves out"
                 for i in unknown.split(", ") if i in elsewhere]
     if left_out:
@@ -304,7 +304,7 @@ def _load_plugins(ctx, param, names) -> None:
     """--plugin MODULE (repeatable) and JBODCHECK_PLUGINS: import users' invariant and feature modules
     (docs/extending.md); the command's model gets what they declare."""
     try:
-        ctx.meta["jbodcheck.plugins"] = invariants_pkg.load_plugins(names or (), env=True)
+        ctx.meta["jbodcheck.plugins"] = load_plugins(names or (), env=True)
     except invariants_pkg.PluginError as e:
         raise BadInput(str(e)) from None
     except invariants_pkg.plugins.PluginAbort as e:    # sys.exit() or KeyboardInterrupt in a plugin's import
@@ -641,7 +641,7 @@ def view(report_path, html_path):
     params = dict(report.get("model") or {})
     preset = params.pop("preset", None)
     try:
-        refs = references(Model(_build_config(preset, {}, base=params), plugins=_plugins()))
+        refs = references(build_model(_build_config(preset, {}, base=params), plugins=_plugins()))
     except (click.ClickException, ConfigError, KeyError, TypeError, ValueError) as e:
         click.echo(f"jbodcheck: warning: the report's model cannot be rebuilt ({one_line(e)}): "
                    f"the page has no rule references", err=True)
@@ -665,7 +665,7 @@ def presets(as_json):
         data = (f"records={m['max_records']}, min_isr={m['min_isr']}, consumer={str(m['consumer']).lower()}, "
                 f"unclean_election={str(m['unclean_election']).lower()}")
         features = []
-        for feature in Model(preset_config(e["name"])).features:
+        for feature in build_model(preset_config(e["name"])).features:
             if feature.enabled(ModelConfig()) or not feature.config_fields:
                 continue  # always included (the core, the data path), or required by a switched feature
             switch, *details = feature.config_fields
@@ -718,7 +718,8 @@ def invariants_command(as_json):
     """List every invariant: id, kind, statement, reference, the feature that claims it (plugin invariants: none)
     and whether it is symmetric under the dir symmetry reduction."""
     plugins = _plugins()
-    claimed = [(i, f.name) for f in catalog() + tuple(plugins.features) for i in f.invariants]
+    claimed = [(i, feature) for feature, i in claimed_invariants()] + [
+        (i, f.name) for f in plugins.features for i in f.invariants]
     entries = [{"id": i.id, "kind": i.kind, "statement": i.statement, "reference": i.reference, "feature": feature,
                 "symmetric": i.symmetric}
                for i, feature in claimed + [(i, None) for i in plugins.invariants]]

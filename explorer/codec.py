@@ -10,7 +10,7 @@ encoding and decoding run mostly in C (``map``, ``zip``, numpy) rather than one 
 **Interning.** Every component that goes through the codec (a broker, the controller, a field value) is mapped
 to one canonical object per value in this process: the first one it encoded or decoded. So the states decoded
 in a worker share their components with each other and with the states it generated, and the model's memo
-caches (``Model.cached``, model/memo.py), which are keyed by value, find them by identity instead of comparing
+caches (``Model.cached``, model/spec/memo.py), which are keyed by value, find them by identity instead of comparing
 a fresh copy field by field. Each table is bounded (cleared when full, like the memos). Sound for the same
 reason as the memos: the model never puts equal values of different types in one field (tests/test_memo.py).
 

@@ -2,7 +2,7 @@
 (docs/designs.md holds the table it generates for the presets; tests/test_compare.py checks that it regenerates).
 
 Each design is checked against its own features' invariants and the invariants other designs claim that read
-only the core state (invariants/designs.py PORTABLE), so that what one design buys shows up as what another
+only the core state (invariants/zk/designs.py PORTABLE), so that what one design buys shows up as what another
 breaks. A cell says ``holds`` (with the distinct states of the exhaustive search) or ``violated`` (the length of
 the shortest trace, BFS) and, for a violation, names a scenario file written beside the output
 (explorer/fuzz.py scenario_dict) that `replay` reproduces; ``n/a`` when the design does not have the state the
@@ -15,10 +15,10 @@ import json
 import os
 from typing import NamedTuple
 
-from invariants.designs import PORTABLE
-from invariants.registry import is_liveness
+from invariants.zk.designs import PORTABLE
+from model.spec.invariant import is_liveness
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
 
 from . import signals
 from .errors import OutputError
@@ -26,6 +26,7 @@ from .scenario import scenario_dict
 from .outputs import check_directory, check_writable, write_json, write_text
 from .report import report_dict
 from .search import SearchOptions, bfs
+from explorer.catalog import build_model
 
 
 class Row(NamedTuple):
@@ -47,7 +48,7 @@ ROWS = (
 )
 CONFIGS = ("tiny",)
 # What a design costs, the first table of each configuration: the data it may lose, and the replicas on good
-# dirs it stops serving (invariants/designs.py dir_failure_spares_other_dirs), then KIP-112's own rule.
+# dirs it stops serving (invariants/zk/designs.py dir_failure_spares_other_dirs), then KIP-112's own rule.
 COSTS = (("data", "no_acked_record_lost"), ("availability", "dir_failure_spares_other_dirs"),
          ("KIP-112's rule", "no_recreate_with_bad_dir"))
 
@@ -59,9 +60,9 @@ def rows() -> tuple[Row, ...]:
 def model_of(config: str, row: Row) -> Model:
     """The row's model on the configuration, checked with its own invariants and the portable ones."""
     cfg = preset_config(config, **row.params)
-    own = [i for i in Model(cfg).all_invariants if not is_liveness(i)]  # safety only: BFS checks these
+    own = [i for i in build_model(cfg).all_invariants if not is_liveness(i)]  # safety only: BFS checks these
     ids = {i.id for i in own}
-    return Model(cfg, symmetry=True, invariants=list(own) + [i for i in PORTABLE if i.id not in ids])
+    return build_model(cfg, symmetry=True, invariants=list(own) + [i for i in PORTABLE if i.id not in ids])
 
 
 def scenario_name(config: str, row: Row, invariant_id: str) -> str:
@@ -235,7 +236,7 @@ def _command():
     @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
     def compare_command(configs, workers, markdown_path, json_path, scenarios_dir, quiet):
         """Run every design on the same presets and compare which invariants each breaks."""
-        from model.presets import PRESETS
+        from explorer.catalog import PRESETS
 
         names = [c.strip() for c in configs.split(",") if c.strip()]
         unknown = [c for c in names if c not in PRESETS]

@@ -24,9 +24,9 @@ import attrs
 import numpy as np
 
 from invariants import Invariant
-from invariants.safety import first_broker_failure
+from invariants.storage.safety import first_broker_failure
 from model import Action, Model, State, fingerprint
-from model.memo import by_value
+from model.spec.memo import by_value
 
 from .visited import format_size, process_memory
 
@@ -134,7 +134,7 @@ class Checker:
         self.quiescent_invs = [i for i in invariants if i.kind == "quiescent"]
         self.transition_invs = [i for i in invariants if i.kind == "transition"]
         self.failed: set[str] = set()
-        # Per-broker state invariants (invariants/safety.py per_broker) are evaluated together, once per distinct
+        # Per-broker state invariants (invariants/storage/safety.py per_broker) are evaluated together, once per distinct
         # broker: each broker's results as a tuple (slot k: the k-th such invariant), or None when all pass.
         per_broker = [i for i in self.state_invs if hasattr(i.check, "broker_check")]
         checks = [i.check.broker_check for i in per_broker]

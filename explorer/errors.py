@@ -71,7 +71,7 @@ def guarded_check(check):
             return FAILURE_MARK + one_line(e)
 
     guarded.jbodcheck_guarded = True
-    if hasattr(check, "broker_check"):      # invariants.safety.per_broker: the Checker calls this one per broker
+    if hasattr(check, "broker_check"):      # invariants.storage.safety.per_broker: the Checker calls this one per broker
         guarded.broker_check = guarded_check(check.broker_check)
     return guarded
 

@@ -27,15 +27,15 @@ def references(model) -> dict:
     """The rules' references and the invariants' statements and references of a model's design (also of the
     features this configuration leaves out) and its plugins: ``{"rules": {name: reference}, "invariants": {id:
     {"statement", "reference"}}}``."""
-    from model.designs import catalog
+    from .catalog import claims_of, features
 
     rules, invs = {}, {}
-    for feature in (*catalog(), *getattr(model, "plugin_features", ()), *model.features):
+    for feature in (*features(), *getattr(model, "plugin_features", ()), *model.features):
         for r in feature.rules:
             rules[r.name] = r.reference
         for r in feature.replaces.values():
             rules.setdefault(r.name, r.reference)
-        for i in feature.invariants:
+        for i in claims_of(feature):
             invs[i.id] = {"statement": i.statement, "reference": i.reference}
     for r in model.rules:                       # the design's own rule wins (a variant replaces a rule)
         rules[r.name] = r.reference

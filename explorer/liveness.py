@@ -1,10 +1,10 @@
-"""Liveness checking under weak fairness: ``eventually`` and ``leads_to`` properties (invariants/registry.py
+"""Liveness checking under weak fairness: ``eventually`` and ``leads_to`` properties (model/spec/invariant.py
 ``Liveness``), with lasso counterexamples (docs/model.md, section 9.1).
 
 The state graph is explored breadth-first *without* symmetry reduction (a lasso must be a concrete cycle of the
 model, and a property's instances need not be symmetric), keeping per state its index (fingerprint -> index), its
 BFS parent (``ParentTable``), its outgoing edges as CSR arrays (target index, action id) and each property's P and
-Q instance bitmasks. A rule's ``fair`` flag (model/registry.py) makes each of its action instances weakly fair; an
+Q instance bitmasks. A rule's ``fair`` flag (model/spec/rule.py) makes each of its action instances weakly fair; an
 action is enabled in a state exactly when it generated one of the state's edges.
 
 For P ~> Q and instance i: in the subgraph of the states where Q(i) is false, an iterative Tarjan finds the
@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import attrs
 import numpy as np
 
-from invariants.registry import is_liveness
+from model.spec.invariant import is_liveness
 from model import BOUNDS, ConfigError, Model
 
 from .core import INTERRUPTS, SearchResult, TransitionCounts, Violation, gc_paused, interrupt_signal, interruptible, \

@@ -2,7 +2,7 @@
 instead of all of them (docs/performance.md, "Partial-order reduction").
 
 - Independence: two actions are dependent when one writes a state component the other reads (its guard's
-  reads included) or writes, by the rules' declared footprints (model/footprint.py: checked by
+  reads included) or writes, by the rules' declared footprints (model/spec/footprint.py: checked by
   tests/test_footprints.py); an enabled action with ``footprint_at`` uses the footprint it computes at the
   state. Undeclared rules are dependent on everything. Dead actions (``spends``: budget used up) are ignored.
 - C0, C1 (strong stubborn sets, Valmari): from one enabled seed action, close the set under "an enabled member
@@ -24,10 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from model import Action
-from model.common import budget_left
-from model.footprint import Footprints
+from model.storage.common import budget_left
+from model.spec.footprint import Footprints
 
-# What each built-in state invariant reads (component patterns, model/footprint.py; checked by
+# What each built-in state invariant reads (component patterns, model/spec/footprint.py; checked by
 # tests/test_footprints.py: swapping anything else for another reachable state's never changes the verdict).
 # Transition invariants: (the rules they look at, None for any rule that changes what they read; what they read
 # before and after). Quiescent invariants need no entry: see the quiescence condition below.

@@ -3,7 +3,7 @@ the action and only what changed."""
 from __future__ import annotations
 
 from model import Model, State
-from model.state import (
+from model.storage.state import (
     BROKER_SCHEMA, BUDGET_FIELDS, CONTROLLER_VIEW, DELETION_NAMES, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES,
     LEADER_AND_ISR, LEADER_DURING_DELETE, MESSAGE_NAMES, NO_LEADER, PARTITION_STATE_NAMES, REASSIGNMENT_NAMES,
     REPLICA_STATE_NAMES, STATE_VIEW, STOP_REPLICA, STOP_REPLICA_DELETE, bits,
@@ -38,7 +38,7 @@ def _ids(mask: int) -> str:
     return "[" + ",".join(str(b) for b in bits(mask)) + "]"
 
 
-# The formatters the declared views name (model/state.py Show.fmt): fmt(model, value) -> JSON-ready value.
+# The formatters the declared views name (model/storage/state.py Show.fmt): fmt(model, value) -> JSON-ready value.
 _FORMATS = {
     "plain": lambda m, v: v,
     "list": lambda m, v: list(v),
@@ -95,12 +95,12 @@ _BROKER_VIEW = tuple((f.name, f.show) for f in BROKER_SCHEMA if f.show is not No
 
 
 def state_dict(model: Model, state: State) -> dict:
-    """The state as JSON-ready data, read from the declared views of model/state.py (BROKER_SCHEMA,
+    """The state as JSON-ready data, read from the declared views of model/storage/state.py (BROKER_SCHEMA,
     CONTROLLER_VIEW, STATE_VIEW); the fields of a feature the model leaves out are not shown."""
     brokers = [{"broker": b, **_view(model, br, _BROKER_VIEW)} for b, br in enumerate(state.brokers)]
     out = {"brokers": brokers, "controller": _view(model, state.controller, CONTROLLER_VIEW)}
     out.update(_view(model, state, STATE_VIEW, partitions_key="records"))
-    if model.ext_fields:  # the state fields of features added from outside (model/feature.py StateField)
+    if model.ext_fields:  # the state fields of features added from outside (model/spec/feature.py StateField)
         out["extensions"] = {sf.name: _plain(value) for sf, value in zip(model.ext_fields, state.ext)}
     return out
 

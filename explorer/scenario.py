@@ -14,7 +14,7 @@ import attrs
 
 from invariants import Invariant
 from model import ActionDisabled, Model, State
-from model.state import D_DONE, DIR_NAMES, NO_LEADER, RA_DONE, bits
+from model.storage.state import D_DONE, DIR_NAMES, NO_LEADER, RA_DONE, bits
 
 from .core import Checker, SearchResult, TransitionCounts, Violation
 

@@ -10,7 +10,7 @@ A plugin is an ordinary Python module (or a ``.py`` file) that declares invarian
         return None  # or a one-line message when the property is broken
 
 Its invariants are those it declares with ``@invariant`` (``invariants_in``); a module-level ``FEATURES`` list
-adds whole features (model/feature.py: rules, state fields, options, presets, invariants). ``load_plugins``
+adds whole features (model/spec/feature.py: rules, state fields, options, presets, invariants). ``load_plugins``
 returns them as ``Plugins``, which the CLI (``--plugin MODULE``), the Hypothesis state machine
 (explorer/fuzz.py) and the pytest suite give to ``Model(..., plugins=...)``. An invariant is not symmetric
 under dir symmetry unless it says so (``symmetric=True``); a search that checks one runs without the reduction.
@@ -31,7 +31,7 @@ from types import ModuleType
 
 import attrs
 
-from .registry import Invariant, invariants_in
+from model.spec.invariant import Invariant, invariants_in
 
 ENV_VAR = "JBODCHECK_PLUGINS"
 
@@ -130,11 +130,13 @@ class Plugins:
         return cls(tuple(modules), features, invariants)
 
 
-def load_plugins(names=(), *, env: bool = False) -> Plugins:
+def load_plugins(names=(), *, env: bool = False, builtin=()) -> Plugins:
     """Import each named plugin module (a dotted module name or a path to a ``.py`` file), once.
 
     With ``env=True`` the modules named by JBODCHECK_PLUGINS are loaded first. Raises PluginError with a
     one-line message when a module cannot be imported (or fails while declaring its invariants).
+    ``builtin``: (feature name, Invariant) pairs whose ids a plugin must not take (explorer/catalog.py passes the
+    built-in designs' claims).
     """
     wanted = (env_plugins() if env else []) + [n.strip() for n in names if n and n.strip()]
     modules = []
@@ -160,17 +162,15 @@ def load_plugins(names=(), *, env: bool = False) -> Plugins:
             LOADED[name] = module
         modules.append(module)
     plugins = Plugins.of(modules)
-    _refuse_duplicate_ids(plugins, wanted)
+    _refuse_duplicate_ids(plugins, wanted, builtin)
     return plugins
 
 
-def _refuse_duplicate_ids(plugins: Plugins, names: list[str]) -> None:
+def _refuse_duplicate_ids(plugins: Plugins, names: list[str], builtin) -> None:
     """An invariant id names one invariant: a plugin's that repeats a built-in one's (of any design or feature)
     or another plugin's would mix the two in reports, scenarios and --invariant. (A plugin that imports a
     built-in invariant's function declares nothing new: the same object is not a second invariant.)"""
-    from model.designs import catalog
-
-    owner = {i.id: (f"the built-in invariant of feature {f.name}", i) for f in catalog() for i in f.invariants}
+    owner = {i.id: (f"the built-in invariant of feature {feature}", i) for feature, i in builtin}
     by_module = {id(m): n for n, m in zip(names, plugins.modules)}
     declared = [(i, m) for m in plugins.modules for i in invariants_in(m)]
     declared += [(i, m) for m in plugins.modules for f in getattr(m, "FEATURES", ()) for i in f.invariants]

@@ -1,12 +1,19 @@
-"""jbodcheck's model of Kafka's JBOD disk-failure protocols (KIP-112 and the designs around it).
+"""jbodcheck's model of Kafka's JBOD disk-failure protocols, in layers (docs/architecture.md):
 
-A model is a value: ``Model(cfg)`` assembles the features of a design (model/feature.py, model/designs.py) for
-one configuration."""
-from .config import BOUNDS, VARIANTS, ConfigError, ModelConfig
-from .feature import Design, Feature, Flag, Option, StateField
-from .model import Action, ActionDisabled, Model
-from .registry import Rule
-from .state import State, fingerprint
+- ``model.spec``: the kernel: rules, features, designs, the state schema, the invariant type, the model value,
+  footprints, memos, symmetry. It knows nothing of Kafka.
+- ``model.storage``: what every controller mode shares on a broker: log dirs, the LogManager's create-or-refuse
+  decision, hosted replicas, crashes and restarts, the environment's faults, the data path, KIP-928 saturation.
+- ``model.zk``: the ZooKeeper-mode controller and the designs over it (KIP-112, its draft, KIP-18, KIP-46).
+
+The designs, bound to the invariants they claim, and the presets are in ``explorer.catalog``
+(``build_model(cfg)``). This package re-exports the names a user of the model needs."""
+from model.spec.errors import ConfigError
+from model.spec.feature import Design, Feature, Flag, Option, StateField
+from model.spec.model import Action, ActionDisabled, Model
+from model.spec.rule import Rule
+from model.storage.config import BOUNDS, VARIANTS, ModelConfig
+from model.storage.state import State, fingerprint
 
 __all__ = [
     "Action", "ActionDisabled", "BOUNDS", "ConfigError", "Design", "Feature", "Flag", "Model", "ModelConfig", "Option",

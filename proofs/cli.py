@@ -22,8 +22,8 @@ class _BadInput(click.ClickException):
 
 
 def _size(preset: str) -> tuple[int, int, int]:
-    from model.config import ConfigError
-    from model.presets import preset_config
+    from model.storage.config import ConfigError
+    from explorer.catalog import preset_config
     try:
         cfg = preset_config(preset)
     except ConfigError as e:

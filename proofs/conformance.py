@@ -27,7 +27,7 @@ from typing import NamedTuple
 import z3
 
 from explorer.core import fingerprint_of
-from model.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
+from model.storage.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
 
 from .properties import PROPERTIES
 from .refinement import Offence, Refinement
@@ -345,15 +345,18 @@ def _transition_holds(ref: Refinement, m, prop, key, cache: dict) -> bool:
 
 
 def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True, properties: bool = True,
-          max_offences: int = 5, progress=None, max_states: int | None = None, stop_early: bool = False) -> Report:
+          max_offences: int = 5, progress=None, max_states: int | None = None, stop_early: bool = False,
+          invariants=()) -> Report:
     """The whole check on the reachable states of ``m`` (see the module's doc). ``max_states`` and
     ``stop_early`` (stop at the first forward offence or property disagreement) are for the mutation tests;
-    the conformance figures are of whole presets."""
-    from invariants import builtin
+    the conformance figures are of whole presets. ``invariants``: the explicit invariants each z3 property is
+    compared with (by id; the caller's catalog gives them: explorer.catalog.builtin_invariants())."""
+    if properties and not invariants:
+        raise ValueError("the property agreement needs the explicit invariants (invariants=...)")
     start = time.monotonic()
     ref = Refinement(m, variant)
     bk = m.cached(_broker_key, bind=True)
-    invariants = {inv.id: inv for inv in builtin()}
+    invariants = {inv.id: inv for inv in invariants}
     prop_pairs = [(PROPERTIES[pid], invariants[iid]) for pid, iid in PROPERTY_TO_INVARIANT.items()
                   if pid in PROPERTIES and iid in invariants]
     init = m.init_states()[0]

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import z3
 
-from model.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
+from model.storage.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
 
 from .system import (
     ACTION_BY_NAME, DIR_VALUES, FIELDS, HOSTED_VALUES, RULE_TO_ACTION, Finite, StateVars, initial, relation,
@@ -233,7 +233,7 @@ def check_model(m, max_states: int, variant: str | None = None, max_offences: in
 def describe(off: Offence) -> str:
     """One offence in a few lines: the explicit action, the abstract action's false conjuncts, and the
     vocabulary's values that changed."""
-    from model.state import DIR_NAMES, HOSTED_NAMES
+    from model.storage.state import DIR_NAMES, HOSTED_NAMES
     names = {"dir": DIR_NAMES, "hosted": HOSTED_NAMES}
     letters = {f.name: [a[0].lower() if a != "Bool" else "n" for a in f.args] for f in FIELDS}
 

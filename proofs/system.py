@@ -23,7 +23,7 @@ DirStatus, (GOOD, SATURATED, OFFLINE, REMOVED) = z3.EnumSort(
     "DirStatus", ["good", "saturated", "offline", "removed"])
 Hosted, (H_NONE, H_OFFLINE, H_STOPPED, H_FOLLOWER, H_LEADER, H_SATURATED) = z3.EnumSort(
     "Hosted", ["none", "offline", "stopped", "follower", "leader", "saturated"])
-DIR_VALUES = (GOOD, SATURATED, OFFLINE, REMOVED)            # indexed by model.state's GOOD.. REMOVED
+DIR_VALUES = (GOOD, SATURATED, OFFLINE, REMOVED)            # indexed by model.storage.state's GOOD.. REMOVED
 HOSTED_VALUES = (H_NONE, H_OFFLINE, H_STOPPED, H_FOLLOWER, H_LEADER, H_SATURATED)  # by H_NONE.. H_SATURATED
 BOOL = z3.BoolSort()
 
@@ -163,7 +163,7 @@ def frame(u, s, t, changed: set, unless: dict | None = None):
     return [(f"{n} unchanged", same(u, s, t, n, unless.get(n))) for n in FIELD_NAMES if n not in changed]
 
 
-# ---- the designs: which missing log a broker may create (model/designs.py, may_create_log) ----------------
+# ---- the designs: which missing log a broker may create (model/zk/designs.py, may_create_log) ----------------
 def may_create_kip112(u, s, b, is_new):
     return z3.Or(is_new, z3.Not(has_offline_dir(u, s, b)))
 

@@ -29,6 +29,7 @@ from explorer.codec import PROTOCOL as _PROTOCOL, decode_states, encode_states
 from explorer.core import Checker, TransitionCounts
 from invariants.plugins import Plugins
 from model import Model
+from explorer.catalog import build_model
 
 U64 = np.uint64
 U32 = np.uint32
@@ -101,11 +102,11 @@ def checker_for(model, model_key: tuple, invariants: list) -> Checker:
 def model_for(model_key: tuple, features=(), invariants=()):
     """The model of a (configuration, symmetry, plugin feature names) key, built with those features and checked
     with the driver's invariants, and its action numbering (a pure function of the key). With symmetry the
-    model fingerprints a canonical representative (model/symmetry.py), as on the driver."""
+    model fingerprints a canonical representative (model/spec/symmetry.py), as on the driver."""
     entry = _MODELS.get(model_key)
     if entry is None:
         cfg, symmetry, _ = model_key
-        model = Model(cfg, symmetry=symmetry, plugins=Plugins(features=tuple(features)), invariants=list(invariants))
+        model = build_model(cfg, symmetry=symmetry, plugins=Plugins(features=tuple(features)), invariants=list(invariants))
         assert model.symmetry == symmetry, "the executor's model must reduce as the driver's does"
         index = {(ri, args): i for i, (ri, _rule, args) in enumerate(model.action_space)}
         entry = _MODELS[model_key] = (model, index)

@@ -5,8 +5,9 @@ from pathlib import Path
 
 from invariants import Plugins
 from model import Model, ModelConfig
-from model.presets import preset_config
-from model.state import replace_at
+from explorer.catalog import preset_config
+from model.storage.state import replace_at
+from explorer.catalog import build_model
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
@@ -23,16 +24,16 @@ DELIVERY_RULES = (
 
 
 def policy(variant: str):
-    """The design's may_create_log hook (model/designs.py), for calling the broker's procedures directly."""
-    return Model(ModelConfig(variant=variant)).hooks.may_create_log
+    """The design's may_create_log hook (model/zk/designs.py), for calling the broker's procedures directly."""
+    return build_model(ModelConfig(variant=variant)).hooks.may_create_log
 
 
 def model_of(preset: str = "small", **overrides) -> Model:
-    return Model(preset_config(preset, **overrides))
+    return build_model(preset_config(preset, **overrides))
 
 
 def custom_model(**params) -> Model:
-    return Model(ModelConfig(**params))
+    return build_model(ModelConfig(**params))
 
 
 def init(model: Model):

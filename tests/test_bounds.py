@@ -12,22 +12,23 @@ import pytest
 from explorer.bounds import model_bounds, model_bounds_text
 from helpers import REPO
 from model import BOUNDS, Model, ModelConfig
-from model.presets import preset_config
+from explorer.catalog import preset_config
+from explorer.catalog import build_model
 
 
 def test_the_model_bounds_are_the_shape_and_every_included_features_max_fields():
-    bounds = model_bounds(Model(preset_config("tiny")))
+    bounds = model_bounds(build_model(preset_config("tiny")))
     assert list(bounds)[:4] == ["brokers", "dirs", "partitions", "rf"]
     assert set(BOUNDS) | {"max_records"} <= set(bounds)
     assert "dir_capacity" not in bounds and "max_created_resets" not in bounds
-    saturation = model_bounds(Model(preset_config("tiny", saturation=True, dir_capacity=3)))
+    saturation = model_bounds(build_model(preset_config("tiny", saturation=True, dir_capacity=3)))
     assert saturation["dir_capacity"] == 3
-    draft = model_bounds(Model(preset_config("tiny", variant="kip112-draft")))
+    draft = model_bounds(build_model(preset_config("tiny", variant="kip112-draft")))
     assert draft["max_created_resets"] == 1
 
 
 def test_per_partition_records_show_one_number_each():
-    model = Model(ModelConfig(brokers=2, dirs=2, partitions=2, rf=2, max_records=[1, 0]))
+    model = build_model(ModelConfig(brokers=2, dirs=2, partitions=2, rf=2, max_records=[1, 0]))
     bounds = model_bounds(model)
     assert bounds["max_records"] == [1, 0]
     assert "records=1,0" in model_bounds_text(bounds)

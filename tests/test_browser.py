@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 import pytest
 
 from test_cli import cli
+from explorer.catalog import build_model
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "chrome")
                  if shutil.which(n)), None)
@@ -127,9 +128,9 @@ def test_a_long_trace_steps_to_its_end(tmp_path):
     from explorer.html import page, references
     from explorer.report import report_dict
     from model import Model
-    from model.presets import preset_config
+    from explorer.catalog import preset_config
 
-    model = Model(preset_config("small", variant="legacy", **{**LOOSE_BOUNDS, "max_faults": 8, "max_crashes": 4,
+    model = build_model(preset_config("small", variant="legacy", **{**LOOSE_BOUNDS, "max_faults": 8, "max_crashes": 4,
                                                                "max_restarts": 4, "max_failovers": 3, "max_fixes": 3,
                                                                "max_records": 2}))
     rng, state, actions = random.Random(15), model.init_states()[0], []

@@ -12,9 +12,10 @@ import pytest
 import explorer
 import invariants
 from model import Model, ModelConfig
-from model.presets import PRESETS, preset_config
+from explorer.catalog import PRESETS, preset_config
 
 from helpers import REPO, in_process, init, model_of, step
+from explorer.catalog import build_model, builtin_invariants
 
 REPORT_KEYS = {"schema", "tool", "version", "model", "engine", "result", "distinct_states", "states_generated",
                "depth", "elapsed_s", "coverage", "violations"}
@@ -74,10 +75,10 @@ def _check_report(report, preset, variant, expect_violation):
     for key in ("distinct_states", "states_generated", "depth"):
         assert isinstance(report[key], int) and report[key] >= 0
     assert isinstance(report["elapsed_s"], (int, float))
-    assert list(report["coverage"]) == list(Model(cfg).reported_rules)   # every rule of the design
+    assert list(report["coverage"]) == list(build_model(cfg).reported_rules)   # every rule of the design
     assert isinstance(report["violations"], list)
     assert bool(report["violations"]) == expect_violation
-    ids = {i.id: i.kind for i in invariants.builtin()}
+    ids = {i.id: i.kind for i in builtin_invariants()}
     for v in report["violations"]:
         assert VIOLATION_KEYS <= set(v)
         assert v["kind"] == ids[v["invariant"]]
@@ -257,7 +258,7 @@ def test_rules_json(capsys):
     code, out, _ = in_process(capsys, "rules", "--json")
     assert code == 0
     entries = json.loads(out)
-    model = Model(ModelConfig())
+    model = build_model(ModelConfig())
     assert [e["name"] for e in entries] == list(model.reported_rules)
     assert [e["name"] for e in entries if e["in_configuration"]] == [r.name for r in model.rules]
     for e in entries:
@@ -269,7 +270,7 @@ def test_invariants_json(capsys):
     code, out, _ = in_process(capsys, "invariants", "--json")
     assert code == 0
     entries = json.loads(out)
-    assert [e["id"] for e in entries] == [i.id for i in invariants.builtin()]
+    assert [e["id"] for e in entries] == [i.id for i in builtin_invariants()]
     for e in entries:
         assert {"id", "kind", "statement", "reference"} <= set(e)
         assert e["kind"] in ("state", "transition", "quiescent", "eventually", "leads_to")
@@ -280,7 +281,7 @@ def test_text_listings_work(capsys):
         code, out, _ = in_process(capsys, command)
         assert code == 0 and out.strip()
     _, out, _ = in_process(capsys, "invariants")
-    assert all(i.id in out for i in invariants.builtin())
+    assert all(i.id in out for i in builtin_invariants())
 
 
 # ---- entry points ---------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from explorer.cli import main
 from explorer.compare import ROWS, generated_block, model_of, rows
 from explorer.scenario import load_scenario, replay
 from model import VARIANTS
-from model.presets import preset_config
+from explorer.catalog import preset_config
 
 from explorer.compare import markdown, run_cell
 from helpers import REPO

@@ -1,23 +1,24 @@
 """The other designs (docs/model.md, section 12): KIP-112's draft (created list) as features over the adopted
-design's core, the core hook it overrides, and the invariants the designs claim (invariants/designs.py), each
+design's core, the core hook it overrides, and the invariants the designs claim (invariants/zk/designs.py), each
 with a hand-made case that breaks it."""
 from __future__ import annotations
 
 import pytest
 
-from invariants import designs as D
+from invariants.zk import designs as D
 from model import Model, ModelConfig
-from model.design_draft import in_created
-from model.presets import preset_config
-from model.state import E_NONE, H_FOLLOWER, H_LEADER, H_OFFLINE, OFFLINE
+from model.zk.design_draft import in_created
+from explorer.catalog import preset_config
+from model.storage.state import E_NONE, H_FOLLOWER, H_LEADER, H_OFFLINE, OFFLINE
 
 from helpers import created_topic, deliver_all, init, run, step
+from explorer.catalog import build_model
 
 TINY = dict(max_records=0, consumer=False)
 
 
 def tiny(variant: str, **params) -> Model:
-    return Model(preset_config("tiny", variant=variant, **{**TINY, **params}))
+    return build_model(preset_config("tiny", variant=variant, **{**TINY, **params}))
 
 
 def created(model, state, p=0):
@@ -30,14 +31,14 @@ def copy_dir(broker, p=0):
 
 # ---- the core hook ----------------------------------------------------------------------------------------
 
-# The design invariants (invariants/designs.py) whose breaking cases are the tests below (each asserts the
+# The design invariants (invariants/zk/designs.py) whose breaking cases are the tests below (each asserts the
 # invariant's message on a state that breaks it); tests/test_invariants.py counts them as covered.
 BROKEN_HERE = ("refusal_only_for_a_lost_copy", "no_recreate_over_offline_copy", "offline_replicas_are_known",
                "dir_failure_spares_other_dirs")
 
 
 def test_the_adopted_design_keeps_the_state_machines_choice_of_is_new_replica():
-    m = Model(ModelConfig())
+    m = build_model(ModelConfig())
     assert m.hooks.is_new_replica(None, 0, 0, True) is True
     assert m.hooks.is_new_replica(None, 0, 0, False) is False
     s = step(m, init(m), "CreateTopic", 0)
@@ -88,7 +89,7 @@ def test_the_reset_is_bounded_and_needs_a_listed_broker():
 
 
 def test_a_deleted_replica_leaves_the_created_list():
-    m = Model(preset_config("deletion", variant="kip112-draft"))
+    m = build_model(preset_config("deletion", variant="kip112-draft"))
     s = created_topic(m)
     assert created(m, s) == [0, 1]
     s = deliver_all(m, step(m, s, "DeleteTopic", 0))
@@ -199,7 +200,7 @@ def test_kip18_restarts_a_failed_dirs_partition_on_a_good_dir():
 def test_kip18_loses_a_concurrent_restart_partitions_update():
     """Two brokers' read-modify-writes interleave: broker 1's write, based on the empty znode it read, overwrites
     broker 0's entry; partition 1 is never restarted on broker 0, which stays in its ISR without its log."""
-    m = Model(preset_config("kip18-lost-update", variant="kip18"))
+    m = build_model(preset_config("kip18-lost-update", variant="kip18"))
     s = deliver_all(m, run(m, init(m), ("CreateTopic", 0), ("CreateTopic", 1)))
     lost0 = [d for d in range(2) if s.brokers[0].copies[1] >> d & 1][0]   # broker 0's dir of partition 1
     lost1 = [d for d in range(2) if s.brokers[1].copies[0] >> d & 1][0]   # broker 1's dir of partition 0
@@ -290,7 +291,8 @@ def test_pre_kip112_stops_the_broker_on_any_dir_failure():
 
 
 def test_pre_kip112_reuses_the_halting_broker_of_kip46_and_creates_what_it_lacks():
-    from model.designs import DESIGNS, HALTING_BROKER, LEGACY_CREATE
+    from explorer.catalog import DESIGNS
+    from model.zk.designs import HALTING_BROKER, LEGACY_CREATE
 
     pre, kip46 = DESIGNS["pre-kip112"], DESIGNS["kip46"]
     assert HALTING_BROKER in pre.features and HALTING_BROKER in kip46.features and LEGACY_CREATE in pre.features
@@ -453,7 +455,7 @@ def test_the_new_design_and_assignment_compose_with_deletion_saturation_and_reas
     fires beside the design's (a dir failure, a creation), and the first 5,000 states break no invariant."""
     from explorer.search import SearchOptions, bfs
 
-    m = Model(preset_config("tiny", variant=variant, assignment_policy=assignment, **features))
+    m = build_model(preset_config("tiny", variant=variant, assignment_policy=assignment, **features))
     r = bfs(m, list(m.invariants), SearchOptions(max_states=5_000, all_violations=True))
     assert r.distinct_states == 5_000 and not r.violations
     fired = {name for name, n in r.coverage.items() if n}

@@ -17,9 +17,9 @@ import pytest
 import invariants
 from explorer.search import SearchOptions, bfs
 from model import ActionDisabled, ModelConfig
-from model.config import ConfigError
-from model.data import fetch_result, matching_prefix
-from model.state import (
+from model.storage.config import ConfigError
+from model.storage.data import fetch_result, matching_prefix
+from model.storage.state import (
     E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_SATURATED, NO_LEADER, OFFLINE, P_OFFLINE, P_ONLINE, SATURATED,
 )
 
@@ -27,11 +27,12 @@ from helpers import (
     REPO, created_topic, custom_model, deliver_all, enabled, guard, init, model_of, run, step, with_broker,
 )
 from profiles import THOROUGH
+from explorer.catalog import builtin_invariants, select_invariants
 
 DATA_RULES = ("Produce", "ReplicaFetch", "LeaderShrinkIsr", "Consume")
-# Every invariant of invariants/durability.py (no_acked_record_lost, isr_logs_agree_below_hw,
+# Every invariant of invariants/storage/durability.py (no_acked_record_lost, isr_logs_agree_below_hw,
 # consumer_sees_no_loss_or_duplicate, reads_below_hw_are_committed, ...).
-DURABILITY = tuple(i.id for i in invariants.builtin() if i.check.__module__ == "invariants.durability")
+DURABILITY = tuple(i.id for i in builtin_invariants() if i.check.__module__ == "invariants.storage.durability")
 
 
 
@@ -47,7 +48,7 @@ def zk(state, p=0):
 
 
 def durability_violations(model, state):
-    return {id_: msg for id_ in DURABILITY if (msg := invariants.select([id_])[0].check(model, state)) is not None}
+    return {id_: msg for id_ in DURABILITY if (msg := select_invariants([id_])[0].check(model, state)) is not None}
 
 
 def crash_follower(model, state, b):
@@ -56,7 +57,7 @@ def crash_follower(model, state, b):
     return deliver_all(model, run(model, state, ("BrokerCrash", b), ("ControllerBrokerFailure", b)))
 
 
-# ---- pure helpers of model/data.py ----------------------------------------------------------------------------
+# ---- pure helpers of model/storage/data.py ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("follower, leader, prefix, fetched", [
     ((), (), 0, ()),
@@ -426,7 +427,7 @@ def test_unclean_election_elects_a_live_replica_outside_the_isr():
     s = deliver_all(m, s)
     assert s.brokers[1].hosted[0] == H_LEADER and s.brokers[1].isr[0] == 0b10
     # Broker 1 never had the acknowledged record: that is what unclean election costs.
-    message = invariants.select(["no_acked_record_lost"])[0].check(m, s)
+    message = select_invariants(["no_acked_record_lost"])[0].check(m, s)
     assert message is not None and "leader 1" in message and "offset 0" in message
 
 
@@ -627,7 +628,7 @@ def test_cli_bad_data_path_options_exit_2_with_one_line(args, words):
 
 def _search(preset, ids=None, **overrides):
     m = model_of(preset, **overrides)
-    return m, bfs(m, invariants.select(ids), SearchOptions())
+    return m, bfs(m, select_invariants(ids), SearchOptions())
 
 
 def _labels(m, trace):
@@ -769,7 +770,7 @@ def test_a_follower_rejoins_the_isr_only_once_it_has_the_leaders_epoch_start_off
     s = deliver_all(m, s)
     s = deliver_all(m, run(m, s, ("BrokerCrash", 2), ("ControllerBrokerFailure", 2), ("BrokerCrash", 1),
                            ("ControllerBrokerFailure", 1)))
-    lost = invariants.select(["no_acked_record_lost"])[0].check(m, s)
+    lost = select_invariants(["no_acked_record_lost"])[0].check(m, s)
     assert not joined and lost is None, (zk(s), lost)
 
 

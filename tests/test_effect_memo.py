@@ -1,4 +1,4 @@
-"""Effects remembered by the components they read (model/effect_memo.py): the memoised successors are the
+"""Effects remembered by the components they read (model/spec/effect_memo.py): the memoised successors are the
 effects' own (and eager metadata settles only the queues a step wrote to), on every design and feature, and an
 effect that breaks its declaration is run directly."""
 from __future__ import annotations
@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from model import Model
-from model.effect_memo import MemoisedEffect
-from model.presets import preset_config
+from model.spec.effect_memo import MemoisedEffect
+from explorer.catalog import preset_config
 
 from test_footprints import CONFIGS, _with_declaration, sample_states
+from explorer.catalog import build_model
 
 
 def _memos(model: Model) -> list[MemoisedEffect]:
@@ -25,7 +26,7 @@ def _successors_twice(model: Model, states) -> list:
                                                           for p, o in CONFIGS])
 def test_memoised_successors_are_the_effects_own(preset, overrides):
     cfg = preset_config(preset, **overrides)
-    direct, memoised = Model(cfg, memo_effects=False), Model(cfg)
+    direct, memoised = build_model(cfg, memo_effects=False), build_model(cfg)
     states = sample_states(direct, bfs=60, walks=4)
     assert _successors_twice(memoised, states) == _successors_twice(direct, states)
     # Model.step runs the rule's own effect and settles every broker's queue (successors only those the step
@@ -40,8 +41,8 @@ def test_memoised_successors_are_the_effects_own(preset, overrides):
 
 def _with_rule(model: Model, name: str, **changes) -> Model:
     """A model whose rule ``name`` has other declarations (its memoised effects rebuilt)."""
-    from model.effect_memo import memoised_effects
-    from model.footprint import Components
+    from model.spec.effect_memo import memoised_effects
+    from model.spec.footprint import Components
 
     _with_declaration(model, name, **changes)
     effects = memoised_effects(model, Components.of(model))
@@ -55,15 +56,15 @@ def _with_rule(model: Model, name: str, **changes) -> Model:
 ])
 def test_an_effect_that_breaks_its_declaration_is_run_directly(name, changes):
     cfg = preset_config("tiny")
-    states = sample_states(Model(cfg, memo_effects=False), bfs=300, walks=4)
-    broken = _with_rule(Model(cfg), name, **changes)
-    assert _successors_twice(broken, states) == _successors_twice(Model(cfg, memo_effects=False), states)
+    states = sample_states(build_model(cfg, memo_effects=False), bfs=300, walks=4)
+    broken = _with_rule(build_model(cfg), name, **changes)
+    assert _successors_twice(broken, states) == _successors_twice(build_model(cfg, memo_effects=False), states)
     memo = [e for (_, r, _), (_, _, e, _) in zip(broken.action_space, broken._space) if r.name == name]
     assert memo and all(isinstance(e, MemoisedEffect) for e in memo)
     assert any(e.direct for e in memo)
 
 
 def test_the_brokers_and_clients_effects_are_not_memoised():
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     kinds = {r.kind for (_, r, _), (_, _, e, _) in zip(model.action_space, model._space) if isinstance(e, MemoisedEffect)}
     assert kinds == {"controller", "environment"}

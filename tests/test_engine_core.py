@@ -18,8 +18,9 @@ from explorer.parallel import WorkerError
 from explorer.search import SearchOptions, explore
 from invariants import Invariant
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
 from profiles import THOROUGH
+from explorer.catalog import build_model, select_invariants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,8 +61,8 @@ def test_a_signal_stops_the_search_with_a_partial_report(tmp_path, workers, sig,
 
 
 def _run(engine: str, workers: int = 1, **options):
-    model = Model(preset_config("small"))
-    return explore(engine, model, invariants.select(), SearchOptions(workers=workers, **options))
+    model = build_model(preset_config("small"))
+    return explore(engine, model, select_invariants(), SearchOptions(workers=workers, **options))
 
 
 @pytest.mark.parametrize("engine", ["bfs", "dfs", "random"])
@@ -111,7 +112,7 @@ def test_a_killed_worker_raises_worker_error_promptly():
     inv = Invariant("test_kills_its_worker", "state", "never fails; kills the worker", "test", suicidal)
     started = time.monotonic()
     with pytest.raises(WorkerError, match=r"^BFS worker \d \(pid \d+\) was killed by signal 9 \(SIGKILL\)"):
-        explore("bfs", Model(preset_config("tiny")), [inv], SearchOptions(workers=2))
+        explore("bfs", build_model(preset_config("tiny")), [inv], SearchOptions(workers=2))
     assert time.monotonic() - started < 30
 
 

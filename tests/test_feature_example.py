@@ -20,10 +20,11 @@ from explorer.search import SearchOptions, bfs, dfs, simulate
 from invariants import invariant, load_plugins
 from invariants.plugins import Plugins
 from model import ConfigError, Model
-from model.presets import preset_config
-from model.state import P_NONEXISTENT
+from explorer.catalog import preset_config
+from model.storage.state import P_NONEXISTENT
 
 from helpers import REPO, created_topic, deliver_all
+from explorer.catalog import build_model
 
 EXAMPLE = str(REPO / "examples" / "preferred_election.py")
 RULE = "PreferredLeaderElection"
@@ -37,7 +38,7 @@ def plugins() -> Plugins:
 
 def _model(plugins, **overrides) -> Model:
     feature = plugins.features[0]
-    return Model(preset_config("preferred-election", feature.presets, **overrides), symmetry=True, plugins=plugins)
+    return build_model(preset_config("preferred-election", feature.presets, **overrides), symmetry=True, plugins=plugins)
 
 
 @invariant("no_preferred_election_yet", kind="transition", symmetric=True,
@@ -65,7 +66,7 @@ def test_the_feature_brings_its_rule_field_option_invariant_and_preset(plugins):
     with pytest.raises(ConfigError, match="max_preferred_elections"):
         _model(plugins, options={"max_preferred_elections": -1})
     with pytest.raises(ConfigError, match="unknown option"):
-        Model(preset_config("tiny", options={"max_preferred_elections": 1}))  # without the feature
+        build_model(preset_config("tiny", options={"max_preferred_elections": 1}))  # without the feature
 
 
 def test_every_local_engine_explores_the_feature(plugins):
@@ -84,13 +85,13 @@ def test_every_local_engine_explores_the_feature(plugins):
         assert results[name].distinct_states == results["bfs"].distinct_states, name
     # The feature's rule adds states: the same configuration without the feature (tiny without a consumer) has
     # fewer.
-    base = Model(preset_config("tiny", consumer=False, max_faults=1), symmetry=True)
+    base = build_model(preset_config("tiny", consumer=False, max_faults=1), symmetry=True)
     assert bfs(base, base.invariants, SearchOptions()).distinct_states < results["bfs"].distinct_states
 
 
 def test_fuzz_and_replay_take_the_feature(plugins, tmp_path):
     m = _model(plugins)
-    probe = Model(m.cfg, plugins=Plugins(plugins.modules, plugins.features, (PROBE,)),
+    probe = build_model(m.cfg, plugins=Plugins(plugins.modules, plugins.features, (PROBE,)),
                   invariants=["no_preferred_election_yet"])
     found = bfs(probe, probe.invariants, SearchOptions())
     assert found.violations and found.violations[0].invariant.id == "no_preferred_election_yet"
@@ -123,8 +124,8 @@ def test_the_example_invariant_fails_on_a_hand_made_election(plugins):
 
 
 def test_models_of_different_designs_coexist_in_one_process(plugins):
-    kip112 = Model(preset_config("tiny"), symmetry=True)
-    legacy = Model(preset_config("small", variant="legacy"), symmetry=True)
+    kip112 = build_model(preset_config("tiny"), symmetry=True)
+    legacy = build_model(preset_config("small", variant="legacy"), symmetry=True)
     example = _model(plugins, max_faults=1)
     # Each owns its rules, hooks, invariants and caches: building one changes nothing in another.
     assert kip112.hooks.may_create_log is not legacy.hooks.may_create_log
@@ -157,25 +158,25 @@ ASYMMETRIC = dir_1_of_broker_0_never_fails_first.invariant
 def test_an_invariant_not_declared_symmetric_turns_the_reduction_off_and_is_found():
     assert not ASYMMETRIC.symmetric
     plugins = Plugins(invariants=(ASYMMETRIC,))
-    m = Model(preset_config("tiny"), symmetry=True, plugins=plugins)
+    m = build_model(preset_config("tiny"), symmetry=True, plugins=plugins)
     assert not m.symmetry and "dir_1_of_broker_0_never_fails_first" in m.symmetry_note
     r = bfs(m, m.invariants, SearchOptions())
     assert [v.invariant.id for v in r.violations] == ["dir_1_of_broker_0_never_fails_first"]
     assert [m.label(a) for a, _ in r.violations[0].trace[1:]] == ["DirFail(broker=0, dir=1)"]
     # What the reduction would have done: the violating state is in the class of DirFail(broker=0, dir=0).
-    forced = Model(preset_config("tiny"), symmetry=True)
+    forced = build_model(preset_config("tiny"), symmetry=True)
     assert forced.symmetry
     assert bfs(forced, [ASYMMETRIC], SearchOptions()).violations == []
     # Declared symmetric (wrongly, here), it keeps the reduction: the declaration is the user's promise.
     promised = Plugins(invariants=(attrs.evolve(ASYMMETRIC, symmetric=True),))
-    assert Model(preset_config("tiny"), symmetry=True, plugins=promised).symmetry
+    assert build_model(preset_config("tiny"), symmetry=True, plugins=promised).symmetry
 
 
 def test_the_cli_default_finds_a_plugin_invariant_that_is_not_symmetric(tmp_path):
     plugin = tmp_path / "dir_probe.py"
     plugin.write_text(
         "from invariants import invariant\n"
-        "from model.state import P_NONEXISTENT\n"
+        "from model.storage.state import P_NONEXISTENT\n"
         "@invariant('dir_1_of_broker_0_never_fails_first', kind='state', statement='Dir 1 of broker 0 does not "
         "fail before any topic exists.', reference='KIP-112 scenario 2')\n"
         "def check(model, state):\n"

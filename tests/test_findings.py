@@ -27,6 +27,7 @@ import pytest
 
 from helpers import REPO
 from profiles import THOROUGH
+from explorer.catalog import select_invariants
 
 DOCS = (REPO / "docs" / "model.md", REPO / "README.md")
 MARK = re.compile(r"^<!-- finding: (.*?) -->[ \t]*$", re.M)
@@ -134,7 +135,7 @@ def test_finding_8s_completion_path_under_kafka_2_7_takes_16_steps():
     from helpers import model_of
 
     model = model_of("reassignment-deletion", reassignment_procedure="kafka-2.7")
-    (holds_no_data,) = invariants.select(["deleted_replica_holds_no_data"])
+    (holds_no_data,) = select_invariants(["deleted_replica_holds_no_data"])
     init = model.init_states()[0]
     start = (init, False)
     parent = {start: None}

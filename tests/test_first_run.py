@@ -54,7 +54,7 @@ def test_docs_cli_shows_what_jbodcheck_presets_prints():
 
 
 def test_docs_cli_counts_and_names_every_preset():
-    from model.presets import PRESETS
+    from explorer.catalog import PRESETS
 
     doc = (REPO / "docs" / "cli.md").read_text()
     words = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen"}

@@ -1,4 +1,4 @@
-"""Every rule's declared read and write sets (model/footprint.py) against its behaviour on sampled reachable
+"""Every rule's declared read and write sets (model/spec/footprint.py) against its behaviour on sampled reachable
 states: the first states of a BFS and the states of seeded random walks, for every design and feature."""
 from __future__ import annotations
 
@@ -6,15 +6,16 @@ import attrs
 import pytest
 
 from model import Model
-from model.designs import catalog
+from explorer.catalog import features as catalog
 from explorer.por import STATE_READS
-from model.footprint import (Components, FootprintError, Footprints, check_declaration, footprint_violations,
+from model.spec.footprint import (Components, FootprintError, Footprints, check_declaration, footprint_violations,
                              read_violations)
-from model.presets import preset_config
-from model.state import B_FAILOVERS
+from explorer.catalog import preset_config
+from model.storage.state import B_FAILOVERS
 
 from helpers import bfs_states, walk_states
 from profiles import THOROUGH
+from explorer.catalog import build_model
 
 # (preset, overrides): every design, and every feature's rules on (medium under the thorough profile only).
 CONFIGS = [
@@ -41,7 +42,7 @@ def sample_states(model: Model, bfs: int = 120, walks: int = 6, depth: int = 30,
 @pytest.mark.parametrize("preset,overrides", CONFIGS, ids=[f"{p}-{'-'.join(map(str, o.values())) or 'default'}"
                                                           for p, o in CONFIGS])
 def test_rules_stay_within_their_declared_footprints(preset, overrides):
-    model = Model(preset_config(preset, **overrides))
+    model = build_model(preset_config(preset, **overrides))
     assert footprint_violations(model, sample_states(model, **SAMPLING_FOR.get(preset, SAMPLING))) == []
 
 
@@ -53,7 +54,7 @@ def test_every_built_in_rule_declares_its_footprint():
 
 @pytest.fixture(scope="module")
 def tiny_states():
-    return sample_states(Model(preset_config("tiny")), bfs=400, walks=4)
+    return sample_states(build_model(preset_config("tiny")), bfs=400, walks=4)
 
 
 def _with_declaration(model: Model, name: str, **declaration) -> Model:
@@ -80,13 +81,13 @@ def _with_declaration(model: Model, name: str, **declaration) -> Model:
     ("DirFail", {"appends": ("broker[*].inbox",)}, "DirFail: appends names components outside its writes"),
 ])
 def test_the_checker_catches_a_wrong_declaration(name, declaration, expected, tiny_states):
-    model = _with_declaration(Model(preset_config("tiny")), name, **declaration)
+    model = _with_declaration(build_model(preset_config("tiny")), name, **declaration)
     problems = footprint_violations(model, tiny_states, rules=(name,))
     assert any(p.startswith(expected) for p in problems), problems
 
 
 def test_an_undeclared_rule_reads_and_writes_everything():
-    model = _with_declaration(Model(preset_config("tiny")), "Consume", reads=None, writes=None)
+    model = _with_declaration(build_model(preset_config("tiny")), "Consume", reads=None, writes=None)
     fp = Footprints(model)
     consume = [i for i, (_, r, _) in enumerate(model.action_space) if r.name == "Consume"]
     assert consume and all(fp.writes[i] == fp.components.all for i in consume)
@@ -110,7 +111,7 @@ INVARIANT_CONFIGS = [("tiny", {}), ("tiny", {"variant": "legacy"}), ("saturation
 @pytest.mark.parametrize("preset,overrides", INVARIANT_CONFIGS, ids=[p + "-" + "-".join(o.values()) for p, o in
                                                                      INVARIANT_CONFIGS])
 def test_state_invariants_read_only_what_they_declare(preset, overrides):
-    model = Model(preset_config(preset, **overrides))
+    model = build_model(preset_config(preset, **overrides))
     states = sample_states(model, **SAMPLING)
     checked = [inv for inv in model.invariants if inv.kind == "state" and inv.id in STATE_READS]
     assert checked
@@ -124,7 +125,7 @@ def test_state_invariants_read_only_what_they_declare(preset, overrides):
     ("offline_broker_serves_nothing", ("broker[*].hosted",)),                               # not up
 ])
 def test_the_read_checker_catches_a_too_narrow_invariant_declaration(inv_id, too_narrow):
-    model = Model(preset_config("tiny", variant="legacy"))
+    model = build_model(preset_config("tiny", variant="legacy"))
     check = next(inv.check for inv in model.invariants if inv.id == inv_id)
     assert read_violations(model, check, too_narrow, sample_states(model, bfs=300, walks=20, depth=40),
                            donors_per_state=4)

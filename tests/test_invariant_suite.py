@@ -21,10 +21,11 @@ import invariants
 from explorer.render import trace_text
 from explorer.search import SearchOptions, bfs
 from model import VARIANTS, Model
-from model.presets import PRESETS, preset_config
+from explorer.catalog import PRESETS, preset_config
 
 import helpers
 from profiles import THOROUGH
+from explorer.catalog import build_model, builtin_invariants
 
 pytestmark = pytest.mark.invariants
 
@@ -101,7 +102,7 @@ def exhaustive(preset: str, variant: str) -> bool:
 
 def model_of(preset: str, variant: str) -> Model:
     """The configuration's model, with the plugins' invariants and features (no symmetry reduction)."""
-    return Model(preset_config(preset, **SETTINGS[variant]), plugins=helpers.PLUGINS)
+    return build_model(preset_config(preset, **SETTINGS[variant]), plugins=helpers.PLUGINS)
 
 
 @functools.cache
@@ -124,7 +125,7 @@ def explain(model, violation) -> str:
 
 def test_every_variant_has_an_expected_outcome():
     assert set(VARIANTS) <= set(EXPECTED) == set(SETTINGS), "add the new variant's expected violations to EXPECTED"
-    known = {i.id for i in invariants.builtin()}
+    known = {i.id for i in builtin_invariants()}
     for variant, ids in EXPECTED.items():
         assert ids <= known, f"{variant}: unknown invariants {sorted(ids - known)}"
 
@@ -157,7 +158,7 @@ def test_preset_outcome(preset, variant):
 
 def _invariant_items():
     return [pytest.param(p, v, i.id, id=f"{p}-{v}-{i.id}") for p, v in CONFIGS
-            for i in Model(preset_config(p, **SETTINGS[v]), plugins=helpers.PLUGINS).invariants]
+            for i in build_model(preset_config(p, **SETTINGS[v]), plugins=helpers.PLUGINS).invariants]
 
 
 @pytest.mark.parametrize("preset, variant, invariant_id", _invariant_items())

@@ -11,13 +11,14 @@ import pytest
 
 import invariants
 from explorer.search import Checker
-from model.state import (
+from model.storage.state import (
     D_DONE, D_QUEUED, GOOD, H_FOLLOWER, H_LEADER, H_OFFLINE, H_SATURATED, NO_LEADER, OFFLINE, P_NONEXISTENT,
     R_DELETION_STARTED,
     R_DELETION_SUCCESSFUL, REMOVED, SATURATED, PartitionMeta, replace_at,
 )
 
 from helpers import created_topic, custom_model, deliver_all, init, model_of, step, with_broker
+from explorer.catalog import builtin_invariants, select_invariants
 
 EXPECTED_IDS = {
     "no_recreate_with_bad_dir": "transition",
@@ -39,7 +40,7 @@ EXPECTED_IDS = {
 
 
 def inv(id_: str):
-    (found,) = invariants.select([id_])
+    (found,) = select_invariants([id_])
     return found
 
 
@@ -118,7 +119,7 @@ def bootstrap_dir_failed(small, healthy):
 # ---- the registry -----------------------------------------------------------------------------------
 
 def test_registry_has_at_least_the_seven_kip112_invariants():
-    registered = {i.id: i.kind for i in invariants.builtin()}
+    registered = {i.id: i.kind for i in builtin_invariants()}
     missing = set(EXPECTED_IDS) - set(registered)
     assert not missing, f"invariants missing from the registry: {missing}"
     for id_, kind in EXPECTED_IDS.items():
@@ -126,12 +127,12 @@ def test_registry_has_at_least_the_seven_kip112_invariants():
 
 
 def test_invariant_ids_are_unique_and_kinds_known():
-    ids = [i.id for i in invariants.builtin()]
+    ids = [i.id for i in builtin_invariants()]
     assert len(ids) == len(set(ids))
-    assert all(i.kind in invariants.KINDS for i in invariants.builtin())
+    assert all(i.kind in invariants.KINDS for i in builtin_invariants())
 
 
-@pytest.mark.parametrize("invariant", invariants.builtin(), ids=lambda i: i.id)
+@pytest.mark.parametrize("invariant", builtin_invariants(), ids=lambda i: i.id)
 def test_every_invariant_has_a_statement_and_a_kip_or_kafka_reference(invariant):
     assert invariant.statement.strip(), invariant.id
     assert len(invariant.statement.split()) >= 5, "a statement should be a sentence"
@@ -141,11 +142,11 @@ def test_every_invariant_has_a_statement_and_a_kip_or_kafka_reference(invariant)
 
 
 def test_select_returns_all_by_default_and_rejects_unknown_ids():
-    assert [i.id for i in invariants.select()] == [i.id for i in invariants.builtin()
+    assert [i.id for i in select_invariants()] == [i.id for i in builtin_invariants()
                                                    if i.kind in invariants.SAFETY_KINDS]
-    assert [i.id for i in invariants.select(["offline_gauges_match"])] == ["offline_gauges_match"]
+    assert [i.id for i in select_invariants(["offline_gauges_match"])] == ["offline_gauges_match"]
     with pytest.raises(KeyError):
-        invariants.select(["no_such_invariant"])
+        select_invariants(["no_such_invariant"])
 
 
 # ---- holds on real states and steps -------------------------------------------------------------------
@@ -297,7 +298,7 @@ def test_quiescent_invariants_are_not_checked_while_messages_are_in_flight(small
     # The metadata is stale (the controller has not heard of the failure yet) ...
     assert check("metadata_shows_offline_replicas", small, s) is not None
     # ... but the checker looks at quiescent invariants only in quiescent states.
-    assert Checker(small, invariants.select()).check_state(s) == []
+    assert Checker(small, select_invariants()).check_state(s) == []
 
 
 # ---- breaks on hand-made states and steps ------------------------------------------------------------------
@@ -602,7 +603,7 @@ BREAK_CASES = [pytest.param(id_, make, id=f"{id_}-{make.__name__.strip('_')}")
 def test_breaks_table_covers_every_registered_invariant():
     # Plugins (JBODCHECK_PLUGINS) bring their own tests; every invariant of the invariants package needs a case here
     # (the liveness properties are tested by tests/test_liveness.py).
-    registered = {i.id for i in invariants.builtin()
+    registered = {i.id for i in builtin_invariants()
                   if i.check.__module__.startswith("invariants.") and i.kind in invariants.SAFETY_KINDS}
     assert registered, "the built-in invariants are registered"
     from test_designs import BROKEN_HERE  # the design invariants' breaking cases are in tests/test_designs.py
@@ -632,10 +633,10 @@ def test_checker_reports_the_hand_made_violation(request, id_, make):
     model = _model_for(request, make)
     args = make(model)
     expected = (id_, check(id_, model, *args))
-    per_broker = [i.id for i in invariants.select() if hasattr(i.check, "broker_check")]
+    per_broker = [i.id for i in select_invariants() if hasattr(i.check, "broker_check")]
     assert len(per_broker) >= 4
     for selected in ([id_], sorted(set(per_broker + [id_]))):
-        checker = Checker(model, invariants.select(selected))
+        checker = Checker(model, select_invariants(selected))
         if inv(id_).kind == "transition":
             found = checker.check_transition(*args)
         else:
@@ -723,7 +724,7 @@ def test_leader_is_live_after_a_failover_with_a_dead_sole_isr_member():
 def test_controller_transitions_valid_holds_on_real_steps_with_several_changes_of_one_replica(small):
     """CreateTopic moves each replica NonExistentReplica -> NewReplica -> OnlineReplica and the partition
     NonExistentPartition -> NewPartition -> OnlinePartition in one step: every individual change is valid."""
-    from invariants.controller import recorded_changes
+    from invariants.zk.controller import recorded_changes
     s = init(small)
     action, after = small.step(s, "CreateTopic", (0,))
     changes = recorded_changes(small, s, action)

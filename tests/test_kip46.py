@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from invariants.kip46 import dead_broker_is_scheduled_for_healing as scheduled
+from invariants.zk.kip46 import dead_broker_is_scheduled_for_healing as scheduled
 from model import Model, ModelConfig
-from model.config import ConfigError
-from model.presets import preset_config
-from model.state import H_FOLLOWER, OFFLINE, RA_DONE, RA_IN_PROGRESS, bits
+from model.storage.config import ConfigError
+from explorer.catalog import preset_config
+from model.storage.state import H_FOLLOWER, OFFLINE, RA_DONE, RA_IN_PROGRESS, bits
 
 from helpers import created_topic, deliver_all, guard, init, run, step
+from explorer.catalog import build_model
 
 # The design invariant whose breaking cases are below (tests/test_invariants.py counts it as covered).
 BROKEN_HERE = ("dead_broker_is_scheduled_for_healing",)
@@ -23,7 +24,7 @@ BROKEN_HERE = ("dead_broker_is_scheduled_for_healing",)
 @pytest.fixture(scope="module")
 def heal():
     """The kip46-heal preset with two faults, a disk repair and a failover allowed."""
-    return Model(preset_config("kip46-heal", max_faults=2, max_fixes=1, max_failovers=1))
+    return build_model(preset_config("kip46-heal", max_faults=2, max_fixes=1, max_failovers=1))
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +143,7 @@ def _faults_only(design, full_isr: bool):
     with ``full_isr`` only while every assigned replica is in the ISR (a partition with RF in-sync replicas)."""
     import attrs
 
-    from model.feature import Feature
+    from model.spec.feature import Feature
 
     rules = {r.name: r for f in design.features for r in f.rules}
     for f in design.features:
@@ -163,7 +164,7 @@ def _faults_only(design, full_isr: bool):
 
 def _restored(model):
     from explorer.liveness import check_liveness
-    from invariants.kip46 import replication_restored_or_premise_gone
+    from invariants.zk.kip46 import replication_restored_or_premise_gone
 
     return check_liveness(model, [replication_restored_or_premise_gone.invariant])
 
@@ -182,25 +183,25 @@ def _lasso_steps(model, result) -> list[str]:
 
 
 def test_replication_restored_is_a_kip46_property_with_a_fair_timer():
-    m = Model(ModelConfig(**SMALL))
+    m = build_model(ModelConfig(**SMALL))
     assert "replication_restored" in {i.id for i in m.all_invariants if i.kind == "leads_to"}
     assert "replication_restored" not in {i.id for i in m.invariants}, "liveness: not in the safety selection"
-    assert "replication_restored" not in {i.id for i in Model(preset_config("tiny")).all_invariants}
+    assert "replication_restored" not in {i.id for i in build_model(preset_config("tiny")).all_invariants}
     fair = {r.name: r.fair for r in m.rules}
     assert fair["HealTimerFires"] and fair["ControllerHealTask"] and fair["ControllerHealIsrChange"]
     assert not fair["BrokerCrash"] and not fair["CreateTopic"]
 
 
 def test_replication_is_restored_when_a_broker_of_a_fully_replicated_partition_dies():
-    from model.designs import design_of
+    from explorer.catalog import design_of
 
-    m = Model(ModelConfig(**SMALL), design=_faults_only(design_of("kip46"), full_isr=True))
+    m = build_model(ModelConfig(**SMALL), design=_faults_only(design_of("kip46"), full_isr=True))
     result = _restored(m)
     assert result.result == "ok" and result.distinct_states > 10_000
 
 
 def test_a_topic_created_on_a_broker_after_its_timer_fired_never_gets_its_replication_back():
-    m = Model(ModelConfig(**SMALL))
+    m = build_model(ModelConfig(**SMALL))
     result = _restored(m)
     assert result.result == "violation"
     assert _lasso_steps(m, result) == ["BrokerCrash", "ControllerBrokerFailure", "HealTimerFires", "CreateTopic",
@@ -210,9 +211,9 @@ def test_a_topic_created_on_a_broker_after_its_timer_fired_never_gets_its_replic
 def test_an_offline_partition_never_gets_its_replication_back_and_its_move_waits_for_ever():
     """The dead broker was the only ISR member: no leader, so the move's target never joins the ISR, and the move
     (tasks run one at a time) stays in heal_moves."""
-    from model.designs import design_of
+    from explorer.catalog import design_of
 
-    m = Model(ModelConfig(**SMALL), design=_faults_only(design_of("kip46"), full_isr=False))
+    m = build_model(ModelConfig(**SMALL), design=_faults_only(design_of("kip46"), full_isr=False))
     result = _restored(m)
     steps = _lasso_steps(m, result)
     assert steps[:6] == ["CreateTopic", "BrokerLeaderAndIsr", "Produce", "LeaderShrinkIsr", "BrokerCrash",
@@ -228,7 +229,7 @@ def test_self_healing_composes_with_deletion_and_saturation(features):
     the first 10,000 states no invariant breaks but the design's own known one (a topic created after the timer)."""
     from explorer.search import SearchOptions, bfs
 
-    m = Model(preset_config("kip46-heal", **features))
+    m = build_model(preset_config("kip46-heal", **features))
     r = bfs(m, list(m.invariants), SearchOptions(max_states=10_000, all_violations=True))
     assert {v.invariant.id for v in r.violations} <= {"dead_broker_is_scheduled_for_healing"}
     fired = {name for name, n in r.coverage.items() if n}

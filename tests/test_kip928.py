@@ -12,8 +12,8 @@ import pytest
 import invariants
 from explorer.search import SearchOptions, explore
 from model import ActionDisabled
-from model import broker as B
-from model.state import (
+from model.storage import broker as B
+from model.storage.state import (
     B_SATURATIONS, D_DONE, D_INELIGIBLE, D_NONE, D_QUEUED, E_NONE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE,
     H_OFFLINE, H_SATURATED, LEADER_DURING_DELETE, NO_LEADER, P_NONEXISTENT, P_ONLINE, R_DELETION_INELIGIBLE,
     R_DELETION_STARTED, R_NONEXISTENT, R_ONLINE, SATURATED, STOP_REPLICA, STOP_REPLICA_DELETE,
@@ -23,6 +23,7 @@ from model.state import (
 from helpers import (
     created_topic, custom_model, deliver_all, enabled, guard, init, model_of, policy, run, step, with_broker,
 )
+from explorer.catalog import select_invariants
 
 SPACE_RULES = ("Write", "DirSaturate", "Retention", "DirRecover")
 DELETION_RULES = ("DeleteTopic", "BrokerStopReplicaDelete", "ControllerStopReplicaResponse")
@@ -32,7 +33,7 @@ DELETION_RULES = ("DeleteTopic", "BrokerStopReplicaDelete", "ControllerStopRepli
 
 
 def check(id_, model, state):
-    (found,) = invariants.select([id_])
+    (found,) = select_invariants([id_])
     return found.check(model, state)
 
 
@@ -366,7 +367,7 @@ def test_deletion_completes_resets_the_record_and_the_topic_is_not_recreated(del
     assert "was deleted" in guard(dele, s, "CreateTopic", 0)
     assert "already being deleted or deleted" in guard(dele, s, "DeleteTopic", 0)
     assert dele.is_quiescent(s)
-    for inv in invariants.select():
+    for inv in select_invariants():
         if inv.kind != "transition":
             assert inv.check(dele, s) is None, inv.id
 
@@ -428,7 +429,7 @@ SEARCH = dict(brokers=2, dirs=1, partitions=1, rf=2, max_records=0, consumer=Fal
 
 def _bfs(ids, **params):
     m = custom_model(**params)
-    return m, explore("bfs", m, invariants.select(ids), SearchOptions())
+    return m, explore("bfs", m, select_invariants(ids), SearchOptions())
 
 
 def test_without_the_reserved_file_a_saturated_dir_cannot_free_space():

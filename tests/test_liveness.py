@@ -8,10 +8,11 @@ import pytest
 
 from explorer.liveness import (StateGraph, check_instance, check_liveness, cycle_is_fair, lasso_scenario)
 from explorer.scenario import load_scenario, replay
-from invariants.registry import LIVENESS_KINDS, liveness
+from model.spec.invariant import LIVENESS_KINDS, liveness
 from model import Model
-from model.presets import preset_config
-from model.state import OFFLINE
+from explorer.catalog import preset_config
+from model.storage.state import OFFLINE
+from explorer.catalog import build_model
 
 
 @liveness("test_a_dir_fails", kind="eventually", statement="Eventually some log dir of some broker fails.",
@@ -33,7 +34,7 @@ def inbox_empty_or_down(model, state):
 
 @pytest.fixture(scope="module")
 def tiny():
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     props = [a_dir_failed.invariant, inbox_empty_or_down.invariant]
     props += [i for i in model.all_invariants if i.kind in LIVENESS_KINDS]
     return model, check_liveness(model, props)
@@ -49,7 +50,7 @@ def _replays(model, trace, loop_start) -> None:
 
 
 def test_rule_fairness_defaults_by_kind_and_admin_rules_are_unfair():
-    model = Model(preset_config("reassignment"))
+    model = build_model(preset_config("reassignment"))
     fair = {r.name: r.fair for r in model.rules}
     assert not fair["BrokerCrash"] and not fair["Produce"] and not fair["ControllerFailover"]
     assert not fair["CreateTopic"] and not fair["ReassignPartition"]
@@ -57,7 +58,7 @@ def test_rule_fairness_defaults_by_kind_and_admin_rules_are_unfair():
 
 
 def test_liveness_properties_are_not_in_the_default_safety_selection():
-    model = Model(preset_config("tiny"), symmetry=True)
+    model = build_model(preset_config("tiny"), symmetry=True)
     assert model.symmetry and model.invariants and all(i.kind not in LIVENESS_KINDS for i in model.invariants)
     assert {"leader_eventually", "offline_replica_reported"} <= {i.id for i in model.all_invariants}
 
@@ -167,7 +168,7 @@ def test_cli_liveness_lasso_json_and_replay(tmp_path):
 def test_a_lasso_that_needs_no_left_out_step_stays_a_violation():
     """With max_records 0 the data path's fair rules have no actions, but a dir failure (not fair) never has to
     happen whatever the data path does: the lasso is a violation, with nothing it needs."""
-    model = Model(preset_config("tiny", max_records=0))
+    model = build_model(preset_config("tiny", max_records=0))
     result = check_liveness(model, [a_dir_failed.invariant])
     assert result.result == "violation" and result.inconclusive == []
     (v,) = result.violations
@@ -181,11 +182,11 @@ def test_left_out_progress_names_the_bound_and_the_step():
     from explorer.liveness import LivenessViolation, left_out_progress
 
     cfg = dict(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_faults=1)
-    model = Model(_config(max_records=0, **cfg))
+    model = build_model(_config(max_records=0, **cfg))
     result = check_liveness(model, [i for i in model.all_invariants if i.id == "reassignment_completes"])
     (v,) = result.inconclusive
     assert v.needs == {"max_records": ["ReplicaFetch(broker=2, partition=0)"]}
-    with_records = Model(_config(max_records=1, **cfg))
+    with_records = build_model(_config(max_records=1, **cfg))
     again = LivenessViolation(v.invariant, v.message, v.trace, loop_start=v.loop_start)
     assert left_out_progress(with_records, again) == {}
 
@@ -212,7 +213,7 @@ def test_cli_liveness_says_its_fairness_and_that_por_is_off(tmp_path):
     data = json.loads(report.read_text())
     assert data["por"]["used"] is False and "weak fairness" in data["por"]["note"]
     fair = data["bounds"]["fairness"]
-    model = Model(preset_config("tiny", max_failovers=0, max_crashes=0))
+    model = build_model(preset_config("tiny", max_failovers=0, max_crashes=0))
     configured = {r.name for _i, r, _a in model.action_space}
     assert fair["fair_rules"] == [r.name for r in model.rules if r.fair and r.name in configured]
     assert "BrokerLeaderAndIsr" in fair["fair_rules"] and "DirFail" in fair["unfair_rules"]

@@ -1,10 +1,10 @@
-"""Memoisation by value (model/memo.py): it computes once per distinct value, and it is sound because equal
+"""Memoisation by value (model/spec/memo.py): it computes once per distinct value, and it is sound because equal
 components of reachable states always encode alike (no ``True`` where ``1`` is kept)."""
 from __future__ import annotations
 
 import pytest
 
-from model.memo import by_value
+from model.spec.memo import by_value
 
 from helpers import bfs_states, init, model_of, walk_states
 

@@ -9,17 +9,18 @@ import sys
 import pytest
 
 from model import BOUNDS, VARIANTS, ActionDisabled, ConfigError, Model, ModelConfig, fingerprint
-from model.config import DEPRECATED_VARIANTS
-from model import broker as B
-from model.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
-from model.presets import PRESETS, preset_config
-from model.state import (
+from model.storage.config import DEPRECATED_VARIANTS
+from model.storage import broker as B
+from model.zk.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
+from explorer.catalog import PRESETS, preset_config
+from model.storage.state import (
     E_NONE, E_STALE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_STOPPED, LEADER_AND_ISR, NO_LEADER,
     OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE, PARTITION_STATE_NAMES, R_NONEXISTENT, R_OFFLINE,
     H_SATURATED, R_ONLINE, REMOVED, REPLICA_STATE_NAMES, SATURATED, STOP_REPLICA, LeaderAndIsrEntry, replace_at,
 )
 
 from helpers import REPO, created_topic, custom_model, deliver_all, init, model_of, policy, step
+from explorer.catalog import build_model
 
 # ---- configuration ------------------------------------------------------------------------------------
 
@@ -488,16 +489,16 @@ def test_successors_agree_with_step_and_guards():
 
 def test_model_is_usable_for_every_variant():
     for variant in VARIANTS:
-        m = Model(preset_config("tiny", variant=variant))
+        m = build_model(preset_config("tiny", variant=variant))
         assert list(m.successors(init(m)))
 
 
 # ---- the declared schema ---------------------------------------------------------------------------------------
 
 def test_crash_channel_loss_and_quiescence_follow_the_declared_schema():
-    """model/state.py declares each broker field's lifetime, channels and dir indexing; a crash, a failover's
-    channel loss and quiescence are derived from it (model/schema.py)."""
-    from model.state import BROKER_SCHEMA
+    """model/storage/state.py declares each broker field's lifetime, channels and dir indexing; a crash, a failover's
+    channel loss and quiescence are derived from it (model/spec/schema.py)."""
+    from model.storage.state import BROKER_SCHEMA
 
     m = model_of("tiny", saturation=True, eager_metadata=False)
     s = step(m, step(m, init(m), "CreateTopic", 0), "BrokerLeaderAndIsr", 0)   # broker 0 leads, replied, has UM

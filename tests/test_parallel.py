@@ -20,15 +20,16 @@ from explorer.search import SearchOptions, explore
 from explorer.visited import FingerprintSet, parse_size
 from invariants import Invariant
 from model import Model, fingerprint
-from model.presets import preset_config
+from explorer.catalog import preset_config
 
 from helpers import REPO
+from explorer.catalog import build_model, select_invariants
 
-ALL = invariants.select()
+ALL = select_invariants()
 
 
 def bfs(preset, workers, invs=None, model_overrides=None, **options):
-    model = Model(preset_config(preset, **(model_overrides or {})))
+    model = build_model(preset_config(preset, **(model_overrides or {})))
     return model, explore("bfs", model, ALL if invs is None else invs, SearchOptions(workers=workers, **options))
 
 
@@ -157,7 +158,7 @@ def test_fingerprint_set():
 
 
 def test_state_blocks_round_trip():
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     states, frontier = [], model.init_states()
     for _ in range(4):
         frontier = [after for s in frontier for _, after in model.successors(s)]
@@ -172,7 +173,7 @@ def test_state_blocks_round_trip():
 def test_decoded_components_are_interned():
     """Equal components decoded in one process are one object (what the model's memos find by identity), also
     across blocks and after a bounded table is cleared."""
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     states, frontier = [], model.init_states()
     for _ in range(3):
         frontier = [after for s in frontier for _, after in model.successors(s)]
@@ -274,11 +275,11 @@ def test_symmetry_reduction_gives_the_same_counts_with_workers():
     """The engines dedup by model.fingerprint: with symmetry reduction, of a canonical representative."""
     cfg = preset_config("tiny", **ONE_FAULT)
     try:
-        model = Model(cfg, symmetry=True)
+        model = build_model(cfg, symmetry=True)
     except TypeError:
         pytest.skip("this model has no symmetry reduction")
     one = explore("bfs", model, ALL, SearchOptions(workers=1))
     two = explore("bfs", model, ALL, SearchOptions(workers=2))
     assert summary(two) == summary(one)
-    plain = explore("bfs", Model(cfg), ALL, SearchOptions(workers=1))
+    plain = explore("bfs", build_model(cfg), ALL, SearchOptions(workers=1))
     assert one.distinct_states <= plain.distinct_states

@@ -17,7 +17,7 @@ from explorer.fuzz import InvariantViolation, make_state_machine
 from explorer.search import SearchOptions, bfs
 from invariants.plugins import LOADED
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import build_model, preset_config
 
 from helpers import REPO
 
@@ -27,7 +27,7 @@ NAME = "jbodcheck_throwaway_plugin"
 INVARIANT = "throwaway_no_topic_exists"
 SOURCE = f'''
 from invariants import invariant
-from model.state import P_NONEXISTENT
+from model.storage.state import P_NONEXISTENT
 
 
 @invariant("{INVARIANT}", kind="state",
@@ -69,9 +69,9 @@ def test_every_engine_reports_a_plugin_invariant(plugin_dir, monkeypatch):
     # whose invariants a model built with them checks.
     plugins = invariants.load_plugins(env=True)
     assert [i.id for i in plugins.invariants] == [INVARIANT] and not plugins.invariants[0].symmetric
-    model = Model(preset_config("tiny"), plugins=plugins)
+    model = build_model(preset_config("tiny"), plugins=plugins)
     assert INVARIANT in {i.id for i in model.invariants}
-    assert INVARIANT not in {i.id for i in Model(preset_config("tiny")).invariants}, "no process-wide registry"
+    assert INVARIANT not in {i.id for i in build_model(preset_config("tiny")).invariants}, "no process-wide registry"
 
     # 1. BFS: the shortest trace is the topic's creation.
     result = bfs(model, model.invariants, SearchOptions())
@@ -261,6 +261,6 @@ def test_two_plugins_with_one_invariant_id_are_refused(tmp_path):
 def test_a_plugin_may_import_a_built_in_invariant(tmp_path):
     """Importing a built-in invariant's function declares nothing new: not a taken id."""
     plugin = tmp_path / "imports_one.py"
-    plugin.write_text("from invariants.safety import *  # noqa: F403\n")
+    plugin.write_text("from invariants.storage.safety import *  # noqa: F403\n")
     run = _cli("explore", "--preset", "tiny", "--max-states", "100", "-q", "--workers", "1", "--plugin", plugin, cwd=tmp_path)
     assert run.returncode == 0, run.stderr

@@ -12,10 +12,11 @@ from explorer.por import Reduction, reduction_for
 from explorer.search import SearchOptions, explore
 from invariants import Invariant, invariant
 from model import Feature, Model, ModelConfig, StateField
-from model.designs import KIP112_CREATE
-from model.feature import Design
-from model.presets import preset_config
-from model.rules import CORE
+from model.zk.designs import KIP112_CREATE
+from model.spec.feature import Design
+from explorer.catalog import preset_config
+from model.zk.rules import CORE
+from explorer.catalog import build_model
 
 # ---- a synthetic design: request/serve processes over extension fields, the core's rules all disabled ----------
 # Processes 0 and 1 are asked together and race: the first served records itself in ``first`` (their Serve steps
@@ -95,7 +96,7 @@ ALL_SYNTHETIC = ["one_never_first", "never_two_and_three_pending", "never_two_do
 
 def synthetic_model(invariants=ALL_SYNTHETIC) -> Model:
     cfg = ModelConfig(brokers=2, rf=2, max_faults=0, max_restarts=0, max_fixes=0, consumer=False, eager_metadata=False)
-    return Model(cfg, design=SYNTHETIC_DESIGN, invariants=invariants)
+    return build_model(cfg, design=SYNTHETIC_DESIGN, invariants=invariants)
 
 
 def _explore(model, engine: str, por_on: bool):
@@ -212,7 +213,7 @@ def test_ample_sets_satisfy_c0_c1_c2_on_the_synthetic_model():
 
 
 def test_the_stubborn_set_closure_on_a_hand_made_dependency():
-    model = Model(preset_config("tiny"), invariants=["offline_broker_serves_nothing"])
+    model = build_model(preset_config("tiny"), invariants=["offline_broker_serves_nothing"])
     reduction = Reduction(model, model.invariants)
     fp = reduction.footprints
     # actions 0, 1, 2: 0 and 2 dependent, 1 independent of both; 3 disabled, enabled only by 2
@@ -234,13 +235,13 @@ def test_the_stubborn_set_closure_on_a_hand_made_dependency():
 
 
 def test_por_is_off_with_a_reason_where_it_is_unsound_or_useless():
-    model = Model(preset_config("tiny"), invariants=["offline_broker_serves_nothing"])
+    model = build_model(preset_config("tiny"), invariants=["offline_broker_serves_nothing"])
     assert reduction_for(model, model.invariants, SearchOptions(por=True, max_depth=5))[1].startswith("--max-depth")
     assert reduction_for(model, model.invariants, SearchOptions(por=True, workers=2))[1].startswith("--workers")
     undeclared = Invariant("undeclared", "state", "", "", lambda m, s: None)
     assert "every action is visible" in reduction_for(model, [undeclared], SearchOptions(por=True))[1]
     assert "every action that needs a message is visible" in reduction_for(
-        Model(preset_config("tiny")), Model(preset_config("tiny")).invariants, SearchOptions(por=True))[1]
+        build_model(preset_config("tiny")), build_model(preset_config("tiny")).invariants, SearchOptions(por=True))[1]
     assert reduction_for(model, model.invariants, SearchOptions(por=False)) == (None, None)
 
 
@@ -253,7 +254,7 @@ def test_por_is_off_with_a_reason_where_it_is_unsound_or_useless():
 def test_same_verdict_and_violations_with_and_without_por_on_presets(preset, overrides, invariants):
     results = {}
     for por_on in (False, True):
-        model = Model(preset_config(preset, **overrides), invariants=invariants)
+        model = build_model(preset_config(preset, **overrides), invariants=invariants)
         results[por_on] = explore("bfs", model, model.invariants,
                                   SearchOptions(por=por_on, all_violations=True, max_states=1500))
         for v in results[por_on].violations:                  # every counterexample is a real trace

@@ -8,7 +8,8 @@ from explorer.progress import LiveProgress, PlainProgress, estimate, progress_fo
 from explorer.search import SearchOptions, explore
 from explorer.visited import format_size
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
+from explorer.catalog import build_model
 
 
 class _Tty(io.StringIO):
@@ -17,7 +18,7 @@ class _Tty(io.StringIO):
 
 
 def test_engines_report_figures_when_asked():
-    model = Model(preset_config("tiny"), symmetry=True)
+    model = build_model(preset_config("tiny"), symmetry=True)
     for engine, keys in (("bfs", {"depth", "distinct", "frontier"}), ("dfs", {"depth", "distinct"}),
                          ("random", {"depth", "distinct", "walk", "walks"})):
         lines, figures = [], []
@@ -32,7 +33,7 @@ def test_engines_report_figures_when_asked():
 
 
 def test_plain_progress_is_unchanged_without_figures():
-    model = Model(preset_config("tiny"), symmetry=True)
+    model = build_model(preset_config("tiny"), symmetry=True)
     lines = []
     explore("bfs", model, list(model.invariants), SearchOptions(progress=lines.append, progress_interval=0.0,
                                                                 max_states=2000))

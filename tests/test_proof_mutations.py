@@ -9,18 +9,19 @@ import z3
 from click.testing import CliRunner
 
 from model import Feature, Model
-from model.designs import KIP112
-from model.presets import preset_config
-from model.state import H_NONE, with_broker
+from explorer.catalog import KIP112
+from explorer.catalog import preset_config
+from model.storage.state import H_NONE, with_broker
 from proofs import conformance, induction, system, vacuity
 from proofs.cli import prove_command
 from proofs.properties import PROPERTIES
+from explorer.catalog import build_model, builtin_invariants
 
 PREFIX = 3_000     # states of tiny, breadth-first, for the mutants caught near the initial state
 
 
 def explicit_mutant(**hooks) -> Model:
-    return Model(preset_config("tiny"), design=KIP112.extended(Feature("mutant", "a planted bug", hooks=hooks)))
+    return build_model(preset_config("tiny"), design=KIP112.extended(Feature("mutant", "a planted bug", hooks=hooks)))
 
 
 def forward_offences(m: Model, max_states=PREFIX):
@@ -82,12 +83,12 @@ def _stop_replica_forgets(m, s, broker):
 
 
 def test_m04_rule_stop_replica_forgets_the_replica():
-    from model.rules import CORE
+    from model.zk.rules import CORE
     forgets = Feature("stop-forgets", "a changed StopReplica")
     original = CORE.rules[[r.name for r in CORE.rules].index("BrokerStopReplica")]
     forgets.rule("BrokerStopReplica", params=("broker",), domain=original.domain, guard=original.guard,
                  kind="broker", reference="test", replaces="BrokerStopReplica")(_stop_replica_forgets)
-    offences = forward_offences(Model(preset_config("tiny"), design=KIP112.extended(forgets)))
+    offences = forward_offences(build_model(preset_config("tiny"), design=KIP112.extended(forgets)))
     assert offences and offences[0].failed == ("led or followed replicas named stop",)
 
 
@@ -104,7 +105,7 @@ def test_m05_z3_action_contradictory_makes_prove_fail_not_say_all_proved(monkeyp
     assert run.return_value == 1, run.output
     assert "BrokerLeaderAndIsr               NEVER ENABLED" in run.output
     assert "action BrokerLeaderAndIsr never enabled (vacuous)" in run.output.splitlines()[-1]
-    assert forward_offences(Model(preset_config("tiny")))   # and the explicit transitions no longer refine
+    assert forward_offences(build_model(preset_config("tiny")))   # and the explicit transitions no longer refine
 
 
 def test_m06_z3_initial_condition_contradictory(monkeypatch):
@@ -113,7 +114,7 @@ def test_m06_z3_initial_condition_contradictory(monkeypatch):
     for module in (system, vacuity, conformance, induction):
         monkeypatch.setattr(module, "initial", contradictory)
     assert set(vacuity.check("kip112")["never_enabled"]) == {a.name for a in system.ACTIONS}
-    report = conformance.check(Model(preset_config("tiny")), reverse=False, properties=False, max_states=10)
+    report = conformance.check(build_model(preset_config("tiny")), reverse=False, properties=False, max_states=10)
     assert report.initial_failures == (("planted: false",),)
 
 
@@ -137,7 +138,7 @@ def test_m09_z3_log_dir_event_may_keep_notifications_an_undocumented_over_approx
                         relation_without("ControllerLogDirEvent", "notifications deleted"))
     for pid in PROPERTIES:
         assert induction.prove(pid, "kip112")["result"] == "proved"
-    report = conformance.check(Model(preset_config("tiny")), properties=False, max_states=PREFIX)
+    report = conformance.check(build_model(preset_config("tiny")), properties=False, max_states=PREFIX)
     assert report.forward_offences == ()
     assert report.reverse_unmatched and report.reverse_unmatched[0][0] == "ControllerLogDirEvent"
 
@@ -145,7 +146,7 @@ def test_m09_z3_log_dir_event_may_keep_notifications_an_undocumented_over_approx
 def test_m10_z3_dir_fail_needs_a_down_broker_too_strict(monkeypatch):
     monkeypatch.setitem(system.RELATIONS, "DirFail", relation_with(
         "DirFail", ("planted: b is down", lambda u, s, t, w, args: z3.Not(s.up(args[0])))))
-    offences = forward_offences(Model(preset_config("tiny")))
+    offences = forward_offences(build_model(preset_config("tiny")))
     assert offences and offences[0].action == "DirFail" and "planted: b is down" in offences[0].failed
 
 
@@ -158,8 +159,8 @@ def _weakened(monkeypatch, prop_id: str):
 def test_m11_property_encoding_weakened_to_true(monkeypatch):
     _weakened(monkeypatch, "no_recreate_with_bad_dir")
     assert induction.prove("no_recreate_with_bad_dir", "legacy")["result"] == "proved"     # prove is fooled
-    report = conformance.check(Model(preset_config("tiny", variant="legacy")), "tiny", reverse=False,
-                               max_states=PREFIX)
+    report = conformance.check(build_model(preset_config("tiny", variant="legacy")), "tiny", reverse=False,
+                               invariants=builtin_invariants(), max_states=PREFIX)
     assert {d[0] for d in report.property_disagreements} == {"no_recreate_with_bad_dir"}
 
 
@@ -179,6 +180,6 @@ def test_m13_rule_z3_and_property_drift_together_caught_by_the_property_agreemen
     _weakened(monkeypatch, "no_recreate_with_bad_dir")
     m = explicit_mutant(may_create_log=lambda broker, is_new: True)
     assert induction.prove("no_recreate_with_bad_dir", "kip112")["result"] == "proved"
-    report = conformance.check(m, "tiny", max_states=PREFIX)
+    report = conformance.check(m, "tiny", max_states=PREFIX, invariants=builtin_invariants())
     assert report.forward_offences == () and report.reverse_unmatched == ()
     assert {d[0] for d in report.property_disagreements} == {"no_recreate_with_bad_dir"}

@@ -11,8 +11,8 @@ import pytest
 import z3
 
 from model import Feature, Model
-from model.designs import KIP112
-from model.presets import preset_config
+from explorer.catalog import KIP112
+from explorer.catalog import preset_config
 from proofs import conformance, induction
 from proofs.bmc import bmc
 from proofs.properties import PROPERTIES, invariant_parts
@@ -21,6 +21,7 @@ from proofs.system import RULE_TO_ACTION
 from profiles import THOROUGH
 
 from helpers import REPO
+from explorer.catalog import build_model, builtin_invariants
 
 FLAGSHIP = ("no_recreate_with_bad_dir", "create_only_on_good_dir")
 
@@ -115,7 +116,7 @@ def test_the_explicit_counterexamples_last_step_is_a_cti_of_the_same_invariant()
     report = bfs_counterexample("small")
     labels = [t["action"] for t in report["violations"][0]["trace"][1:]]
     assert len(labels) == 4 and labels[-1].startswith("BrokerLeaderAndIsr")
-    m = Model(preset_config("small", variant="legacy"))
+    m = build_model(preset_config("small", variant="legacy"))
     state, action, after = replay_labels(m, labels)[-1]
     ref = Refinement(m)
     assert ref.check_transition(state, action, after) is None      # the legacy z3 relation allows it
@@ -186,7 +187,7 @@ CORE_RULES = {"CreateTopic", "DirFail", "BrokerCrash", "BrokerRestart", "Replace
 
 def test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_with_its_invariant():
     """The whole of tiny, every state (no symmetry reduction): docs/proofs.md, section 5."""
-    report = conformance.check(Model(preset_config("tiny")), "tiny")
+    report = conformance.check(build_model(preset_config("tiny")), "tiny", invariants=builtin_invariants())
     assert report.ok, "\n".join(conformance.render(report))
     assert (report.states, report.transitions) == TINY_WITHOUT_SYMMETRY
     assert CORE_RULES <= set(report.rules), CORE_RULES - set(report.rules)
@@ -197,13 +198,14 @@ def test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_w
 
 @pytest.mark.skipif(not THOROUGH, reason="the whole of medium: the thorough profile (docs/testing.md)")
 def test_every_transition_of_medium_conforms_both_ways_up_to_the_dir_symmetry():
-    report = conformance.check(Model(preset_config("medium"), symmetry=True), "medium")
+    report = conformance.check(build_model(preset_config("medium"), symmetry=True), "medium",
+                                invariants=builtin_invariants())
     assert report.ok, "\n".join(conformance.render(report))
     assert (report.states, report.transitions) == MEDIUM_DISTINCT
 
 
 def test_legacy_transitions_satisfy_the_legacy_relation():
-    report = check_model(Model(preset_config("tiny", variant="legacy")), 2_000)
+    report = check_model(build_model(preset_config("tiny", variant="legacy")), 2_000)
     assert report.offences == () and report.initial_failures == ()
 
 
@@ -211,7 +213,7 @@ def test_a_rule_without_an_abstract_action_is_reported():
     extra = Feature("extra", "a rule the z3 model does not know")
     extra.rule("Nothing", params=(), domain=lambda m: [()], guard=lambda m, s: None, kind="environment",
                reference="test")(lambda m, s: s)
-    report = check_model(Model(preset_config("tiny"), design=KIP112.extended(extra)), 10, max_offences=1)
+    report = check_model(build_model(preset_config("tiny"), design=KIP112.extended(extra)), 10, max_offences=1)
     assert report.offences and "has no abstract action" in report.offences[0].failed[0]
 
 

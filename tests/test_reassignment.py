@@ -12,9 +12,9 @@ import pytest
 import invariants
 from explorer.search import SearchOptions, explore
 from model import Model, ModelConfig
-from model import broker as B
-from model.presets import preset_config
-from model.state import (
+from model.storage import broker as B
+from explorer.catalog import preset_config
+from model.storage.state import (
     D_NONE, D_QUEUED, D_DONE, E_NONE, E_STORAGE, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, LEADER_AND_ISR, NO_LEADER,
     R_NEW, R_NONEXISTENT, R_ONLINE, RA_DONE, RA_IN_PROGRESS, RA_NONE, STOP_REPLICA, STOP_REPLICA_DELETE,
     UPDATE_METADATA, bits,
@@ -23,6 +23,7 @@ from model.state import (
 from profiles import THOROUGH
 
 from helpers import created_topic, custom_model, deliver_all, enabled, guard, init, model_of, run, step
+from explorer.catalog import build_model, select_invariants
 
 REASSIGNMENT_RULES = ("ReassignPartition", "ControllerReassignmentIsrChange")
 STOP_REPLICA_DELETE_RULES = ("BrokerStopReplicaDelete", "ControllerStopReplicaResponse")
@@ -32,7 +33,7 @@ THREE = dict(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_recor
 
 
 def check(id_, model, *args):
-    (found,) = invariants.select([id_])
+    (found,) = select_invariants([id_])
     return found.check(model, *args)
 
 
@@ -193,7 +194,7 @@ def test_completion_moves_the_leader_removes_the_old_replica_and_updates_metadat
     assert quiet.brokers[0].copies == (0,) and quiet.brokers[0].logs == ((),)
     assert quiet.brokers[1].logs == quiet.brokers[2].logs == ((0,),)
     assert ("BrokerStopReplicaDelete", (0,)) in trace and ("ControllerStopReplicaResponse", (0,)) in trace
-    for inv in invariants.select():
+    for inv in select_invariants():
         if inv.kind != "transition":
             assert inv.check(ra, quiet) is None, inv.id
 
@@ -299,8 +300,8 @@ RACE = [
 
 
 def test_bfs_finds_the_reassignment_race_in_9_steps():
-    m = Model(preset_config("reassignment-race", max_failovers=0, max_fixes=0), symmetry=True)
-    r = explore("bfs", m, invariants.select(), SearchOptions())
+    m = build_model(preset_config("reassignment-race", max_failovers=0, max_fixes=0), symmetry=True)
+    r = explore("bfs", m, select_invariants(), SearchOptions())
     assert r.result == "violation"
     (v,) = r.violations
     assert v.invariant.id == "reassignment_keeps_an_in_sync_copy"
@@ -368,12 +369,12 @@ def test_a_target_broker_with_an_offline_dir_refuses_and_the_reassignment_waits(
 # ---- finding 3: Kafka's log-dir probe skips replicas in NewReplica -------------------------------------------
 
 def _probe_model(probe, **params):
-    return Model(ModelConfig(**params, reassignment=True, max_records=0, consumer=False, max_faults=1, max_crashes=0,
+    return build_model(ModelConfig(**params, reassignment=True, max_records=0, consumer=False, max_faults=1, max_crashes=0,
                              max_restarts=0, max_failovers=0, max_fixes=0, probe_new_replicas=probe), symmetry=True)
 
 
 def _metadata_search(model):
-    return explore("bfs", model, invariants.select(["metadata_shows_offline_replicas"]), SearchOptions())
+    return explore("bfs", model, select_invariants(["metadata_shows_offline_replicas"]), SearchOptions())
 
 
 @pytest.mark.parametrize("probe", [True, False])
@@ -447,18 +448,18 @@ ALL_FEATURE_RULES = {name for names in FEATURE_RULES.values() for name in names}
 
 @pytest.mark.parametrize("preset", sorted(FEATURE_RULES))
 def test_each_feature_preset_configures_its_rules_and_no_others(preset):
-    configured = {r.name for _, r, _ in Model(preset_config(preset)).action_space}
+    configured = {r.name for _, r, _ in build_model(preset_config(preset)).action_space}
     assert set(FEATURE_RULES[preset]) <= configured
     assert not (ALL_FEATURE_RULES - set(FEATURE_RULES[preset])) & configured
-    assert not ALL_FEATURE_RULES & {r.name for _, r, _ in Model(preset_config("small")).action_space}
+    assert not ALL_FEATURE_RULES & {r.name for _, r, _ in build_model(preset_config("small")).action_space}
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not THOROUGH, reason="exhausts a feature preset (1-3 minutes): JBODCHECK_PROFILE=thorough")
 @pytest.mark.parametrize("preset", ["saturation", "deletion"])
 def test_feature_preset_is_ok_and_every_configured_rule_fires(preset):
-    m = Model(preset_config(preset), symmetry=True)
-    r = explore("bfs", m, invariants.select(), SearchOptions())
+    m = build_model(preset_config(preset), symmetry=True)
+    r = explore("bfs", m, select_invariants(), SearchOptions())
     assert r.result == "ok", [(v.invariant.id, v.message) for v in r.violations]
     configured = {rule.name for _, rule, _ in m.action_space}
     assert {name for name in configured if r.coverage[name] == 0} == set()
@@ -542,15 +543,15 @@ def test_with_kafka_2_7_it_completes_as_kafkas_integration_test_expects():
     from explorer.scenario import load_scenario, replay
     from helpers import SCENARIOS
     scenario = load_scenario(str(SCENARIOS / KAFKA_10314))
-    m = Model(ModelConfig(**scenario.model))
+    m = build_model(ModelConfig(**scenario.model))
     assert m.cfg.reassignment_procedure == "kafka-2.7"
-    result, trace, failed = replay(m, scenario, invariants.select())
+    result, trace, failed = replay(m, scenario, select_invariants())
     final = trace[-1][1]
     assert result.result == "ok" and failed == []
     assert zk(final).leader == 1 and zk(final).leader_epoch == 3 and final.controller.reassigning == (RA_DONE,)
     assert final.brokers[1].copies == (0b10,)                     # created on its good dir 1
     # The same steps under Kafka 1.0's procedure cannot be replayed: broker 1 never follows.
-    m1 = Model(ModelConfig(**{**scenario.model, "reassignment_procedure": "kafka-1.0"}))
+    m1 = build_model(ModelConfig(**{**scenario.model, "reassignment_procedure": "kafka-1.0"}))
     names = [s.split("(")[0] for s in scenario.steps]
     s = init(m1)
     for label in scenario.steps[:names.index("ReplicaFetch")]:

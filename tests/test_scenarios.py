@@ -9,10 +9,11 @@ import invariants
 from explorer.cli import main
 from explorer.scenario import ScenarioError, check_expectations, load_scenario, replay
 from model import Model, ModelConfig
-from model.presets import preset_config
-from model.state import E_STORAGE
+from explorer.catalog import preset_config
+from model.storage.state import E_STORAGE
 
 from helpers import SCENARIOS
+from explorer.catalog import build_model, select_invariants
 
 FILES = sorted(SCENARIOS.glob("*.json"))
 KIP_TEST_PLAN = {
@@ -27,13 +28,13 @@ def model_for(scenario, **override) -> Model:
     params = dict(scenario.model)
     preset = params.pop("preset", None)
     params.update(override)
-    return Model(preset_config(preset, **params) if preset is not None else ModelConfig.from_dict(params))
+    return build_model(preset_config(preset, **params) if preset is not None else ModelConfig.from_dict(params))
 
 
 def replayed(path, **override):
     scenario = load_scenario(str(path))
     model = model_for(scenario, **override)
-    result, trace, failed = replay(model, scenario, invariants.select())
+    result, trace, failed = replay(model, scenario, select_invariants())
     return scenario, model, result, trace, failed
 
 
@@ -103,7 +104,7 @@ def test_expectations_are_really_checked():
     for expect in wrong:
         assert len(check_expectations(model, final, expect)) >= 1, expect
     bad = attrs.evolve(scenario, expect={"leaders": {"0": 0}})
-    result, _, failed = replay(model, bad, invariants.select())
+    result, _, failed = replay(model, bad, select_invariants())
     assert failed and result.result == "violation"
 
 
@@ -112,7 +113,7 @@ def _longest_replayable(scenario, model):
     for k in range(len(scenario.steps), 0, -1):
         cut = attrs.evolve(scenario, steps=scenario.steps[:k], expect={})
         try:
-            return cut, replay(model, cut, invariants.select())
+            return cut, replay(model, cut, select_invariants())
         except ScenarioError:
             continue
     raise AssertionError("not even the first step replays")
@@ -130,7 +131,7 @@ def test_legacy_variant_violates_no_recreate_in_scenario_1():
     assert legacy.rules[last_action.rule].name == "BrokerLeaderAndIsr" and last_action.args == (0,)
     # The same steps under kip112 are clean.
     kip112 = model_for(scenario)
-    result, _, _ = replay(kip112, cut, invariants.select())
+    result, _, _ = replay(kip112, cut, select_invariants())
     assert result.violations == []
 
 
@@ -169,7 +170,7 @@ def test_a_bad_value_of_a_new_expect_key_is_a_scenario_error(expect):
     model = model_for(scenario)
     key = next(iter(expect))
     with pytest.raises(ScenarioError, match=f"expect.{key}"):
-        replay(model, attrs.evolve(scenario, expect=expect), invariants.select())
+        replay(model, attrs.evolve(scenario, expect=expect), select_invariants())
 
 
 def test_the_new_expect_keys_are_really_checked():
@@ -193,7 +194,7 @@ def test_the_new_expect_keys_are_really_checked():
     assert check_expectations(model, final, {"deleted_topics": [0], "reassigned": []}) == []
     for expect in ({"deleted_topics": []}, {"dirs": {"1": ["saturated", "good"]}}):
         assert len(check_expectations(model, final, expect)) == 1, expect
-    result, _, failed = replay(model, attrs.evolve(scenario, expect={"deleted_topics": []}), invariants.select())
+    result, _, failed = replay(model, attrs.evolve(scenario, expect={"deleted_topics": []}), select_invariants())
     assert result.result == "violation" and failed and result.violations == []
 
 

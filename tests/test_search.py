@@ -8,15 +8,16 @@ import pytest
 import invariants
 from explorer.search import SearchOptions, explore
 from model import Model, fingerprint
-from model.presets import preset_config
+from explorer.catalog import preset_config
+from explorer.catalog import build_model, select_invariants
 
-ALL = invariants.select()
+ALL = select_invariants()
 
 
 def run(engine, preset="tiny", invs=None, **options):
     overrides = {k: options.pop(k) for k in ("variant", "max_faults") if k in options}
-    model = Model(preset_config(preset, **overrides))
-    return model, explore(engine, model, ALL if invs is None else invariants.select(invs), SearchOptions(**options))
+    model = build_model(preset_config(preset, **overrides))
+    return model, explore(engine, model, ALL if invs is None else select_invariants(invs), SearchOptions(**options))
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def test_bfs_exhausts_tiny_and_every_rule_fires(tiny_bfs):
     r = tiny_bfs
     assert r.result == "ok" and r.violations == []
     assert r.engine == "bfs"
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     configured = {rule.name for _, rule, _ in model.action_space}
     never = [name for name, n in r.coverage.items() if n == 0 and name in configured]
     assert not never, f"rules that never fired: {never}"
@@ -57,7 +58,7 @@ def test_dfs_visits_exactly_the_states_bfs_visits_on_tiny(tiny_bfs):
 
 
 def _exhaust(engine, preset, **model):
-    r = explore(engine, Model(preset_config(preset, **model)), ALL, SearchOptions())
+    r = explore(engine, build_model(preset_config(preset, **model)), ALL, SearchOptions())
     return r.result, r.distinct_states, r.states_generated, r.coverage
 
 

@@ -24,8 +24,9 @@ import invariants
 from explorer import signals
 from explorer.search import SearchOptions, explore
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
 from profiles import THOROUGH
+from explorer.catalog import build_model, select_invariants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INT, TERM = int(signal.SIGINT), int(signal.SIGTERM)
@@ -108,12 +109,12 @@ def late_signals():
 @pytest.fixture(scope="module")
 def bfs_by_depth():
     """Distinct states up to each depth (local BFS with --max-depth): what the Spark engine's complete levels hold."""
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     cache = {}
 
     def distinct(depth: int) -> int:
         if depth not in cache:
-            result = explore("bfs", model, invariants.select(), SearchOptions(max_depth=depth))
+            result = explore("bfs", model, select_invariants(), SearchOptions(max_depth=depth))
             assert result.result == "bounded" or (result.result == "ok" and result.depth <= depth), result.result
             cache[depth] = result.distinct_states
         return cache[depth]
@@ -130,8 +131,8 @@ def test_the_spark_engine_stops_at_any_moment_with_the_last_complete_level(sc, m
     monkeypatch.setenv(signals.TEST_ENV, spec)
     monkeypatch.setattr(signals, "_counts", {})
     sig = signals._parse(spec)[2]
-    model = Model(preset_config("tiny"))
-    result = explore_spark(model, invariants.select(), SearchOptions(), SparkOptions(), sc=sc)
+    model = build_model(preset_config("tiny"))
+    result = explore_spark(model, select_invariants(), SearchOptions(), SparkOptions(), sc=sc)
     _join_senders()                        # (a second signal of the spec may still be on its way)
     if result.result != "interrupted":     # a timed signal that came after the search: recorded, result complete
         assert "+" in spec and result.result == "ok" and set(late_signals) == {sig}, (result.result, moment)

@@ -15,10 +15,11 @@ import pytest
 
 from explorer.cli import main as cli_main
 from explorer.search import SearchOptions, bfs
-from invariants import Invariant, select
+from invariants import Invariant
+from explorer.catalog import select_invariants as select
 from model import Model, fingerprint
-from model.presets import preset_config
-from model.state import B_CRASHES
+from explorer.catalog import preset_config
+from model.storage.state import B_CRASHES
 
 from profiles import THOROUGH
 
@@ -27,6 +28,7 @@ pytest.importorskip("numpy")
 
 from spark_explore import SparkOptions, explore_spark  # noqa: E402
 from spark_explore import session  # noqa: E402
+from explorer.catalog import build_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COUNTS = ("result", "distinct_states", "states_generated", "depth", "coverage")
@@ -49,7 +51,7 @@ def _counts(result) -> dict:
 
 
 def _run_both(name: str, sc, *, invariants=None, partitions=None, spark_options=None, symmetry=False, **search):
-    model = Model(preset_config(name, **search.pop("model", {})), symmetry=symmetry)
+    model = build_model(preset_config(name, **search.pop("model", {})), symmetry=symmetry)
     invs = select() if invariants is None else invariants
     local = bfs(model, invs, SearchOptions(**search))
     spark_options = spark_options or SparkOptions(partitions=partitions)
@@ -97,7 +99,7 @@ def test_tiny_counts_equal_bfs_up_to_dir_symmetry(sc):
     model, local, spark, _ = _run_both("tiny", sc, symmetry=True, partitions=3, max_depth=depth)
     assert model.symmetry and local.result == "bounded"
     assert _counts(spark) == _counts(local)
-    plain = bfs(Model(preset_config("tiny")), select(), SearchOptions(max_depth=depth))
+    plain = bfs(build_model(preset_config("tiny")), select(), SearchOptions(max_depth=depth))
     assert spark.distinct_states < plain.distinct_states, "the reduction merged some states"
 
 
@@ -183,7 +185,7 @@ def test_reliable_checkpoints(sc, tmp_path):
         rdd_dirs = sorted(os.path.basename(d) for d, _, files in os.walk(directory) if "part-00000" in files)
         seen.append((figures["level"], manifest["level"], manifest["rdd"].rsplit("/", 1)[-1], rdd_dirs))
 
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     spark = explore_spark(model, select(), SearchOptions(max_depth=5),
                           SparkOptions(checkpoint_dir=str(directory), checkpoint_every=2), sc=sc, on_level=look)
     assert _counts(spark) == _counts(bfs(model, select(), SearchOptions(max_depth=5)))
@@ -197,7 +199,7 @@ def test_reliable_checkpoints(sc, tmp_path):
 def test_max_states_is_exact(sc, max_states):
     """--max-states N ends with exactly N distinct states, as BFS does (1 is the initial state alone; 9 ends
     level 1 exactly, 100 is inside level 3)."""
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     options = SearchOptions(max_states=max_states)
     local = bfs(model, select(), options)
     spark = explore_spark(model, select(), options, SparkOptions(partitions=2), sc=sc)
@@ -210,7 +212,7 @@ def test_max_states_is_exact(sc, max_states):
 def test_max_states_keeps_the_same_states_on_any_partitioning(sc):
     """The last level keeps its new states with the smallest fingerprints, checked but not expanded: the
     counts and coverage do not depend on the partitioning."""
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     runs = [explore_spark(model, select(), SearchOptions(max_states=500), SparkOptions(partitions=p), sc=sc)
             for p in (2, 3)]
     assert runs[0].distinct_states == 500 and _counts(runs[0]) == _counts(runs[1])
@@ -245,7 +247,7 @@ def _levels(model, depth: int) -> list[list]:
 def test_max_states_checks_exactly_the_kept_states(sc, rank, result):
     """With --max-states ending inside level 3 with 10 of its states, the 10 with the smallest fingerprints are
     kept and checked; a violation in the next one is not reported (it was not visited)."""
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     levels = _levels(model, 3)
     third = sorted(model.fingerprint(state) for state in levels[3])
     before = sum(len(level) for level in levels[:3])
@@ -268,12 +270,12 @@ def test_a_dead_python_worker_is_a_run_error_naming_how_far_the_search_got(sc):
 
     inv = Invariant("test_dies", "state", "Kills its Python worker on a crashed broker.", "test", _dies_on_a_crash)
     with pytest.raises(SparkRunError) as info:
-        explore_spark(Model(preset_config("tiny")), [inv], SearchOptions(), SparkOptions(partitions=2), sc=sc)
+        explore_spark(build_model(preset_config("tiny")), [inv], SearchOptions(), SparkOptions(partitions=2), sc=sc)
     message = str(info.value)
     assert message.startswith("the Spark search failed after 1 complete level(s), 1 distinct states, depth 0: "), message
     assert message.endswith("a task failed 1 time(s): Python worker exited unexpectedly (crashed)")
     # The SparkContext is still usable afterwards.
-    assert explore_spark(Model(preset_config("tiny")), select(), SearchOptions(max_depth=1), sc=sc).distinct_states == 9
+    assert explore_spark(build_model(preset_config("tiny")), select(), SearchOptions(max_depth=1), sc=sc).distinct_states == 9
 
 
 def _interrupt_after(level: int):
@@ -292,7 +294,7 @@ def _interrupted_run(sc, directory, model, stop_after: int, **search):
 
 
 def test_resume_from_the_checkpoint_dir_gives_bfs_counts(sc, tmp_path):
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     options = _interrupted_run(sc, tmp_path, model, 4, max_depth=6)   # the last reliable checkpoint: level 3
     lines: list[str] = []
     resumed = explore_spark(model, select(), SearchOptions(max_depth=6, progress=lines.append),
@@ -306,14 +308,14 @@ def test_resume_from_the_checkpoint_dir_gives_bfs_counts(sc, tmp_path):
 def test_resume_refuses_another_search(sc, tmp_path):
     from spark_explore import SparkSetupError
 
-    options = attrs.evolve(_interrupted_run(sc, tmp_path, Model(preset_config("tiny")), 4), resume=True)
+    options = attrs.evolve(_interrupted_run(sc, tmp_path, build_model(preset_config("tiny")), 4), resume=True)
     with pytest.raises(SparkSetupError, match="of another search: it differs in model.variant"):
-        explore_spark(Model(preset_config("tiny", variant="legacy")), select(), SearchOptions(), options, sc=sc)
+        explore_spark(build_model(preset_config("tiny", variant="legacy")), select(), SearchOptions(), options, sc=sc)
     with pytest.raises(SparkSetupError, match="differs in partitions"):
-        explore_spark(Model(preset_config("tiny")), select(), SearchOptions(), attrs.evolve(options, partitions=3),
+        explore_spark(build_model(preset_config("tiny")), select(), SearchOptions(), attrs.evolve(options, partitions=3),
                       sc=sc)
     with pytest.raises(SparkSetupError, match="already at --max-depth"):
-        explore_spark(Model(preset_config("tiny")), select(), SearchOptions(max_depth=3), options, sc=sc)
+        explore_spark(build_model(preset_config("tiny")), select(), SearchOptions(max_depth=3), options, sc=sc)
 
 
 # -- the CLI -------------------------------------------------------------------------------------------
@@ -354,7 +356,7 @@ def test_cli_legacy_trace_replays_with_jbodcheck_replay(sc, capsys, tmp_path):
     assert report["depth"] == expected["depth"]
     assert len(report["violations"][0]["trace"]) == len(expected["violations"][0]["trace"])
 
-    model = Model(preset_config("small", variant="legacy"))
+    model = build_model(preset_config("small", variant="legacy"))
     result = explore_spark(model, select(), SearchOptions(), SparkOptions(), sc=sc)
     steps = [model.rules[a.rule].label(a.args) for a, _ in result.violations[0].trace[1:]]
     scenario = tmp_path / "spark-trace.json"

@@ -16,9 +16,10 @@ import invariants
 from explorer.fuzz import IDLE_RULE, LOOSE_BOUNDS, InvariantViolation, make_state_machine, scenario_dict
 from explorer.scenario import load_scenario, replay
 from model import Feature, Model, ModelConfig
-from model.presets import preset_config
-from model.designs import KIP112
+from explorer.catalog import preset_config
+from explorer.catalog import KIP112
 from profiles import THOROUGH
+from explorer.catalog import build_model, select_invariants
 
 pytestmark = pytest.mark.stateful
 
@@ -44,12 +45,12 @@ def caught(model: Model, examples: int = 300) -> InvariantViolation:
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_kip112_machine_finds_no_violation(name):
-    run(make_state_machine(Model(CONFIGS[name]("kip112"))))
+    run(make_state_machine(build_model(CONFIGS[name]("kip112"))))
 
 
 def test_kip112_large_machine_runs_long_histories():
     """The large configuration as a unittest-style TestCase, with longer runs than the profile's default."""
-    machine = make_state_machine(Model(CONFIGS["large"]("kip112")), name="LargeKip112Machine")
+    machine = make_state_machine(build_model(CONFIGS["large"]("kip112")), name="LargeKip112Machine")
     case = machine.TestCase
     case.settings = settings(stateful_step_count=max(100, settings().stateful_step_count),
                              max_examples=max(10, settings().max_examples // 4))
@@ -60,7 +61,7 @@ def test_kip112_large_machine_runs_long_histories():
 @pytest.mark.parametrize("name", ["small", pytest.param("large", marks=pytest.mark.skipif(
     not THOROUGH, reason="the large configuration's catch takes half a minute: JBODCHECK_PROFILE=thorough"))])
 def test_legacy_is_caught_with_a_short_replayable_trace(name, tmp_path):
-    model = Model(CONFIGS[name]("legacy"))
+    model = build_model(CONFIGS[name]("legacy"))
     shrunk = caught(model)
     assert shrunk.invariant.id == "no_recreate_with_bad_dir", str(shrunk)
     minimal = shrunk.minimal()
@@ -70,7 +71,7 @@ def test_legacy_is_caught_with_a_short_replayable_trace(name, tmp_path):
         path = tmp_path / "counterexample.json"
         path.write_text(json.dumps(scenario_dict(model, failure.actions)))
         scenario = load_scenario(str(path))
-        result, trace, _ = replay(Model(ModelConfig.from_dict(scenario.model)), scenario, invariants.select())
+        result, trace, _ = replay(build_model(ModelConfig.from_dict(scenario.model)), scenario, select_invariants())
         assert "no_recreate_with_bad_dir" in {v.invariant.id for v in result.violations}
         assert len(trace) == len(failure.steps) + 1
     # The failure renders as the explorer's trace, minimal.
@@ -79,7 +80,7 @@ def test_legacy_is_caught_with_a_short_replayable_trace(name, tmp_path):
 
 
 def test_machine_is_generated_from_the_registries():
-    model = Model(CONFIGS["small"]("kip112"))
+    model = build_model(CONFIGS["small"]("kip112"))
     machine = make_state_machine(model)
     setup = machine.setup_state()
     rule_names = {r.function.__name__ for r in setup.rules}
@@ -105,17 +106,17 @@ def test_a_rule_added_by_a_feature_is_picked_up():
         fired.append(broker)
         return s
 
-    model = Model(preset_config("tiny"), design=KIP112.extended(touch))
+    model = build_model(preset_config("tiny"), design=KIP112.extended(touch))
     machine = make_state_machine(model)
     assert "TouchBroker" in {r.function.__name__ for r in machine.setup_state().rules}
     run(machine, max_examples=20)
     assert fired, "the added rule never fired"
-    assert "TouchBroker" not in Model(preset_config("tiny")).rule_index, "the other model does not have it"
+    assert "TouchBroker" not in build_model(preset_config("tiny")).rule_index, "the other model does not have it"
 
 
 def test_a_machine_with_every_budget_spent_idles_instead_of_failing():
     """With every topic created and nothing left to happen, Hypothesis still has a rule to run."""
-    model = Model(ModelConfig(brokers=1, dirs=1, partitions=1, rf=1, max_dir_failures=0, max_saturations=0,
+    model = build_model(ModelConfig(brokers=1, dirs=1, partitions=1, rf=1, max_dir_failures=0, max_saturations=0,
                               max_crashes=0, max_restarts=0, max_fixes=0, max_failovers=0))
     assert isinstance(make_state_machine(model)(), RuleBasedStateMachine)
     run(make_state_machine(model), max_examples=5, stateful_step_count=20)

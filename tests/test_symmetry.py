@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 
 from model import Model, ModelConfig
-from model.presets import preset_config
-from model.state import GOOD, OFFLINE, fingerprint
-from model.symmetry import canonical, canonical_fingerprint, orbit, permute_dirs
+from explorer.catalog import preset_config
+from model.storage.state import GOOD, OFFLINE, fingerprint
+from model.spec.symmetry import canonical, canonical_fingerprint, orbit, permute_dirs
 
 from helpers import bfs_states, created_topic, deliver_all, step
+from explorer.catalog import build_model
 
 
 def dir_symmetry_sound(cfg) -> bool:
-    return Model(cfg, symmetry=True).symmetry
+    return build_model(cfg, symmetry=True).symmetry
 
 
 @pytest.mark.parametrize("params", [
@@ -23,8 +24,8 @@ def dir_symmetry_sound(cfg) -> bool:
     dict(brokers=2, dirs=3, partitions=1, rf=2, max_faults=1, max_saturations=0),
 ], ids=["1-partition", "2-partitions-rf1", "2-partitions-rf2", "3-dirs"])
 def test_reduced_search_finds_exactly_the_classes_of_the_reachable_states(params):
-    plain = Model(ModelConfig(**params))
-    reduced = Model(ModelConfig(**params), symmetry=True)
+    plain = build_model(ModelConfig(**params))
+    reduced = build_model(ModelConfig(**params), symmetry=True)
     assert reduced.symmetry
     states = bfs_states(plain, fingerprint)
     classes = {canonical_fingerprint(s) for s in states.values()}
@@ -38,7 +39,7 @@ def test_reduced_search_finds_exactly_the_classes_of_the_reachable_states(params
 
 
 def test_canonical_form_sorts_each_brokers_dirs_and_moves_the_logs_with_them():
-    m = Model(preset_config("tiny"), symmetry=True)
+    m = build_model(preset_config("tiny"), symmetry=True)
     s = created_topic(m)
     b0 = s.brokers[0]
     assert b0.copies == (0b01,)
@@ -53,7 +54,7 @@ def test_states_that_differ_by_more_than_a_dir_swap_stay_apart():
     """The dir that holds the log failing and the empty dir failing are not a dir swap of each other: the
     reduction must keep them apart (and apart from the healthy state), with or without the controller's
     reaction."""
-    m = Model(preset_config("tiny"), symmetry=True)
+    m = build_model(preset_config("tiny"), symmetry=True)
     assert m.symmetry
     s = created_topic(m)
     assert s.brokers[0].copies == (0b01,)
@@ -78,7 +79,7 @@ def test_symmetry_is_used_only_where_sound():
     assert dir_symmetry_sound(ModelConfig(brokers=3, dirs=3, partitions=1, rf=3))
     assert not dir_symmetry_sound(ModelConfig(brokers=3, dirs=3, partitions=2, rf=2))
     assert not dir_symmetry_sound(ModelConfig(brokers=3, dirs=1, partitions=1, rf=3))
-    m = Model(ModelConfig(brokers=3, dirs=3, partitions=2, rf=2), symmetry=True)
+    m = build_model(ModelConfig(brokers=3, dirs=3, partitions=2, rf=2), symmetry=True)
     assert not m.symmetry and m.fingerprint(m.init_states()[0]) == fingerprint(m.init_states()[0])
 
 
@@ -86,5 +87,5 @@ def test_symmetry_is_off_with_disk_space():
     """KIP-928's units in use and reserved file are per dir and not permuted by the canonical form."""
     assert dir_symmetry_sound(ModelConfig(brokers=2, dirs=2, partitions=1, rf=2))
     assert not dir_symmetry_sound(ModelConfig(brokers=2, dirs=2, partitions=1, rf=2, saturation=True))
-    m = Model(preset_config("tiny", saturation=True), symmetry=True)
+    m = build_model(preset_config("tiny", saturation=True), symmetry=True)
     assert not m.symmetry and m.fingerprint(m.init_states()[0]) == fingerprint(m.init_states()[0])

@@ -15,9 +15,10 @@ from explorer.itf import decode, itf_steps
 from explorer.render import state_dict
 from explorer.scenario import parse_step
 from model import Model
-from model.presets import preset_config
+from explorer.catalog import preset_config
 
 from test_cli import assert_bad_input, cli
+from explorer.catalog import build_model
 
 LEGACY = ("explore", "--preset", "small", "--variant", "kip112-no-isnew-check", "-q")
 INVARIANT = "no_recreate_with_bad_dir"
@@ -85,7 +86,7 @@ def test_itf_trace_reads_back_and_replays_to_the_same_violation(tmp_path):
 
     # Rebuild the model from the trace's metadata and replay the `action` labels through Model.step.
     params = dict(trace["#meta"]["model"])
-    model = Model(preset_config(params.pop("preset"), **params))
+    model = build_model(preset_config(params.pop("preset"), **params))
     checker = Checker(model, list(model.invariants))
     state = model.init_states()[0]
     assert decode({k: v for k, v in trace["states"][0].items() if k not in ("#meta", "action")}) == \
@@ -149,7 +150,7 @@ def test_html_page_and_view_render_the_same_page(tmp_path):
 
 
 def test_html_escapes_every_text(tmp_path):
-    model = Model(preset_config("tiny"))
+    model = build_model(preset_config("tiny"))
     state = state_dict(model, model.init_states()[0])
     state["brokers"][0]["inbox"] = ['<img src=x onerror="alert(1)">']
     state["extensions"] = {"<b>field</b>": "</script><script>alert(2)</script>"}
@@ -271,8 +272,8 @@ def test_all_violations_writes_every_counterexample(tmp_path):
 
 
 PLUGIN_DIR_FAILS = """
-from invariants.registry import liveness
-from model.state import OFFLINE
+from model.spec.invariant import liveness
+from model.storage.state import OFFLINE
 
 
 @liveness("plugin_a_dir_fails", kind="eventually", statement="Eventually some log dir of some broker fails.",
@@ -334,7 +335,7 @@ def test_every_lasso_is_written_with_its_cycle(tmp_path):
     from model import ModelConfig
 
     cfg = ModelConfig(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_records=0, max_faults=1)
-    model = Model(cfg, invariants=["reassignment_completes"])
+    model = build_model(cfg, invariants=["reassignment_completes"])
     result = check_liveness(model, liveness_properties(model, ("reassignment_completes",)))
     (lasso,) = result.inconclusive                  # (with no record, it needs a fetch: only a sample here)
     cycle = attrs.evolve(lasso, loop_start=10)       # as if steps 11 to 14 repeated

@@ -1,0 +1,130 @@
+"""The catalog: the designs jbodcheck knows, each bound to the invariants its features claim, and the presets.
+
+It sits above the model (model/: the kernel, storage, the ZooKeeper controller) and the invariants (invariants/),
+which do not know each other's built-in pairing: a feature is defined without its invariants, an invariant
+without its feature, and this module says which feature claims which (``CLAIMS``). The CLI, compare, the
+benchmarks and the tests turn a configuration into a model value here (``build_model``) and hand engines that
+value; no engine looks a design up by name.
+"""
+from __future__ import annotations
+
+from invariants.plugins import Plugins, load_plugins as _load_plugins
+from invariants.storage import durability, kip928, safety
+from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
+from model.spec.errors import ConfigError
+from model.spec.feature import Design, Feature
+from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
+from model.spec.model import Model
+from model.storage.config import ModelConfig
+from model.zk import designs as zk_designs
+from model.zk.designs import canonical_variant, deprecation_note  # noqa: F401 (the CLI's names for variants)
+
+
+def _claimed(check, feature: str) -> Invariant:
+    """A design-specific invariant: checked where the claiming feature is, vacuous elsewhere (compare judges
+    every design by the unguarded one: invariants/zk/designs.py PORTABLE)."""
+    return design_invariants.claimed_by(check.invariant, feature)
+
+
+# Feature name -> the invariants it claims, in the order they are checked and reported.
+CLAIMS: dict[str, tuple] = {
+    "kip112-core": (*invariants_in(safety), controller_invariants.controller_transitions_valid,
+                    progress.leader_or_no_candidate, progress.offline_replica_reported_or_back),
+    "kip112-create": (_claimed(design_invariants.dir_failure_spares_other_dirs, "kip112-create"),),
+    "data": tuple(invariants_in(durability)),
+    "saturation": (kip928.no_serving_from_saturated_dir, kip928.saturated_dir_can_free_space),
+    "replica-deletion": (kip928.deleted_replica_holds_no_data,),
+    "deletion": (progress.deletion_done_or_broker_down,),
+    "reassignment": (kip928.reassignment_keeps_an_in_sync_copy, progress.reassignment_done_or_broker_down),
+    "kip112-draft-created": tuple(_claimed(check, "kip112-draft-created") for check in (
+        design_invariants.refusal_only_for_a_lost_copy, design_invariants.no_recreate_over_offline_copy)),
+    "kip18-restart-partitions": (_claimed(design_invariants.offline_replicas_are_known, "kip18-restart-partitions"),),
+    # Vacuous on a model without the feature (they read its znodes).
+    "kip46-self-healing": (_claimed(kip46_invariants.dead_broker_is_scheduled_for_healing, "kip46-self-healing"),
+                           _claimed(kip46_invariants.replication_restored_or_premise_gone, "kip46-self-healing")),
+}
+
+DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS) for name, d in zk_designs.DESIGNS.items()}
+
+
+def design_of(variant: str) -> Design:
+    return DESIGNS[canonical_variant(variant)]
+
+
+def features() -> tuple[Feature, ...]:
+    """Every feature of every design, once, in design order (the CLI's options, the presets, `invariants`)."""
+    out: list[Feature] = []
+    for design in DESIGNS.values():
+        for f in design.features:
+            if f not in out:
+                out.append(f)
+    return tuple(out)
+
+
+def claims_of(feature: Feature) -> tuple[Invariant, ...]:
+    """The invariants a feature claims (its own, then the catalog's for it)."""
+    return tuple(feature.invariants) + tuple(getattr(i, "invariant", i) for i in CLAIMS.get(feature.name, ()))
+
+
+def claimed_invariants() -> list[tuple[str, Invariant]]:
+    """(feature name, invariant) for every built-in claim, in order."""
+    return [(f.name, i) for f in features() for i in claims_of(f)]
+
+
+def load_plugins(names=(), *, env: bool = False) -> Plugins:
+    """invariants.plugins.load_plugins, refusing a plugin invariant that takes a built-in one's id."""
+    return _load_plugins(names, env=env, builtin=claimed_invariants())
+
+
+def builtin_invariants() -> list[Invariant]:
+    """Every built-in invariant, as the features of the built-in designs claim them, in order (what
+    `jbodcheck invariants` lists)."""
+    return [i for f in features() for i in claims_of(f)]
+
+
+def select_invariants(ids=None, extra=()) -> list[Invariant]:
+    """The built-in invariants (and ``extra`` ones) named by ids, all the safety ones when ids is empty (liveness
+    properties only when named); an unknown id raises KeyError."""
+    known = builtin_invariants() + list(extra)
+    if not ids:
+        return [i for i in known if i.kind in SAFETY_KINDS]
+    by_id = {i.id: i for i in known}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        raise KeyError(", ".join(unknown))
+    return [by_id[i] for i in ids]
+
+
+# Named configurations, brought by the features they exercise (Feature.presets). Each exhausts without bounds on
+# one machine (figures in docs/performance.md).
+PRESETS: dict[str, tuple[str, dict]] = {name: preset for f in features() for name, preset in f.presets.items()}
+
+
+def preset_names() -> list[str]:
+    return list(PRESETS)
+
+
+def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> ModelConfig:
+    """The preset's configuration with overrides (None values ignored); extra_presets: those of plugin features."""
+    presets = {**PRESETS, **(extra_presets or {})}
+    if name not in presets:
+        raise ConfigError(f"unknown preset {name!r} (known: {', '.join(presets)})")
+    params = dict(presets[name][1])
+    params.update({k: v for k, v in overrides.items() if v is not None})
+    return ModelConfig(**params)
+
+
+def build_model(cfg: ModelConfig, symmetry: bool = False, **options) -> Model:
+    """The model value of a configuration: its variant's design, with the invariants it claims (``options``:
+    Model's ``plugins``, ``invariants``, ``memo_effects``; ``design`` to build another design)."""
+    design = options.pop("design", None) or design_of(cfg.variant)
+    return Model(cfg, symmetry, design=design, **options)
+
+
+# The built-in designs, with their claims (model/zk/designs.py has them without).
+KIP112 = DESIGNS["kip112"]
+KIP112_NO_ISNEW_CHECK = DESIGNS["kip112-no-isnew-check"]
+PRE_KIP112 = DESIGNS["pre-kip112"]
+KIP112_DRAFT = DESIGNS["kip112-draft"]
+KIP18_DESIGN = DESIGNS["kip18"]
+KIP46_DESIGN = DESIGNS["kip46"]

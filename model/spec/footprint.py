@@ -1,0 +1,422 @@
+"""What a rule reads and writes, in terms of the state's components (docs/model.md, section 7, "Read and write sets").
+
+A *component* is one field of one broker (``broker[2].inbox``), one field of the controller
+(``controller.live``), one of the state's other fields (``notifications``, ``budget``, ``committed``, ``acked``,
+``consumed``, ``wiped``) or one extension field (``ext.created``). A rule declares, with ``reads=``,
+``writes=`` and (optionally) ``guard_reads=`` in ``@FEATURE.rule(...)``, patterns over them:
+
+- ``broker[<param>].<field>``: that field of the broker named by the rule's parameter ``<param>``
+  (``broker[2].<field>``: of broker 2, in a footprint computed at a state: ``footprint_at``);
+  ``broker[*].<field>``: of any broker; ``broker[<param>]`` / ``broker[*]``: every field of it / of all;
+- ``controller.<field>`` / ``controller``; ``ext.<name>`` / ``ext``; a top-level field by its name;
+- ``*``: everything.
+
+``reads`` covers what the guard and the effect read (``guard_reads``, default ``reads``, is what the guard
+alone reads: the necessary-enabling sets of partial-order reduction use it). A rule without declarations
+reads and writes everything, so it is dependent on every other action (sound, never reduced).
+
+Under eager metadata (the default) an action's effect includes the UpdateMetadata requests it puts at the head
+of a broker's queue, applied at once (``Model.settle``): the action's footprint then also reads and writes the
+``meta`` of every broker whose ``inbox`` it writes. (In a reachable state of an eager model no queue starts with
+an UpdateMetadata, so ``settle`` touches no other broker.)
+
+``Footprints(model)`` resolves every action of ``model.action_space`` into bitmasks over the model's components.
+"""
+from __future__ import annotations
+
+import re
+
+from model.storage.state import Broker, Controller, State
+
+TOP_FIELDS = ("notifications", "budget", "committed", "acked", "consumed", "wiped")
+EVERYTHING = ("*",)
+_PATTERN = re.compile(r"^(?:broker\[(?P<who>[A-Za-z_*][A-Za-z_0-9]*|\d+)\](?:\.(?P<bfield>\w+))?"
+                      r"|controller(?:\.(?P<cfield>\w+))?|ext(?:\.(?P<ext>\w+))?|(?P<top>\w+)|(?P<all>\*))$")
+
+
+class FootprintError(ValueError):
+    """A declaration names no component of the state schema, or a parameter the rule does not have."""
+
+
+def check_declaration(patterns, params: tuple[str, ...], ext_names=None) -> None:
+    """Raise FootprintError if a pattern is malformed, names an unknown field or a parameter the rule lacks."""
+    for text in patterns:
+        m = _PATTERN.match(text)
+        if m is None:
+            raise FootprintError(f"{text!r} is not a component pattern")
+        if m["who"] is not None and m["who"] != "*" and not m["who"].isdigit() and m["who"] not in params:
+            raise FootprintError(f"{text!r}: the rule has no parameter {m['who']!r} (parameters: {params})")
+        if m["bfield"] is not None and m["bfield"] not in Broker._fields:
+            raise FootprintError(f"{text!r}: Broker has no field {m['bfield']!r}")
+        if m["cfield"] is not None and m["cfield"] not in Controller._fields:
+            raise FootprintError(f"{text!r}: Controller has no field {m['cfield']!r}")
+        if m["top"] is not None and m["top"] not in TOP_FIELDS:
+            raise FootprintError(f"{text!r}: the state has no field {m['top']!r}")
+        if m["ext"] is not None and ext_names is not None and m["ext"] not in ext_names:
+            raise FootprintError(f"{text!r}: the model has no extension field {m['ext']!r}")
+
+
+class Components:
+    """The components of one model's states, numbered: bit i of a footprint mask is component i."""
+
+    def __init__(self, brokers: int, ext_names: tuple[str, ...]):
+        self.brokers = brokers
+        self.ext_names = ext_names
+        self.names: list[str] = []
+        self.index: dict[tuple, int] = {}
+        for b in range(brokers):
+            for f in Broker._fields:
+                self._add(("broker", b, f), f"broker[{b}].{f}")
+        for f in Controller._fields:
+            self._add(("controller", f), f"controller.{f}")
+        for f in TOP_FIELDS:
+            self._add((f,), f)
+        for e in ext_names:
+            self._add(("ext", e), f"ext.{e}")
+        self.all = (1 << len(self.names)) - 1
+
+    @classmethod
+    def of(cls, model) -> "Components":
+        """The components of a model's states."""
+        return cls(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
+
+    def _add(self, key: tuple, name: str) -> None:
+        self.index[key] = len(self.names)
+        self.names.append(name)
+
+    def bit(self, key: tuple) -> int:
+        return 1 << self.index[key]
+
+    def broker_mask(self, b: int, fields=Broker._fields) -> int:
+        return sum(self.bit(("broker", b, f)) for f in fields)
+
+    def mask(self, patterns, params: tuple[str, ...] = (), args: tuple = ()) -> int:
+        """The components a declaration names, for an action with these arguments."""
+        if patterns is None:
+            return self.all
+        check_declaration(patterns, params, self.ext_names)
+        named = dict(zip(params, args))
+        out = 0
+        for text in patterns:
+            m = _PATTERN.match(text)
+            if m["all"]:
+                return self.all
+            if m["who"] is not None:
+                who = (range(self.brokers) if m["who"] == "*" else (int(m["who"]),) if m["who"].isdigit()
+                       else (named[m["who"]],))
+                fields = Broker._fields if m["bfield"] is None else (m["bfield"],)
+                for b in who:
+                    out |= self.broker_mask(b, fields)
+            elif text.startswith("controller"):
+                fields = Controller._fields if m["cfield"] is None else (m["cfield"],)
+                out |= sum(self.bit(("controller", f)) for f in fields)
+            elif text.startswith("ext") and m["top"] is None:
+                names = self.ext_names if m["ext"] is None else (m["ext"],)
+                out |= sum(self.bit(("ext", e)) for e in names)
+            else:
+                out |= self.bit((m["top"],))
+        return out
+
+    def describe(self, mask: int) -> list[str]:
+        return [n for i, n in enumerate(self.names) if mask >> i & 1]
+
+    # ---- values: what the footprint checker compares and swaps ------------------------------------------
+    def keys(self):
+        return self.index.keys()
+
+    def get(self, state: State, key: tuple, ext_index: dict):
+        if key[0] == "broker":
+            return getattr(state.brokers[key[1]], key[2])
+        if key[0] == "controller":
+            return getattr(state.controller, key[1])
+        if key[0] == "ext":
+            return state.ext[ext_index[key[1]]]
+        return getattr(state, key[0])
+
+    def put(self, state: State, values: dict, ext_index: dict) -> State:
+        """The state with the components in ``values`` (key -> value) replaced."""
+        brokers = list(state.brokers)
+        controller = state.controller
+        top, ext = {}, list(state.ext)
+        for key, value in values.items():
+            if key[0] == "broker":
+                brokers[key[1]] = brokers[key[1]]._replace(**{key[2]: value})
+            elif key[0] == "controller":
+                controller = controller._replace(**{key[1]: value})
+            elif key[0] == "ext":
+                ext[ext_index[key[1]]] = value
+            else:
+                top[key[0]] = value
+        return state._replace(brokers=tuple(brokers), controller=controller, ext=tuple(ext), **top)
+
+
+class Footprints:
+    """Per action of ``model.action_space`` (by position): the components its guard reads, the components it
+    reads (guard and effect, with eager metadata's settling) and those it writes, as bitmasks."""
+
+    def __init__(self, model):
+        self.components = c = Components.of(model)
+        self._eager = model.cfg.eager_metadata
+        self.guard_reads, self.reads, self.writes = [], [], []
+        self.declared = []
+        for _, rule, args in model.action_space:
+            gr = c.mask(rule.guard_reads if rule.guard_reads is not None else rule.reads, rule.params, args)
+            r = c.mask(rule.reads, rule.params, args) | gr
+            w = c.mask(rule.writes, rule.params, args)
+            r, w = self._settled(r, w)
+            self.guard_reads.append(gr)
+            self.reads.append(r)
+            self.writes.append(w)
+            self.declared.append(rule.reads is not None and rule.writes is not None)
+        self._space = [(rule, args) for _, rule, args in model.action_space]
+        self._masks: dict[tuple, int] = {}
+        # Partial-order reduction's other facts (model/spec/rule.py): the actions never enabled in a quiescent
+        # state, the budget each environment event spends, the actions whose footprint depends on the state.
+        self.needs_message = sum(1 << i for i, (r, _) in enumerate(self._space) if r.needs_message)
+        self.spends = [(i, r.spends) for i, (r, _) in enumerate(self._space) if r.spends is not None]
+        self.dynamic = [i for i, (r, _) in enumerate(self._space) if r.footprint_at is not None]
+        n = len(self.reads)
+        # Dependent pairs (as bitmasks over action positions): one writes what the other reads or writes.
+        self.dependent = [0] * n
+        touches = [self.reads[i] | self.writes[i] for i in range(n)]
+        for i in range(n):
+            wi, ti = self.writes[i], touches[i]
+            mask = 0
+            for j in range(n):
+                if wi & touches[j] or self.writes[j] & ti:
+                    mask |= 1 << j
+            self.dependent[i] = mask
+        # Necessary enabling sets: the actions that write something the guard of action i reads.
+        self.enablers = [0] * n
+        for i in range(n):
+            gr, mask = self.guard_reads[i], 0
+            for j in range(n):
+                if self.writes[j] & gr:
+                    mask |= 1 << j
+            self.enablers[i] = mask
+
+
+    def _settled(self, reads: int, writes: int) -> tuple[int, int]:
+        """Eager metadata: an action that writes a broker's inbox also settles it (reads and writes its meta)."""
+        c = self.components
+        if self._eager:
+            for b in range(c.brokers):
+                if writes & c.bit(("broker", b, "inbox")):
+                    settled = c.broker_mask(b, ("inbox", "meta"))
+                    reads |= settled
+                    writes |= settled
+        return reads, writes
+
+    def dependent_on(self, pos: int, reads: int, writes: int) -> int:
+        """The actions dependent on the action at ``pos`` when it reads and writes these (its footprint at a state;
+        the others' static ones): one writes what the other reads or writes. The action itself included."""
+        touches = reads | writes
+        return sum(1 << j for j in range(len(self.reads))
+                   if writes & (self.reads[j] | self.writes[j]) or self.writes[j] & touches) | 1 << pos
+
+    def at(self, model, state, pos: int) -> tuple[int, int]:
+        """(reads, writes) of the enabled action at ``pos`` at this state: its ``footprint_at`` if it declares
+        one, else its static footprint."""
+        rule, args = self._space[pos]
+        if rule.footprint_at is None:
+            return self.reads[pos], self.writes[pos]
+        patterns = rule.footprint_at(model, state, *args)
+        key = (pos, patterns)
+        if key not in self._masks:
+            c = self.components
+            self._masks[key] = self._settled(c.mask(patterns[0], rule.params, args), c.mask(patterns[1], rule.params, args))
+        r, w = self._masks[key]
+        return r, w
+
+
+# ---- declarations the rule modules share ------------------------------------------------------------------------
+# A controller event (model/zk/controller.py ControllerStep): it reads and writes the controller, appends to the
+# inboxes of the brokers it believes alive and that are up, and asks the design's hooks (which may read extension
+# fields, e.g. the draft's created list). CONTROLLER_STEP_OWN_READS: without the hooks' reads (a design that knows
+# which extension fields its hooks read names them, e.g. KIP-46's ext.heal_moves).
+CONTROLLER_STEP_OWN_READS = ("controller", "broker[*].inbox", "broker[*].up")
+CONTROLLER_STEP_READS = CONTROLLER_STEP_OWN_READS + ("ext",)
+CONTROLLER_STEP_WRITES = ("controller", "broker[*].inbox")
+# What it sends is appended to the inboxes, whatever they hold (ControllerStep._send): the effect memo's key leaves
+# them out (model/spec/effect_memo.py).
+CONTROLLER_STEP_APPENDS = ("broker[*].inbox",)
+
+
+def controller_handles_response(channel: str, *also_writes: str) -> dict:
+    """The footprint of the controller handling the oldest response in ``broker[broker].<channel>`` (a
+    ControllerStep: the rule's keyword arguments), writing ``also_writes`` as well."""
+    queue = f"broker[broker].{channel}"
+    return {"guard_reads": (queue,), "reads": CONTROLLER_STEP_READS + (queue,),
+            "writes": CONTROLLER_STEP_WRITES + (queue, *also_writes), "appends": CONTROLLER_STEP_APPENDS,
+            "needs_message": True}
+# What the new HW of a leader depends on (model/storage/data.py hw_candidate, advance_hw): the followers' logs and roles.
+LEADER_HW_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "broker[*].hw",
+                   "broker[*].isr", "committed", "acked")
+# The channels between the controller and every broker (a controller failover empties them).
+CHANNELS = ("broker[*].inbox", "broker[*].replies", "broker[*].stop_replies")
+# A disk replaced or removed while its broker is down (model/zk/rules.py _fix_dir): note_wiped looks at every
+# replica's copies, dirs and log against the committed history.
+FIX_DIR_GUARD_READS = ("broker[broker].up", "broker[broker].dirs", "budget")
+FIX_DIR_READS = ("broker[broker]", "broker[*].dirs", "broker[*].copies", "broker[*].logs", "budget", "committed",
+                 "wiped")
+FIX_DIR_WRITES = ("broker[broker].dirs", "broker[broker].copies", "broker[broker].used", "broker[broker].reserved",
+                  "budget", "wiped")
+# A follower's fetch (model/storage/rules_data.py): the guard runs the fetch to see whether it changes anything.
+FETCH_READS = ("broker[broker].copies", "broker[broker].dirs", "controller.partitions") + LEADER_HW_READS
+
+
+# ---- the checker: declarations against the rules' behaviour on sampled states ----------------------------------
+
+def _enabled(model, rule, state, args) -> bool:
+    return rule.guard(model, state, *args) is None
+
+
+def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0, rules=None) -> list[str]:
+    """Run every action of the model (of the named ``rules`` only, when given) on the given (reachable) states and
+    report, one line each, where a rule writes a component outside its declared writes, where its guard's verdict
+    or what it writes changes when the components outside its (guard) reads are swapped for another sampled
+    state's (donors), and likewise for the footprint it computes at the state (``footprint_at``, which must not
+    change either); where a ``needs_message`` rule is enabled in a quiescent state, a rule is enabled with the
+    budget it ``spends`` used up, or an action lowers a budget (budgets must only grow)."""
+    import random
+
+    from model.storage.common import budget_left
+
+    fp = Footprints(model)
+    comps, ext_index = fp.components, model.ext_index
+    keys = list(comps.keys())
+    bit = {k: comps.bit(k) for k in keys}
+    rng = random.Random(seed)
+    problems: dict[tuple, str] = {}
+
+    def values(state):
+        return {k: comps.get(state, k, ext_index) for k in keys}
+
+    def swapped(state_values, donor_values, keep: int):
+        return {k: donor_values[k] for k in keys if not keep & bit[k] and donor_values[k] != state_values[k]}
+
+    def names(ks) -> list[str]:
+        return sorted(comps.names[comps.index[k]] for k in ks)
+
+    def report(rule, why: str) -> None:
+        problems.setdefault((rule.name, why.split(":")[0]), f"{rule.name}: {why}")
+
+    def enabled_hybrid(rule, args, state, change: dict, why: str):
+        """The state with ``change`` swapped in, or None (reported: ``why``, the swapped components) if that
+        disables the action."""
+        hybrid = comps.put(state, change, ext_index)
+        if _enabled(model, rule, hybrid, args):
+            return hybrid
+        report(rule, f"{why}: {names(change)}")
+        return None
+
+    def check_effect(rule, args, state, sv, av, dv, r: int, w: int, where: str, at=None) -> None:
+        """Swap what the action does not read (r) for the donor's: it must stay enabled, write the same values
+        where it writes (w), leave the rest alone, and (``at``) compute the same footprint."""
+        change = swapped(sv, dv, r)
+        if not change:
+            return
+        hybrid = enabled_hybrid(rule, args, state, change, f"guard reads outside reads{where}")
+        if hybrid is None:
+            return
+        if at is not None and rule.footprint_at(model, hybrid, *args) != at:
+            report(rule, f"footprint_at reads outside its reads: it changes when {names(change)} change")
+        hv, before = values(model.step(hybrid, rule.name, args)[1]), values(hybrid)
+        differ = [comps.names[comps.index[k]] for k in keys if w & bit[k] and hv[k] != av[k]]
+        if differ:
+            report(rule, f"effect reads outside reads{where}: writes {differ} differently when {names(change)} change")
+        outside = [comps.names[comps.index[k]] for k in keys if not w & bit[k] and hv[k] != before[k]]
+        if outside:
+            report(rule, f"writes outside writes{where} when {names(change)} change: {outside}")
+
+    def check_appends(rule, args, state, sv, w: int, appended: list) -> None:
+        """An ``appends`` queue: the effect (before eager metadata's settling, as the effect memo runs it) leaves
+        the queue's content at its head, and what it appends (and every other write) stays the same when the
+        queue holds something else (another sampled state's)."""
+        av = values(rule.effect(model, state, *args))
+        for k in appended:
+            if av[k][:len(sv[k])] != sv[k]:
+                report(rule, f"appends: rewrites {comps.names[comps.index[k]]} instead of appending to it")
+                return
+        for _ in range(donors_per_state):
+            _, dv, _ = samples[rng.randrange(len(samples))]
+            change = {k: dv[k] for k in appended if dv[k] != sv[k]}
+            if not change:
+                continue
+            hybrid = enabled_hybrid(rule, args, state, change, "appends: its guard reads")
+            if hybrid is None:
+                return
+            hv = values(rule.effect(model, hybrid, *args))
+            differ = [comps.names[comps.index[k]] for k in keys
+                      if (hv[k] != dv[k] + av[k][len(sv[k]):] if k in change else w & bit[k] and hv[k] != av[k])]
+            if differ:
+                report(rule, f"appends: {differ} depend on what {names(change)} hold")
+                return
+
+    samples = [(s, values(s), model.is_quiescent(s)) for s in states]
+    for pos, (_, rule, args) in enumerate(model.action_space):
+        if rules is not None and rule.name not in rules:
+            continue
+        gr, r, w = fp.guard_reads[pos], fp.reads[pos], fp.writes[pos]
+        appended = []
+        if rule.appends:
+            am = comps.mask(rule.appends, rule.params, args)
+            if am & ~comps.mask(rule.writes, rule.params, args):
+                report(rule, f"appends names components outside its writes: {comps.describe(am & ~comps.mask(rule.writes, rule.params, args))}")
+            appended = [k for k in keys if am & bit[k]]
+        for state, sv, quiet in samples:
+            on = _enabled(model, rule, state, args)
+            if on and rule.needs_message and quiet:
+                report(rule, "needs_message, but enabled in a quiescent state")
+            if on and rule.spends is not None and budget_left(model, state, rule.spends) is not None:
+                report(rule, "enabled with the budget it spends used up")
+            after = model.step(state, rule.name, args)[1] if on else None
+            at = dr = dw = None
+            if on:
+                av = values(after)
+                if any(a < b for a, b in zip(after.budget, state.budget)):
+                    report(rule, "lowers a budget")
+                for k in keys:
+                    if not w & bit[k] and av[k] != sv[k]:
+                        report(rule, f"writes {comps.names[comps.index[k]]}, not declared")
+                if appended:
+                    check_appends(rule, args, state, sv, w, appended)
+                if rule.footprint_at is not None:
+                    at = rule.footprint_at(model, state, *args)
+                    dr, dw = fp.at(model, state, pos)
+                    for k in keys:
+                        if not dw & bit[k] and av[k] != sv[k]:
+                            report(rule, f"writes {comps.names[comps.index[k]]}, not in footprint_at")
+            for _ in range(donors_per_state):
+                _, dv, _ = samples[rng.randrange(len(samples))]
+                change = swapped(sv, dv, gr)
+                if change:
+                    hybrid = comps.put(state, change, ext_index)
+                    if _enabled(model, rule, hybrid, args) != on:
+                        report(rule, f"guard reads outside guard_reads: {names(change)}")
+                if on:
+                    check_effect(rule, args, state, sv, av, dv, r, w, "")
+                    if at is not None:
+                        check_effect(rule, args, state, sv, av, dv, dr, dw, " (footprint_at)", at)
+    return sorted(problems.values())
+
+
+def read_violations(model, check, reads, states, donors_per_state: int = 2, seed: int = 0) -> list[str]:
+    """Where ``check(model, state)`` (an invariant's check) gives another answer when the components outside
+    ``reads`` (patterns) are swapped for another sampled state's: the reads it declares miss something."""
+    import random
+
+    comps, ext_index = Components.of(model), model.ext_index
+    keep = comps.mask(reads)
+    keys = [k for k in comps.keys() if not keep & comps.bit(k)]
+    rng = random.Random(seed)
+    problems = set()
+    for state in states:
+        verdict = check(model, state)
+        for _ in range(donors_per_state):
+            donor = states[rng.randrange(len(states))]
+            change = {k: comps.get(donor, k, ext_index) for k in keys
+                      if comps.get(donor, k, ext_index) != comps.get(state, k, ext_index)}
+            if change and check(model, comps.put(state, change, ext_index)) != verdict:
+                problems.add(f"reads outside {tuple(reads)}: {sorted(comps.names[comps.index[k]] for k in change)}")
+    return sorted(problems)

@@ -1,0 +1,285 @@
+"""The model as a value: a design's features, assembled for one configuration (after Stateright's Model).
+
+``Model(cfg)`` takes the design named by ``cfg.variant`` (model/zk/designs.py); ``Model(cfg, design=...)`` any
+other; ``plugins=`` adds users' features and invariants (invariants/plugins.py). Nothing is registered
+process-wide: every model owns its rules, invariants, hooks and caches, so models of different designs or
+configurations coexist in one process.
+"""
+from __future__ import annotations
+
+import inspect
+from functools import partial
+from types import SimpleNamespace
+from typing import Iterator, NamedTuple
+
+from model.spec.invariant import SAFETY_KINDS
+
+from model.spec.errors import ConfigError
+from model.spec.effect_memo import MemoisedEffect, inboxes_written, memoised_effects
+from model.spec.footprint import Components
+from model.spec.feature import Design
+from model.spec.memo import by_args, by_value
+from model.spec.rule import Rule
+from model.spec.schema import Schema
+from model.storage.state import (
+    BUDGET_FIELDS, D_NONE, GOOD, H_NONE, NO_LEADER, P_NONEXISTENT, R_NONEXISTENT, RA_NONE, UPDATE_METADATA, Broker,
+    Controller, Partition, State, component_fingerprint, digest,
+)
+from model.spec.symmetry import DirSymmetry
+
+
+class Action(NamedTuple):
+    rule: int          # index into Model.rules
+    args: tuple
+    settled: tuple = ()  # brokers whose UpdateMetadata was applied eagerly after the step, in order
+
+    __repr__ = tuple.__repr__
+
+
+class ActionDisabled(ValueError):
+    """An action whose guard fails in the state it is applied to."""
+
+
+class Model:
+    def __init__(self, cfg, symmetry: bool = False, *, design: Design | None = None, plugins=None,
+                 invariants=None, memo_effects: bool = True):
+        """invariants: the invariants this model is checked with (ids or Invariant values; default all of its
+        features' and plugins'). Symmetry reduction is used when asked for, sound for the features in this
+        configuration, and every checked invariant is declared symmetric (``symmetry_note`` says why not).
+        memo_effects: the effects of rules that declare their footprint are remembered by what they read
+        (model/spec/effect_memo.py; successors are the same without)."""
+        if design is None:
+            raise TypeError("Model needs its design (a Design value): build models of the built-in designs with "
+                            "explorer.catalog.build_model")
+        self.cfg = cfg
+        self.design = design
+        extra = tuple(plugins.features) if plugins is not None else ()
+        self.plugin_features = extra
+        catalog = self.design.extended(*extra) if extra else self.design
+        self.features = tuple(catalog.included(cfg))
+        self.rules: tuple[Rule, ...] = self._assemble_rules()
+        included_rules = {r.name for r in self.rules}
+        # Rules of the design's features that this configuration leaves out: reported as not in it.
+        self.absent_rules = tuple(
+            r.name for f in catalog.features if f not in self.features for r in f.rules if r.name not in included_rules
+        )
+        self.rule_index = {r.name: i for i, r in enumerate(self.rules)}
+        # Every rule of the design, in order, whether this configuration includes its feature or not (reports).
+        self.reported_rules = tuple(dict.fromkeys(
+            [r.name for f in catalog.features for r in f.rules] + [r.name for r in self.rules]))
+        self.hooks = SimpleNamespace(**{k: v for f in self.features for k, v in f.hooks.items()})
+        self.all_invariants = tuple(i for f in self.features for i in catalog.claims_of(f)) + (
+            tuple(plugins.invariants) if plugins is not None else ())
+        self.invariants = self.select(invariants)
+        self._options = self._resolve_options()
+        self._memos: dict = {}
+        self._update_metadata = self.rules[self.rule_index["BrokerUpdateMetadata"]]
+        # KIP-928's reserved file: one unit of every dir, written at start-up (section 6.4).
+        self.reserves = cfg.saturation and cfg.reserved_file
+        self.bounds = tuple(getattr(cfg, name) for name in BUDGET_FIELDS)
+        # Per partition: every broker that may hold a replica ("slots", the controller's replica states are kept
+        # per slot; the core hook ``replica_slots``): the assignment, then the brokers a reassignment may add. The
+        # current assignment is in the state.
+        self.original = tuple(cfg.assignment(p) for p in range(cfg.partitions))
+        self.targets = tuple(cfg.reassignment_target(p) for p in range(cfg.partitions))
+        self.assignments = tuple(self.hooks.replica_slots(cfg, p) for p in range(cfg.partitions))
+        self.replicas_on = tuple(
+            tuple((p, i) for p in range(cfg.partitions) for i, b in enumerate(self.assignments[p]) if b == broker)
+            for broker in range(cfg.brokers)
+        )
+        self.ext_fields = tuple(sf for f in self.features for sf in f.state_fields)
+        self.ext_index = {sf.name: i for i, sf in enumerate(self.ext_fields)}
+        self._init = self._initial_state()
+        self.schema = Schema(
+            self._init.brokers[0], self._init.ext,
+            tuple(i for i, sf in enumerate(self.ext_fields) if sf.pending),
+            [f.quiescent for f in self.features if f.quiescent is not None],
+        )
+        # Dedup by the fingerprint of a canonical representative when dir symmetry is sound (model/spec/symmetry.py).
+        self.symmetry_note = self._symmetry_note() if symmetry else None
+        self.symmetry = symmetry and self.symmetry_note is None
+        self.dir_symmetry = DirSymmetry(self) if self.symmetry else None
+        component_digest = self.cached(digest, limit=1 << 18)
+        if self.symmetry:
+            self.fingerprint = self.dir_symmetry.fingerprint_with(component_digest)
+        else:
+            self.fingerprint = lambda state: component_fingerprint(component_digest, component_digest, state)
+        # (rule index, rule, argument tuple) for every action the configuration can ever take.
+        self.action_space = tuple(
+            (ri, r, args) for ri, r in enumerate(self.rules) for args in r.domain(self)
+        )
+        comps = Components.of(self)
+        effects = memoised_effects(self, comps) if memo_effects else [r.effect for _, r, _ in self.action_space]
+        self._space = tuple((ri, r.guard, effect, args) for (ri, r, args), effect in zip(self.action_space, effects))
+        self._effect_of = {(ri, args): effect for (ri, _, args), effect in zip(self.action_space, effects)}
+        # Per action: the brokers whose inbox it may write, the only ones eager metadata can have to settle after it
+        # (in a reachable state no queue starts with an UpdateMetadata: docs/model.md 7); by its declared writes.
+        self._settles = tuple(inboxes_written(self, comps, r, args) for _, r, args in self.action_space)
+
+    # ---- assembly ----------------------------------------------------------------------------------------
+    def _assemble_rules(self) -> tuple[Rule, ...]:
+        rules: list[Rule] = []
+        for f in self.features:
+            rules.extend(f.rules)
+            for name, replacement in f.replaces.items():
+                at = [i for i, r in enumerate(rules) if r.name == name]
+                if not at:
+                    raise ConfigError(f"feature {f.name} replaces rule {name}, which no earlier feature has")
+                rules[at[0]] = replacement
+        names = [r.name for r in rules]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ConfigError(f"rule(s) {', '.join(twice)} are added by two features")
+        return tuple(rules)
+
+    def _resolve_options(self) -> dict:
+        declared = {o.name: o for f in self.features for o in f.options}
+        given = dict(self.cfg.options)
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ConfigError(f"unknown option(s) {', '.join(unknown)} (options of this model's features: {known})")
+        values = {}
+        for name, option in declared.items():
+            value = given.get(name, option.default)
+            why = option.check(value)
+            if why is not None:
+                raise ConfigError(f"option {name}: {why}")
+            values[name] = value
+        return values
+
+    def select(self, ids=None) -> tuple:
+        """The invariants named by ids (Invariant values pass through; all of the model's safety invariants when
+        ids is empty or None: liveness properties are checked only when named, or by ``explore --liveness``); an
+        unknown id raises KeyError with the unknown ids."""
+        if not ids:
+            return tuple(i for i in self.all_invariants if i.kind in SAFETY_KINDS)
+        known = {i.id: i for i in self.all_invariants}
+        unknown = [i for i in ids if isinstance(i, str) and i not in known]
+        if unknown:
+            raise KeyError(", ".join(unknown))
+        return tuple(known[i] if isinstance(i, str) else i for i in ids)
+
+    def _symmetry_note(self) -> str | None:
+        """None when the dir symmetry reduction can be used, else why not (one line)."""
+        for f in self.features:
+            reason = f.dir_symmetry(self.cfg)
+            if reason is not None:
+                return reason
+        asymmetric = [i.id for i in self.invariants if not i.symmetric]
+        if asymmetric:
+            return (f"invariant(s) {', '.join(asymmetric)} are not declared symmetric in a broker's log dirs, so the "
+                    f"reduction could hide a violation of them")
+        return None
+
+    def _initial_state(self) -> State:
+        c, p = self.cfg, self.cfg.partitions
+        broker = Broker(
+            up=True, dirs=(GOOD,) * c.dirs, copies=(0,) * p, hosted=(H_NONE,) * p, epoch=(-1,) * p,
+            meta=(None,) * p, inbox=(), replies=(), logs=((),) * p, hw=(0,) * p, isr=(0,) * p,
+            used=(1 if self.reserves else 0,) * c.dirs, reserved=(1 << c.dirs) - 1 if self.reserves else 0,
+            segs=(0,) * p, stop_replies=(),
+        )
+        controller = Controller(
+            epoch=1, live=(1 << c.brokers) - 1, offline=(0,) * c.brokers,
+            partitions=(Partition(P_NONEXISTENT, NO_LEADER, -1, 0),) * p,
+            replicas=tuple((R_NONEXISTENT,) * len(a) for a in self.assignments), deletion=(D_NONE,) * p,
+            assigned=self.original, reassigning=(RA_NONE,) * p,
+        )
+        return State(brokers=(broker,) * c.brokers, controller=controller, notifications=0,
+                     budget=(0,) * len(BUDGET_FIELDS), committed=((),) * p, acked=(0,) * p, consumed=((),) * p,
+                     wiped=0, ext=tuple(sf.initial for sf in self.ext_fields))
+
+    # ---- what features and rules use -----------------------------------------------------------------------
+    def cached(self, fn, limit: int = 1 << 16, bind: bool = False):
+        """fn remembered by value (model/spec/memo.py) in this model's own cache. fn must be a pure function of its
+        arguments and of this model's constants (its configuration and hooks; with ``bind`` it gets the model as
+        its first argument): the key is what it reads, its arguments (the argument itself for a one-argument
+        function), and a model with another configuration or design has other caches."""
+        memo = self._memos.get(fn)
+        if memo is None:
+            target = partial(fn, self) if bind else fn
+            one = len(inspect.signature(target).parameters) == 1
+            memo = self._memos[fn] = (by_value if one else by_args)(target, limit)
+        return memo
+
+    def option(self, name: str):
+        """The value of an option declared by one of this model's features (model/spec/feature.py Option)."""
+        return self._options[name]
+
+    def ext(self, state: State, name: str):
+        """An extension state field's value."""
+        return state.ext[self.ext_index[name]]
+
+    def with_ext(self, state: State, **values) -> State:
+        ext = list(state.ext)
+        for name, value in values.items():
+            ext[self.ext_index[name]] = value
+        return state._replace(ext=tuple(ext))
+
+    def crashed(self, broker: Broker) -> Broker:
+        return self.schema.crashed(broker)
+
+    def is_quiescent(self, state: State) -> bool:
+        """No message in flight, no pending notification, and every feature's own condition (the controller's
+        view of live brokers is current)."""
+        return self.schema.is_quiescent(self, state)
+
+    # ---- what engines use ---------------------------------------------------------------------------------
+    def init_states(self) -> list[State]:
+        return [self._init]
+
+    def successors(self, state: State) -> Iterator[tuple[Action, State]]:
+        eager = self.cfg.eager_metadata
+        for (ri, guard, effect, args), inboxes in zip(self._space, self._settles):
+            if guard(self, state, *args) is None:
+                after = effect(self, state, *args)
+                if eager:
+                    after, settled = self.settle(after, inboxes)
+                    yield Action(ri, args, settled), after
+                else:
+                    yield Action(ri, args), after
+
+    def settle(self, state: State, brokers=None) -> tuple[State, tuple]:
+        """Apply every UpdateMetadata that heads a broker's queue (eager metadata); of the given brokers only,
+        in increasing order, when given (those whose inbox the step wrote)."""
+        settled = ()
+        for b in range(len(state.brokers)) if brokers is None else brokers:
+            inbox = state.brokers[b].inbox
+            while inbox and inbox[0].kind == UPDATE_METADATA:
+                state = self._update_metadata.effect(self, state, b)
+                inbox = state.brokers[b].inbox
+                settled += (b,)
+        return state, settled
+
+    def step(self, state: State, rule_name: str, args: tuple) -> tuple[Action, State]:
+        """Take one action by name (replay, Hypothesis); raises ActionDisabled with the guard's reason."""
+        ri = self.rule_index[rule_name]
+        r = self.rules[ri]
+        reason = r.guard(self, state, *args)
+        if reason is not None:
+            raise ActionDisabled(f"{r.label(args)} is not enabled: {reason}")
+        after = r.effect(self, state, *args)
+        if self.cfg.eager_metadata:
+            after, settled = self.settle(after)
+            return Action(ri, args, settled), after
+        return Action(ri, args), after
+
+    def by_effect_key(self, action: Action, state: State, compute):
+        """``compute()``, a function of what the action's effect reads at ``state`` (e.g. the effect replayed with
+        its controller state changes recorded): remembered by the effect memo's key where the effect is memoised
+        (model/spec/effect_memo.py), else computed."""
+        effect = self._effect_of.get((action.rule, action.args))
+        return effect.replay(state, compute) if isinstance(effect, MemoisedEffect) else compute()
+
+    def label(self, action: Action) -> str:
+        text = self.rules[action.rule].label(action.args)
+        if action.settled:
+            text += " + UpdateMetadata at " + ", ".join(f"broker {b}" for b in action.settled)
+        return text
+
+    def rule(self, name: str) -> Rule:
+        return self.rules[self.rule_index[name]]
+
+    def has_feature(self, name: str) -> bool:
+        return any(f.name == name for f in self.features)

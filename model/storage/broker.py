@@ -1,0 +1,188 @@
+"""Broker-side procedures: LogManager's create-or-refuse decision, ReplicaManager's request handling,
+the reaction to a failed log dir, and what a crash leaves behind."""
+from __future__ import annotations
+
+from model.storage.state import (
+    E_NONE, E_STALE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_SATURATED, H_STOPPED,
+    LEADER_DURING_DELETE, LIVE_DIR, OFFLINE, SATURATED, SERVING, Broker, PartitionMeta, replace_at,
+)
+
+
+def live_copy_dir(broker: Broker, p: int) -> int:
+    """The live dir (good or saturated) holding the partition's log, or -1: what LogManager has loaded."""
+    mask = broker.copies[p]
+    for d, status in enumerate(broker.dirs):
+        if mask >> d & 1 and LIVE_DIR[status]:
+            return d
+    return -1
+
+
+def served_replicas(broker: Broker) -> list[tuple[int, int, int]]:
+    """(partition, hosted, live dir or -1) of every replica the broker leads or follows."""
+    return [(p, h, live_copy_dir(broker, p)) for p, h in enumerate(broker.hosted) if SERVING[h]]
+
+
+def resize_log(broker: Broker, p: int, segs: int) -> Broker:
+    """The broker with partition p's log at ``segs`` units (KIP-928's space), its live dir's use adjusted."""
+    d = live_copy_dir(broker, p)
+    return broker._replace(segs=replace_at(broker.segs, p, segs),
+                           used=replace_at(broker.used, d, broker.used[d] + segs - broker.segs[p]))
+
+
+def has_offline_dir(broker: Broker) -> bool:
+    return OFFLINE in broker.dirs
+
+
+def has_live_dir(broker: Broker) -> bool:
+    return any(LIVE_DIR[s] for s in broker.dirs)
+
+
+def choose_new_log_dir(broker: Broker) -> int:
+    """LogManager.nextLogDirs: the good dir holding the fewest logs (lowest index on a tie), or -1."""
+    best, best_count = -1, None
+    for d, status in enumerate(broker.dirs):
+        if status != GOOD:
+            continue  # offline dirs are not live; a saturated dir takes no new replica (KIP-928)
+        count = sum(1 for mask in broker.copies if mask >> d & 1)
+        if best_count is None or count < best_count:
+            best, best_count = d, count
+    return best
+
+
+def handle_leader_and_isr(may_create_log, broker_id: int, broker: Broker, entries) -> tuple[Broker, tuple]:
+    """ReplicaManager.becomeLeaderOrFollower for one request; returns the broker and its response.
+    ``may_create_log(broker, is_new)`` is the design's choice of whether a missing log may be created
+    (model/zk/designs.py). A new leader caches the request's ISR and keeps its HW if it already led (else starts at 0, to be advanced);
+    a follower keeps neither."""
+    copies, hosted, epoch = list(broker.copies), list(broker.hosted), list(broker.epoch)
+    logs, hw, isr, segs = list(broker.logs), list(broker.hw), list(broker.isr), list(broker.segs)
+    response = []
+    for e in entries:
+        p = e.partition
+        if hosted[p] in (H_OFFLINE, H_SATURATED):
+            response.append((p, E_STORAGE))
+            continue
+        if hosted[p] != H_NONE and e.leader_epoch <= epoch[p]:
+            response.append((p, E_STALE))  # the leader epoch is not newer: the request is ignored for it
+            continue
+        current = broker._replace(copies=tuple(copies))
+        found = live_copy_dir(current, p)
+        if found >= 0 and broker.dirs[found] == SATURATED:
+            hosted[p] = H_SATURATED  # KIP-928: a replica on a saturated dir is not served
+            hw[p] = isr[p] = 0
+            response.append((p, E_STORAGE))
+            continue
+        if found < 0:
+            d = choose_new_log_dir(current) if may_create_log(current, e.is_new) else -1
+            if d < 0:
+                hosted[p] = H_OFFLINE  # KafkaStorageException: the partition is marked offline
+                hw[p] = isr[p] = 0
+                response.append((p, E_STORAGE))
+                continue
+            copies[p] |= 1 << d
+            logs[p], segs[p] = (), 0  # a new log is empty
+        if e.leader == broker_id:
+            hw[p] = hw[p] if hosted[p] == H_LEADER else 0
+            isr[p] = e.isr
+            hosted[p] = H_LEADER
+        else:
+            hosted[p] = H_FOLLOWER
+            hw[p] = isr[p] = 0
+        epoch[p] = e.leader_epoch
+        response.append((p, E_NONE))
+    new = broker._replace(copies=tuple(copies), hosted=tuple(hosted), epoch=tuple(epoch), logs=tuple(logs),
+                          hw=tuple(hw), isr=tuple(isr), segs=tuple(segs))
+    return new, tuple(response)
+
+
+def handle_update_metadata(broker: Broker, entries) -> Broker:
+    """The metadata cache takes the request's values for the partitions it names; the request is consumed."""
+    meta = list(broker.meta)
+    for e in entries:
+        # A partition being deleted comes with leader LeaderDuringDelete: the cache drops it.
+        meta[e.partition] = None if e.leader == LEADER_DURING_DELETE else PartitionMeta(e.leader, e.isr, e.offline)
+    return broker._replace(meta=tuple(meta), inbox=broker.inbox[1:])
+
+
+def handle_stop_replica(broker: Broker, partitions) -> Broker:
+    """StopReplica(delete=false): the replica stops leading or fetching; an offline partition stays offline."""
+    hosted, hw, isr = broker.hosted, broker.hw, broker.isr
+    for p in partitions:
+        if SERVING[hosted[p]]:
+            hosted = replace_at(hosted, p, H_STOPPED)
+            hw, isr = replace_at(hw, p, 0), replace_at(isr, p, 0)
+    return broker._replace(hosted=hosted, hw=hw, isr=isr)
+
+
+def fail_dir(m, broker: Broker, d: int) -> tuple[Broker, bool]:
+    """A log dir fails. Returns the broker and whether it is still running (it halts with no live dir left)."""
+    dirs = replace_at(broker.dirs, d, OFFLINE)
+    # The logs whose live copy was on d are out of reach for good (an offline dir never comes back).
+    on_d = [live_copy_dir(broker, p) == d for p in range(len(broker.logs))]
+    logs = tuple(() if x else log for x, log in zip(on_d, broker.logs))
+    segs = tuple(0 if x else n for x, n in zip(on_d, broker.segs))
+    if not broker.up:
+        return broker._replace(dirs=dirs, logs=logs, segs=segs), False
+    lost = [broker.copies[p] >> d & 1 and h != H_NONE for p, h in enumerate(broker.hosted)]
+    hosted = tuple(H_OFFLINE if x else h for x, h in zip(lost, broker.hosted))
+    hw = tuple(0 if x else v for x, v in zip(lost, broker.hw))
+    isr = tuple(0 if x else v for x, v in zip(lost, broker.isr))
+    failed = broker._replace(dirs=dirs, hosted=hosted, logs=logs, hw=hw, isr=isr, segs=segs)
+    if not has_live_dir(failed):
+        return m.crashed(failed), False
+    return failed, True
+
+
+def saturate_dir(broker: Broker, d: int) -> Broker:
+    """KIP-928: a write to dir d failed for lack of space. The dir is saturated, its reserved file (if any) is
+    deleted, and the replicas the broker hosts on it become saturated: no longer led or fetched."""
+    on_d = [broker.hosted[p] != H_NONE and live_copy_dir(broker, p) == d for p in range(len(broker.hosted))]
+    hosted = tuple(H_SATURATED if x else h for x, h in zip(on_d, broker.hosted))
+    hw = tuple(0 if x else v for x, v in zip(on_d, broker.hw))
+    isr = tuple(0 if x else v for x, v in zip(on_d, broker.isr))
+    used, reserved = broker.used, broker.reserved
+    if reserved >> d & 1:
+        used, reserved = replace_at(used, d, used[d] - 1), reserved & ~(1 << d)
+    return broker._replace(dirs=replace_at(broker.dirs, d, SATURATED), hosted=hosted, hw=hw, isr=isr, used=used,
+                           reserved=reserved)
+
+
+def recover_dir(broker: Broker, d: int, reserves: bool) -> Broker:
+    """A saturated dir d has space again and is good: its saturated replicas are no longer hosted (as after a
+    restart: the logs are loaded, nothing is hosted until a LeaderAndIsr) and, if reserves, the reserved file is
+    written again."""
+    on_d = [h == H_SATURATED and live_copy_dir(broker, p) == d for p, h in enumerate(broker.hosted)]
+    hosted = tuple(H_NONE if x else h for x, h in zip(on_d, broker.hosted))
+    epoch = tuple(-1 if x else e for x, e in zip(on_d, broker.epoch))
+    used, reserved = broker.used, broker.reserved
+    if reserves:
+        used, reserved = replace_at(used, d, used[d] + 1), reserved | 1 << d
+    return broker._replace(dirs=replace_at(broker.dirs, d, GOOD), hosted=hosted, epoch=epoch, used=used,
+                           reserved=reserved)
+
+
+def delete_log(broker: Broker, p: int) -> Broker:
+    """The partition's log on its live dirs is deleted, with the space it took; a copy on an offline dir stays."""
+    live_dirs = sum(1 << d for d, status in enumerate(broker.dirs) if LIVE_DIR[status])
+    d = live_copy_dir(broker, p)
+    used = broker.used if d < 0 else replace_at(broker.used, d, broker.used[d] - broker.segs[p])
+    return broker._replace(
+        copies=replace_at(broker.copies, p, broker.copies[p] & ~live_dirs), logs=replace_at(broker.logs, p, ()),
+        segs=replace_at(broker.segs, p, 0), used=used, hosted=replace_at(broker.hosted, p, H_NONE),
+        epoch=replace_at(broker.epoch, p, -1), hw=replace_at(broker.hw, p, 0), isr=replace_at(broker.isr, p, 0),
+    )
+
+
+def handle_stop_replica_delete(broker: Broker, partitions) -> tuple[Broker, tuple]:
+    """ReplicaManager.stopReplicas with delete=true: a partition marked offline answers KAFKA_STORAGE_ERROR
+    (its log is out of reach); any other (led, followed, stopped, saturated or not hosted) stops and its log
+    is deleted from the live dirs, answering NONE. Returns the broker and its response."""
+    response = []
+    for p in partitions:
+        if broker.hosted[p] == H_OFFLINE:
+            response.append((p, E_STORAGE))
+            continue
+        broker = delete_log(broker, p)
+        response.append((p, E_NONE))
+    return broker._replace(inbox=broker.inbox[1:]), tuple(response)
+

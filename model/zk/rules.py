@@ -1,0 +1,527 @@
+"""The KIP-112 core feature: environment events, the ZooKeeper-era controller's events and the brokers' request
+handling. Which replicas a broker may create is the design's choice (model/zk/designs.py: the ``may_create_log``
+hook); the data path, KIP-928, deletion and reassignment are features of their own.
+
+Guards return None when the rule is enabled and otherwise a short reason; effects return the next state.
+References name the KIP-112 scenario (docs/model.md numbers them as the KIP does) or the Kafka code followed.
+"""
+from __future__ import annotations
+
+
+
+from model.storage import broker as B
+from model.storage.common import (
+    bounded, broker_dirs, brokers, budget_left, nothing, oldest_request_is, partitions, set_broker, spend,
+    waiting_response,
+)
+from model.storage.config import ONE_OF_EACH
+from model.zk.controller import ControllerStep
+from model.storage.data import advance_leaders, note_wiped
+from model.zk.deletion import resume_deletion_for, resume_deletions
+from model.spec.footprint import (
+    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES,
+    LEADER_HW_READS, controller_handles_response,
+)
+from model.spec.feature import Feature, Flag
+from model.zk.reassignment import resume_reassignments
+from model.storage.state import (
+    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
+    D_QUEUED, DIR_NAMES, GOOD, LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE,
+    R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, REMOVED, SATURATED, STOP_REPLICA, UPDATE_METADATA, replace_at,
+)
+
+
+def _core_dir_symmetry(cfg) -> str | None:
+    if cfg.dirs < 2:
+        return "a broker has one log dir: there is nothing to permute"
+    if not (cfg.partitions == 1 or (cfg.dirs == 2 and cfg.partitions <= 2)):
+        return ("LogManager's lowest-index tie-break can tell apart equally loaded dirs that hold different "
+                "partitions (more than one partition, and more than two dirs or partitions)")
+    return None
+
+
+def _controller_view_is_current(m, s) -> bool:
+    """The controller's view of live brokers is that of the registrations (no broker change event pending)."""
+    live = 0
+    for b, broker in enumerate(s.brokers):
+        if broker.up:
+            live |= 1 << b
+    return live == s.controller.live
+
+
+CORE = Feature(
+    "kip112-core",
+    "The ZooKeeper-era controller (replica and partition state machines, LeaderAndIsr, UpdateMetadata with "
+    "offline_replicas, /log_dir_event_notification) and brokers with JBOD log dirs that fail, crash, restart and "
+    "are repaired (KIP-112)",
+    config_fields=("brokers", "dirs", "partitions", "rf", "eager_metadata", "unclean_election", "probe_new_replicas",
+                   *BUDGET_FIELDS, "max_faults"),
+    flags=(
+        Flag("brokers", "--brokers", "Brokers.", "int"),
+        Flag("dirs", "--dirs", "Log dirs per broker.", "int"),
+        Flag("partitions", "--partitions", "Partitions (one topic each).", "int"),
+        Flag("rf", "--rf", "Replication factor.", "int"),
+        Flag("eager_metadata", "--eager-metadata/--no-eager-metadata",
+             "Apply UpdateMetadata as soon as it heads a broker's queue (default) or interleave it."),
+        Flag("unclean_election", "--unclean-election/--no-unclean-election",
+             "unclean.leader.election.enable: elect a live replica outside the ISR when none is in it."),
+        Flag("probe_new_replicas", "--probe-new-replicas/--no-probe-new-replicas",
+             "The log-dir probe also queries replicas in NewReplica (KIP-112, default) or, as in Kafka's code, "
+             "skips them."),
+    ),
+    dir_symmetry=_core_dir_symmetry,
+    quiescent=_controller_view_is_current,
+    hooks={
+        # KIP-112 scenario 8: which replicas of a topic being deleted get StopReplica(delete=true); the others
+        # are ineligible at once (an offline replica is handled as if its broker were offline).
+        "deletion_reaches": lambda step, broker, p: step.is_replica_online(broker, p),
+        # Whether the controller reacts to replicas that answer without error again (KIP-928's recovery).
+        "reelect_on_recovery": lambda cfg: False,
+        # isNewReplica of a LeaderAndIsr entry for a replica on a broker (ControllerStep.add_leader_and_isr):
+        # KIP-112 as adopted sends the replica state machine's choice (true from NewReplica only) as it is.
+        "is_new_replica": lambda step, broker, p, is_new: is_new,
+        # Whether a replica whose deletion started waits for its StopReplica answer when found offline.
+        "deletion_awaits_answer": lambda cfg: False,
+        # Whether a running broker's DirFail writes a /log_dir_event_notification (KIP-112; KIP-46's broker halts).
+        "dir_failure_notifies": True,
+        # (old, target) of partition p's reassignment (model/zk/reassignment.py): the admin's move of partition 0
+        # (ModelConfig.reassignment_target); KIP-46's self-healing moves the replicas of a failed broker instead.
+        "reassignment_move": lambda m, state, p: (m.original[p], m.targets[p]),
+        # Every broker that may hold a replica of partition p (the controller's replica state slots), in order:
+        # the assignment, then the brokers a reassignment adds.
+        "replica_slots": lambda cfg, p: cfg.assignment(p) + tuple(
+            b for b in (cfg.reassignment_target(p) or ()) if b not in cfg.assignment(p)),
+    },
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment: topic creation, disks, brokers, the controller's own failure.
+# ---------------------------------------------------------------------------------------------
+
+def _guard_create_topic(m, s, partition):
+    if s.controller.partitions[partition].state != P_NONEXISTENT:
+        return f"partition {partition} already exists"
+    if s.controller.deletion[partition] != D_NONE:
+        return f"partition {partition}'s topic was deleted (the model does not re-create a topic)"
+    return None
+
+
+@CORE.rule("CreateTopic",
+      guard_reads=("controller.partitions", "controller.deletion"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
+      params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller", fair=False,
+      reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
+def create_topic(m, s, partition):
+    """The controller creates the partition: its replicas go NewReplica, the partition is New, then Online with
+    the first live replica in assignment order as leader and the live replicas as ISR (LeaderAndIsr with
+    isNewReplica=true to them); then the replicas go OnlineReplica, which sends nothing from NewReplica. With no
+    live replica the partition stays New."""
+    step = ControllerStep(m, s)
+    step.partitions_to_new([partition])
+    step.replicas_to_new([(partition, i) for i in range(m.cfg.rf)])
+    step.trigger_online_partition_state_change([partition])
+    step.replicas_to_online([(partition, i) for i in range(m.cfg.rf)])
+    return step.finish()
+
+
+def _guard_dir_fail(m, s, broker, dir):
+    status = s.brokers[broker].dirs[dir]
+    if not LIVE_DIR[status]:
+        return f"dir {dir} of broker {broker} is {DIR_NAMES[status]}"
+    return budget_left(m, s, B_DIR_FAILURES)
+
+
+@CORE.rule("DirFail",
+      guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "notifications", "budget"),
+      writes=("broker[broker]", "notifications", "budget"),
+      spends=B_DIR_FAILURES,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
+      guard=_guard_dir_fail, kind="environment",
+      reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
+def dir_fail(m, s, broker, dir):
+    """A log dir fails (any I/O error). On a running broker: the partitions it hosts on that dir are marked
+    offline (their fetchers stop, they are no longer led), the dir leaves the live dirs, and the broker writes
+    a /log_dir_event_notification znode; with no live dir left it halts instead. On a broker that is down the
+    dir is simply offline when it starts again."""
+    new, running = B.fail_dir(m, s.brokers[broker], dir)
+    notifications = s.notifications | (1 << broker) if running else s.notifications
+    return set_broker(s, broker, new, notifications=notifications, budget=spend(s, B_DIR_FAILURES))
+
+
+def _guard_broker_crash(m, s, broker):
+    if not s.brokers[broker].up:
+        return f"broker {broker} is down"
+    return budget_left(m, s, B_CRASHES)
+
+
+@CORE.rule("BrokerCrash",
+      guard_reads=("broker[broker].up", "budget"), reads=("broker[broker]", "budget"), writes=("broker[broker]", "budget"),
+      spends=B_CRASHES,
+      params=("broker",), domain=bounded(brokers, "max_crashes"), guard=_guard_broker_crash,
+      kind="environment",
+      reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
+def broker_crash(m, s, broker):
+    """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
+    unsent responses are lost; its disks keep what they hold."""
+    new = m.crashed(s.brokers[broker])
+    return set_broker(s, broker, new, budget=spend(s, B_CRASHES))
+
+
+def _guard_broker_restart(m, s, broker):
+    b = s.brokers[broker]
+    if b.up:
+        return f"broker {broker} is running"
+    if s.controller.live >> broker & 1:
+        return f"the controller has not yet processed broker {broker}'s failure"
+    if not B.has_live_dir(b):
+        return f"broker {broker} has no live (good or saturated) log dir and would exit at start-up"
+    if m.reserves:
+        for d, status in enumerate(b.dirs):
+            if LIVE_DIR[status] and not b.reserved >> d & 1 and b.used[d] >= m.cfg.dir_capacity:
+                return f"dir {d} of broker {broker} has no space for the reserved file: the broker would shut down"
+    return budget_left(m, s, B_RESTARTS)
+
+
+@CORE.rule("BrokerRestart",
+      reads=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved",
+      "controller.live", "budget"),
+      writes=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved", "budget"),
+      spends=B_RESTARTS,
+      params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
+      guard=_guard_broker_restart, kind="environment",
+      reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
+def broker_restart(m, s, broker):
+    """A stopped broker starts: it loads the logs found on its live dirs (offline dirs stay offline) and
+    registers in ZooKeeper. It hosts no partition until the controller's LeaderAndIsr arrives. With KIP-928 a
+    saturated dir is good again (saturation is not persisted), and the reserved file is written to every live
+    dir that lacks it before anything else (no space for it: the broker shuts down, see the guard)."""
+    b = s.brokers[broker]
+    dirs, used, reserved = b.dirs, b.used, b.reserved
+    if SATURATED in dirs:
+        dirs = tuple(GOOD if status == SATURATED else status for status in dirs)
+    if m.reserves:
+        for d, status in enumerate(dirs):
+            if LIVE_DIR[status] and not reserved >> d & 1:
+                used, reserved = replace_at(used, d, used[d] + 1), reserved | 1 << d
+    new = b._replace(up=True, dirs=dirs, used=used, reserved=reserved)
+    return set_broker(s, broker, new, budget=spend(s, B_RESTARTS))
+
+
+def _guard_fix_dir(m, s, broker, dir):
+    b = s.brokers[broker]
+    if b.up:
+        return f"broker {broker} is running (a disk is fixed while its broker is down)"
+    if b.dirs[dir] != OFFLINE:
+        return f"dir {dir} of broker {broker} is not offline"
+    return budget_left(m, s, B_FIXES)
+
+
+def _fix_dir(m, s, broker, dir, status):
+    b = s.brokers[broker]
+    cleared = tuple(mask & ~(1 << dir) for mask in b.copies)
+    new = b._replace(dirs=replace_at(b.dirs, dir, status), copies=cleared, used=replace_at(b.used, dir, 0),
+                     reserved=b.reserved & ~(1 << dir))
+    return note_wiped(m, set_broker(s, broker, new, budget=spend(s, B_FIXES)))
+
+
+@CORE.rule("ReplaceDisk",
+      guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
+      spends=B_FIXES,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
+      guard=_guard_fix_dir, kind="environment",
+      reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
+def replace_disk(m, s, broker, dir):
+    """While the broker is down, an offline dir's disk is replaced by an empty good one: the logs it held are gone."""
+    return _fix_dir(m, s, broker, dir, GOOD)
+
+
+@CORE.rule("RemoveDirFromConfig",
+      guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
+      spends=B_FIXES,
+      params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
+      guard=_guard_fix_dir, kind="environment",
+      reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
+def remove_dir_from_config(m, s, broker, dir):
+    """While the broker is down, an offline dir is removed from its config: it is no longer a log dir of the
+    broker, so it counts neither as live nor as offline, and its logs are no longer seen."""
+    return _fix_dir(m, s, broker, dir, REMOVED)
+
+
+def _guard_controller_failover(m, s):
+    return budget_left(m, s, B_FAILOVERS)
+
+
+@CORE.rule("ControllerFailover",
+      # It empties the channels before it sends, so it reads none of them (nor the notifications it deletes).
+      guard_reads=("budget",), reads=("controller", "broker[*].up", "ext", "budget"),
+      writes=CONTROLLER_STEP_WRITES + CHANNELS + ("notifications", "budget"),
+      spends=B_FAILOVERS,
+      params=(), domain=bounded(nothing, "max_failovers"),
+      guard=_guard_controller_failover, kind="controller", fair=False,
+      reference="KIP-112 scenario 6 (controller failover); KafkaController.onControllerFailover")
+def controller_failover(m, s):
+    """The controller moves to another broker. The old one's queued requests and unprocessed responses are
+    lost. The new controller (epoch + 1) reads the live brokers and leader-and-ISR records from ZooKeeper,
+    starts with no knowledge of offline dirs, deletes pending log-dir notifications and sends UpdateMetadata
+    to every live broker. Its replica state machine starts: live replicas go OnlineReplica (LeaderAndIsr
+    with isNewReplica=false), the others ReplicaDeletionIneligible then OfflineReplica (removed from the ISR
+    except the last member, leader none if they led); a topic being deleted with a replica not online is
+    ineligible for deletion. Its partition state machine starts: partitions are Online (leader live), Offline
+    or New (no record), and leaders are elected for the New and Offline ones that are not being deleted. Then
+    it restarts the reassignments in progress and resumes the topic deletions."""
+    brokers = tuple(map(m.schema.without_channels, s.brokers))
+    live = 0
+    for i, b in enumerate(s.brokers):
+        if b.up:
+            live |= 1 << i
+    c = s.controller
+    cleared = c._replace(epoch=c.epoch + 1, live=live, offline=(0,) * m.cfg.brokers)
+    step = ControllerStep(m, s._replace(brokers=brokers, controller=cleared, notifications=0,
+                                        budget=spend(s, B_FAILOVERS)))
+    step.add_update_metadata(range(m.cfg.partitions))
+    step.flush()
+    # ReplicaStateMachine.startup (Kafka 2.x to 3.6): initializeReplicaState puts the replicas that are not
+    # online in ReplicaDeletionIneligible, then the online ones go OnlineReplica and the others OfflineReplica.
+    online, offline = [], []
+    for p in range(m.cfg.partitions):
+        if not step.is_assigned(p):
+            continue
+        for _, i in step.assigned_replicas(p):
+            is_online = step.is_replica_online(m.assignments[p][i], p)
+            step.set_replica(p, i, R_ONLINE if is_online else R_DELETION_INELIGIBLE, exempt="initializeReplicaState")
+            (online if is_online else offline).append((p, i))
+        if step.is_queued_for_deletion(p):  # TopicDeletionManager.init: replicas not online make it ineligible
+            step.deletion[p] = D_INELIGIBLE if any(q == p for q, _ in offline) else D_QUEUED
+    step.replicas_to_online(online)
+    step.replicas_to_offline(offline)
+    # PartitionStateMachine.startup: initializePartitionState (from ZooKeeper, where a topic being deleted still
+    # has its partitions), then triggerOnlinePartitionStateChange (which leaves out topics being deleted).
+    for p, part in enumerate(step.partitions):
+        if not step.is_assigned(p):
+            continue
+        if not step.has_leadership_record(p):
+            state = P_NEW
+        elif part.leader != -1 and step.is_replica_online(part.leader, p):
+            state = P_ONLINE
+        else:
+            state = P_OFFLINE
+        step.set_partition(p, part._replace(state=state), exempt="initializePartitionState")
+    step.trigger_online_partition_state_change()
+    resume_reassignments(step)  # maybeTriggerPartitionReassignment
+    resume_deletions(step)  # TopicDeletionManager.tryTopicDeletion
+    return step.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# Controller events (ZooKeeper watches and responses), each processed atomically.
+# ---------------------------------------------------------------------------------------------
+
+def _guard_controller_broker_startup(m, s, broker):
+    if not s.brokers[broker].up:
+        return f"broker {broker} is not registered"
+    if s.controller.live >> broker & 1:
+        return f"the controller already counts broker {broker} as live"
+    return None
+
+
+@CORE.rule("ControllerBrokerStartup",
+      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
+      kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
+def controller_broker_startup(m, s, broker):
+    """The controller sees a newly registered broker: it counts it live and forgets what it knew of its offline
+    dirs, sends UpdateMetadata for every partition to every live broker, moves the broker's replicas to
+    OnlineReplica (LeaderAndIsr with isNewReplica=false) and elects leaders for New and Offline partitions;
+    then it restarts the reassignments with a target replica on the broker and resumes the deletion of the
+    topics with a replica on it."""
+    step = ControllerStep(m, s)
+    step.live |= 1 << broker
+    step.offline[broker] = 0
+    step.add_update_metadata(range(m.cfg.partitions))
+    step.flush()
+    step.replicas_to_online(step.replicas_on(broker))
+    step.trigger_online_partition_state_change()
+    resume_reassignments(step, broker)  # maybeResumeReassignments: those with a target replica on the broker
+    resume_deletion_for(step, [p for p, _ in step.replicas_on(broker) if step.is_queued_for_deletion(p)])
+    return step.finish()
+
+
+def _guard_controller_broker_failure(m, s, broker):
+    if s.brokers[broker].up:
+        return f"broker {broker} is registered"
+    if not s.controller.live >> broker & 1:
+        return f"the controller already counts broker {broker} as dead"
+    return None
+
+
+@CORE.rule("ControllerBrokerFailure",
+      guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
+      kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
+def controller_broker_failure(m, s, broker):
+    """The controller sees a broker's registration vanish: it counts it dead, forgets its offline dirs, moves
+    partitions whose leader is no longer live to Offline, elects new leaders, and moves the broker's replicas
+    to OfflineReplica (removed from the ISR, except the last member); those of topics being deleted fail
+    their deletion (ReplicaDeletionIneligible)."""
+    step = ControllerStep(m, s)
+    step.live &= ~(1 << broker)
+    step.offline[broker] = 0
+    step.on_replicas_become_offline(step.replicas_on(broker))
+    return step.finish()
+
+
+def _guard_controller_log_dir_event(m, s):
+    if not s.notifications:
+        return "no /log_dir_event_notification znode is pending"
+    return None
+
+
+def _if_notifications(m):
+    """A notification is written by a dir failure or saturation (and a recovery, which needs a saturation): with
+    neither possible in the configuration, the controller's handler has nothing to handle."""
+    c = m.cfg
+    by_dir_failure = c.max_dir_failures > 0 and m.hooks.dir_failure_notifies
+    possible = c.max_faults > 0 and (by_dir_failure or (c.saturation and c.max_saturations > 0))
+    return [()] if possible else []
+
+
+@CORE.rule("ControllerLogDirEvent",
+      guard_reads=("notifications",), reads=CONTROLLER_STEP_READS + ("notifications",), writes=CONTROLLER_STEP_WRITES + ("notifications",), appends=CONTROLLER_STEP_APPENDS,
+      needs_message=True,
+      params=(), domain=_if_notifications, guard=_guard_controller_log_dir_event,
+      kind="controller", reference="KIP-112 scenario 2; KafkaController.onBrokerLogDirFailure")
+def controller_log_dir_event(m, s):
+    """The controller reads the pending /log_dir_event_notification znodes, moves every replica of the brokers
+    they name to OnlineReplica (a LeaderAndIsr with isNewReplica=false that probes the broker; for a replica in
+    NewReplica, being added by a reassignment, one with isNewReplica=true, or nothing with
+    --no-probe-new-replicas as in Kafka's code) and deletes the znodes."""
+    step = ControllerStep(m, s)
+    named = [b for b in range(m.cfg.brokers) if s.notifications >> b & 1]
+    replicas = [r for b in named for r in step.replicas_on(b)]
+    if m.cfg.probe_new_replicas:
+        # KIP-112 scenarios 2 and 3: query every partition on the broker, a NewReplica with isNewReplica=true.
+        # (Kafka's OnlineReplica transition sends nothing from NewReplica: a replica being added by a
+        # reassignment is then never probed; --no-probe-new-replicas.)
+        for p, i in replicas:
+            if step.replicas[p][i] == R_NEW and step.has_leadership_record(p):
+                step.add_leader_and_isr([m.assignments[p][i]], p, is_new=True)
+    step.replicas_to_online(replicas)
+    step.notifications = 0
+    return step.finish()
+
+
+@CORE.rule("ControllerLeaderAndIsrResponse",
+      **controller_handles_response("replies"),
+      params=("broker",), domain=brokers, guard=waiting_response("replies", "LeaderAndIsr"),
+      kind="controller", reference="KIP-112 scenarios 1-3 and 6; KafkaController's LeaderAndIsrResponseReceived")
+def controller_leader_and_isr_response(m, s, broker):
+    """The controller handles a broker's oldest LeaderAndIsr response: the broker's offline-replica set becomes
+    (previous set minus partitions answered without error) plus partitions answered KAFKA_STORAGE_ERROR; for
+    newly offline replicas it runs onReplicasBecomeOffline (leader election, OfflineReplica, UpdateMetadata).
+    With KIP-928 and --saturation-recovery free-space, replicas answered without error that were offline (back
+    from a saturated dir) make it elect leaders for Offline partitions and send UpdateMetadata to every broker."""
+    b = s.brokers[broker]
+    response = b.replies[0]
+    s = set_broker(s, broker, b._replace(replies=b.replies[1:]))
+    previous = s.controller.offline[broker]
+    current = previous
+    for p, error in response:
+        if error == 0:
+            current &= ~(1 << p)
+        elif error == 1:
+            current |= 1 << p
+    recovered = previous & ~current and m.hooks.reelect_on_recovery(m.cfg)
+    if current == previous and not recovered:
+        return s  # nothing new for the controller: the response is only consumed
+    step = ControllerStep(m, s)
+    step.offline[broker] = current
+    newly = current & ~previous
+    if newly:
+        step.on_replicas_become_offline(
+            [(p, i) for p, i in m.replicas_on[broker] if newly >> p & 1],
+            answer_pending=m.hooks.deletion_awaits_answer(m.cfg),
+        )
+    if recovered:
+        # KIP-928 is silent here; the model's choice (docs/model.md, 6.4): replicas back from a saturated dir
+        # make the controller elect leaders for Offline partitions and refresh every broker's metadata.
+        step.trigger_online_partition_state_change()
+        step.add_update_metadata(range(m.cfg.partitions))
+        step.flush()
+    return step.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# Brokers handling the controller's requests, oldest first.
+# ---------------------------------------------------------------------------------------------
+
+@CORE.rule("BrokerLeaderAndIsr",
+      guard_reads=("broker[broker].inbox",), reads=("broker[broker]",) + LEADER_HW_READS,
+      writes=("broker[broker]", "committed", "acked"),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=oldest_request_is(LEADER_AND_ISR, "LeaderAndIsr"),
+      kind="broker", reference="KIP-112 scenarios 1, 3, 4; LogManager.getOrCreateLog, ReplicaManager.becomeLeaderOrFollower")
+def broker_leader_and_isr(m, s, broker):
+    """The broker handles its oldest request, a LeaderAndIsr. Per partition: already marked offline ->
+    KAFKA_STORAGE_ERROR; leader epoch not newer than the one it has -> ignored (STALE_CONTROLLER_EPOCH);
+    otherwise it uses the log found on a live dir, or, if there is none, creates one on the good dir with
+    the fewest logs, unless isNewReplica=false while it has an offline dir (kip112; kip112-no-isnew-check ignores the flag),
+    or it has no good dir: then it marks the partition offline and answers KAFKA_STORAGE_ERROR. Else it
+    becomes leader or follower, records the leader epoch, and answers NONE. A new leader caches the request's
+    ISR (its HW then rises if the ISR allows, e.g. an ISR of one); a follower keeps no HW or ISR."""
+    new = m.cached(_leader_and_isr_handled, bind=True)(broker, s.brokers[broker])
+    return advance_leaders(m, set_broker(s, broker, new), broker)
+
+
+# The broker's side of a request is a function of the broker alone (and its id and the model's hooks): remembered
+# by value in the model's cache (Model.cached), as the same broker meets the same request in many states.
+def _leader_and_isr_handled(m, broker_id, b):
+    new, response = B.handle_leader_and_isr(m.hooks.may_create_log, broker_id, b, b.inbox[0].body)
+    return new._replace(inbox=b.inbox[1:], replies=b.replies + (response,))
+
+
+def _update_metadata_handled(b):
+    return B.handle_update_metadata(b, b.inbox[0].body)
+
+
+@CORE.rule("BrokerUpdateMetadata",
+      guard_reads=("broker[broker].inbox",), reads=("broker[broker].inbox", "broker[broker].meta"),
+      writes=("broker[broker].inbox", "broker[broker].meta"),
+      needs_message=True,
+      params=("broker",), domain=brokers,
+      guard=oldest_request_is(UPDATE_METADATA, "UpdateMetadata"), kind="broker",
+      reference="KIP-112 scenario 5 (user queries replica state); MetadataCache.updateMetadata")
+def broker_update_metadata(m, s, broker):
+    """The broker handles its oldest request, an UpdateMetadata: its metadata cache (what a MetadataResponse
+    shows: leader, ISR, offline_replicas) takes the request's values for the partitions it names."""
+    return set_broker(s, broker, m.cached(_update_metadata_handled)(s.brokers[broker]))
+
+
+@CORE.rule("BrokerStopReplica",
+      guard_reads=("broker[broker].inbox",), reads=("broker[broker]",), writes=("broker[broker]",),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=oldest_request_is(STOP_REPLICA, "StopReplica"),
+      kind="broker", reference="KIP-112 scenario 2; ReplicaManager.stopReplicas (delete=false)")
+def broker_stop_replica(m, s, broker):
+    """The broker handles its oldest request, a StopReplica without delete: the named replicas stop leading or
+    following; a partition marked offline stays so. The controller ignores the response."""
+    b = s.brokers[broker]
+    new = B.handle_stop_replica(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
+    return set_broker(s, broker, new)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the core claims and the configurations it is explored in.
+# ---------------------------------------------------------------------------------------------
+
+CORE.presets.update({
+    "tiny": ("2 brokers x 2 dirs, 1 partition, RF 2; one record, a consumer; one of each event, at most two faults",
+             dict(brokers=2, dirs=2, partitions=1, rf=2, max_records=1, consumer=True, **ONE_OF_EACH)),
+    "small": ("3 brokers x 2 dirs, 1 partition, RF 3: KIP-112's test-plan cluster; one record; one of each event, "
+              "at most two faults",
+              dict(brokers=3, dirs=2, partitions=1, rf=3, max_records=1, consumer=False, **ONE_OF_EACH)),
+    "medium": ("3 brokers x 2 dirs, 2 partitions, RF 2; one record in partition 0; one of each event, at most two "
+               "faults",
+               dict(brokers=3, dirs=2, partitions=2, rf=2, max_records=(1, 0), consumer=False, **ONE_OF_EACH)),
+})
