@@ -817,6 +817,10 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
 cli.add_command(LazyCommand("prove", "proofs.cli:prove_command",
                             "Prove KIP-112's properties for every number of brokers, dirs and partitions (z3)."))
 
+# jbodcheck serve (explorer/serve/): walk the model by hand in a browser; imported only when it runs.
+cli.add_command(LazyCommand("serve", "explorer.serve.command:serve_command",
+                            "Walk the model by hand in a browser: click actions, go back, fork, save the path."))
+
 
 def _worker_error_line(error: BaseException) -> str:
     """A BFS worker's failure in one line: what happened, and the worker's exception (its traceback's last

@@ -1,0 +1,45 @@
+"""`jbodcheck serve [MODEL options] [--plugin MODULE] [--host H] [--port N] [--open]` (docs/cli.md, "serve")."""
+from __future__ import annotations
+
+import webbrowser
+
+import click
+
+from ..cli import BadInput, _build_config, _build_model, _model_options, _model_params, _plugin_option, _plugins
+from ..signals import INTERRUPTS, interrupt_signal
+from .server import App, Server
+from .walk import Walker
+
+
+@click.command(name="serve")
+@_model_options
+@_plugin_option
+@click.option("--host", default="127.0.0.1", show_default=True, metavar="HOST",
+              help="The interface to listen on (another than 127.0.0.1 lets other machines walk the model too).")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=0, metavar="N",
+              help="The port to listen on [default: a free one, printed].")
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
+def serve_command(preset, host, port, open_browser, **kwargs):
+    """Walk the model by hand in a browser: the state, every rule enabled or why not, the invariants; the path
+    is the URL and saves as a scenario file. Runs until Ctrl-C (exit 130)."""
+    cfg = _build_config(preset, _model_params(kwargs))
+    model = _build_model(cfg)
+    extra_presets = {name: p for f in _plugins().features for name, p in f.presets.items()}
+    try:
+        server = Server(host, port, App(Walker(model), preset, extra_presets))
+    except OSError as e:
+        raise BadInput(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    except OverflowError as e:
+        raise BadInput(f"cannot listen on {host}:{port}: {e}") from None
+    try:
+        click.echo(f"jbodcheck serve: {server.url} ({model.cfg.variant}, {preset or 'custom'} model; Ctrl-C stops)")
+        if open_browser:
+            webbrowser.open(server.url)
+        server.serve_forever()
+    except INTERRUPTS as e:
+        sig = interrupt_signal(e)
+        click.echo(f"jbodcheck serve: stopped by signal {sig}", err=True)
+        return 128 + sig
+    finally:
+        server.server_close()
+    return 0
