@@ -52,13 +52,19 @@ def _report(path: str) -> tuple[dict, list[str]]:
     from ..html import load_report
 
     report = load_report(path)
-    violations = report.get("violations") or []
-    if not violations:
+    violations = report.get("violations")
+    if not isinstance(violations, list) or not violations:
         raise ValueError(f"the report {path} has no counterexample to walk (result: {report.get('result')})")
-    trace = violations[0].get("trace") or []
+    first = violations[0]
+    trace = first.get("trace") if isinstance(first, dict) else None
+    actions = [e.get("action") if isinstance(e, dict) else None for e in trace[1:]] if isinstance(trace, list) else [None]
+    if not all(isinstance(a, str) for a in actions):
+        raise ValueError(f"the report {path} is not one jbodcheck can walk: its first violation's trace is not a list "
+                         f"of steps with actions")
     # A report's step is the action's label: the rule's step and the UpdateMetadata requests it settled.
-    steps = [entry["action"].split(" + ", 1)[0] for entry in trace[1:]]
-    return dict(report.get("model") or {}), steps
+    steps = [a.split(" + ", 1)[0] for a in actions]
+    model = report.get("model")
+    return (dict(model) if isinstance(model, dict) else {}), steps
 
 
 def config_of(model: dict, extra_presets: dict | None = None) -> ModelConfig:
