@@ -55,11 +55,16 @@ def _broken(walker: Walker, found: list, steps, at: int) -> str:
     for f in found:
         inv = f.invariant
         where = "the initial state" if f.step == 0 else f"step {f.step}: {steps[f.step - 1]}"
-        ahead = f.step > at
+        if f.step > at:                 # further on: one line, the state shown is before it
+            out.append(f'<section class="violation ahead" data-invariant="{esc(inv.id)}" data-step="{f.step}">'
+                       f'<p class="bad">\u26A0 Further on this path, <a href="{esc(path_url(steps, f.step))}">'
+                       f'{esc(where)}</a> breaks <code>{esc(inv.id)}</code> ({esc(inv.kind)} invariant): '
+                       f'{esc(f.message)}</p></section>')
+            continue
         out.append(
-            f'<section class="violation{" ahead" if ahead else ""}" data-invariant="{esc(inv.id)}" '
-            f'data-step="{f.step}"><h2>Violation of <code>{esc(inv.id)}</code> ({esc(inv.kind)} invariant)'
-            f'{" further on this path" if ahead else ""}</h2><p class="message">{esc(f.message)}</p>'
+            f'<section class="violation" data-invariant="{esc(inv.id)}" data-step="{f.step}">'
+            f'<h2>Violation of <code>{esc(inv.id)}</code> ({esc(inv.kind)} invariant)</h2>'
+            f'<p class="message">{esc(f.message)}</p>'
             f'<p class="statement">{esc(inv.statement)}</p><p class="ref">Reference: {esc(inv.reference)}</p>'
             f'<p>At <a href="{esc(path_url(steps, f.step))}">{esc(where)}</a>.</p></section>')
     return "".join(out)
@@ -144,13 +149,13 @@ CSS = TRACE_CSS + """
 a.btn{display:inline-block;font:inherit;padding:3px 9px;border:1px solid #9aa3ad;border-radius:6px;background:#f3f5f7;
 color:#111;text-decoration:none;margin:2px 4px 2px 0}a.btn:hover{background:#e3e8ee}
 a.btn.action{background:#e3f0ff;border-color:#1565c0;font-family:ui-monospace,Menlo,monospace;font-size:12.5px}
-.steps li a.act{color:inherit;text-decoration:none}.steps li.ahead{opacity:.55}.steps li.ahead .n{background:#f3f5f7}
+.steps li a.act{color:inherit;text-decoration:none}.steps li.ahead{opacity:.6}
 .pathbox h2{margin-top:0}#enabled .rule{margin-top:6px}#enabled h2{margin-top:14px}.rules{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:8px}
 .rule{border:1px solid var(--line);border-radius:6px;padding:6px 8px}.rule.off{background:#fafafa;color:#555}
 .rulehead .kind{font-size:11px;color:#666;margin-left:6px}.why{margin:4px 0 0 16px;padding:0;font-size:12px}
 .inv .holds .verdict{color:var(--good);font-weight:600}.inv .violated td{background:#fdecec}
 .inv .violated .verdict{color:var(--off);font-weight:700}.inv .not-checked .verdict{color:#777}
-section.violation.ahead{border-color:#e0a100}section.violation{border-color:var(--off)}
+section.violation.ahead{border-color:#e0a100;padding:4px 16px}section.violation.ahead .bad{margin:4px 0}section.violation{border-color:var(--off)}
 .error{color:var(--off);font-weight:600}#open-form{display:grid;gap:6px;margin-top:6px;max-width:760px}
 #open-form textarea{font-family:ui-monospace,Menlo,monospace;font-size:12px}
 """
