@@ -92,7 +92,7 @@ def _saved(folder: Path) -> Path:
 def test_walk_the_readme_counterexample_go_back_fork_save_and_replay(browser, tmp_path):
     from selenium.webdriver.common.by import By
 
-    with served("--preset", "small", "--variant", "legacy") as (proc, url):
+    with served("--preset", "small", "--variant", "kip112-no-isnew-check") as (proc, url):
         browser.get(url)
         _wait(browser, 'body[data-ready="1"] #state[data-step="0"]')
         for number, step in enumerate(LEGACY_STEPS, start=1):
