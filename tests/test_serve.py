@@ -95,9 +95,10 @@ def _enabled(walker, state) -> set[str]:
     return {c.step for rc in walker.choices(state) for c in rc.enabled}
 
 
-@pytest.mark.parametrize("preset,variant", [("tiny", v) for v in VARIANTS] + [(p, None) for p in PRESETS])
-def test_every_design_and_feature_preset_is_served_with_the_models_own_actions(preset, variant):
-    cfg = preset_config(preset, **({"variant": variant} if variant else {}))
+@pytest.mark.parametrize("preset,params", [("tiny", {"variant": v}) for v in VARIANTS]
+                         + [(p, {}) for p in PRESETS] + [("tiny", {"eager_metadata": False})])
+def test_every_design_and_feature_preset_is_served_with_the_models_own_actions(preset, params):
+    cfg = preset_config(preset, **params)
     model = build_model(cfg)
     walker = Walker(model)
     # A few steps in, always the first enabled action: at every state, the enabled actions are the model's
@@ -197,6 +198,35 @@ def test_a_bad_path_is_a_4xx_with_one_line(legacy, query, code, words):
     base, _ = legacy
     status, _, body = fetch(base + query)
     _assert_refused(status, body, code, words)
+
+
+def test_a_huge_at_or_a_huge_post_is_refused(legacy):
+    base, _ = legacy
+    status, _, body = fetch(base + "?at=" + "9" * 5000)
+    _assert_refused(status, body, 400, ["'at' must be a step number from 0 to 0"])
+    host, port = urlsplit(base).hostname, urlsplit(base).port
+    with socket.create_connection((host, port)) as s:      # a Content-Length far above the limit, no body sent
+        s.sendall(b"POST /open HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n")
+        answer = s.makefile("rb").read().decode()          # the server closes the connection
+    assert answer.startswith("HTTP/1.1 413 ") and "the posted file is too large" in answer
+
+
+def test_a_plugin_check_that_raises_is_the_checkers_failure_not_a_violation():
+    from explorer.errors import guard_invariants
+    from invariants import invariant
+
+    @invariant("serve_test_raises", kind="state", statement="raises", reference="a test")
+    def raises(model, state):
+        raise RuntimeError("the plugin's bug")
+
+    model = build_model(preset_config("tiny"), invariants=[*build_model(preset_config("tiny")).invariants,
+                                                            raises.invariant])
+    model.invariants = tuple(guard_invariants(model.invariants))
+    page = state_page(Walker(model), "tiny", (), 0)
+    assert re.search(r'<tr class="check-raised" data-invariant="serve_test_raises">.*?<td class="verdict">check '
+                     r"raised</td><td>RuntimeError: the plugin&#x27;s bug</td>", page)
+    assert "The check of <code>serve_test_raises</code> raised RuntimeError: the plugin&#x27;s bug" in page
+    assert "Violation of" not in page
 
 
 def test_unknown_pages_and_methods_are_refused(legacy):

@@ -15,7 +15,7 @@ from model.zk.designs import canonical_variant
 from ..catalog import preset_config
 from ..scenario import MAX_SCENARIO_BYTES, ScenarioError, load_scenario
 
-MAX_FILE_BYTES = 64 * MAX_SCENARIO_BYTES     # a report (explorer/html.py load_report) may be that large
+MAX_FILE_BYTES = 2 * MAX_SCENARIO_BYTES      # a report of a counterexample is far smaller
 
 
 class FileError(ValueError):

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from .. import __version__
 from ..html import CSS as TRACE_CSS, Changes, _changes_table, cluster, esc
 from ..render import flatten, state_dict, show_value
+from ..errors import failure_detail, is_failure
 from .walk import Walker
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
@@ -55,6 +56,12 @@ def _broken(walker: Walker, found: list, steps, at: int) -> str:
     for f in found:
         inv = f.invariant
         where = "the initial state" if f.step == 0 else f"step {f.step}: {steps[f.step - 1]}"
+        if is_failure(f.message):       # a plugin's check raised: the checker failed, not the model
+            out.append(f'<section class="violation failure" data-invariant="{esc(inv.id)}" data-step="{f.step}">'
+                       f'<h2>The check of <code>{esc(inv.id)}</code> raised {esc(failure_detail(f.message))}</h2>'
+                       f'<p>At <a href="{esc(path_url(steps, f.step))}">{esc(where)}</a>: no verdict there.</p>'
+                       f'</section>')
+            continue
         if f.step > at:                 # further on: one line, the state shown is before it
             out.append(f'<section class="violation ahead" data-invariant="{esc(inv.id)}" data-step="{f.step}">'
                        f'<p class="bad">\u26A0 Further on this path, <a href="{esc(path_url(steps, f.step))}">'
@@ -154,7 +161,7 @@ a.btn.action{background:#e3f0ff;border-color:#1565c0;font-family:ui-monospace,Me
 .rule{border:1px solid var(--line);border-radius:6px;padding:6px 8px}.rule.off{background:#fafafa;color:#555}
 .rulehead .kind{font-size:11px;color:#666;margin-left:6px}.why{margin:4px 0 0 16px;padding:0;font-size:12px}
 .inv .holds .verdict{color:var(--good);font-weight:600}.inv .violated td{background:#fdecec}
-.inv .violated .verdict{color:var(--off);font-weight:700}.inv .not-checked .verdict{color:#777}
+.inv .violated .verdict{color:var(--off);font-weight:700}.inv .not-checked .verdict{color:#777}.inv .check-raised .verdict{color:#8a6d00;font-weight:700}
 section.violation.ahead{border-color:#e0a100;padding:4px 16px}section.violation.ahead .bad{margin:4px 0}section.violation{border-color:var(--off)}
 .error{color:var(--off);font-weight:600}#open-form{display:grid;gap:6px;margin-top:6px;max-width:760px}
 #open-form textarea{font-family:ui-monospace,Menlo,monospace;font-size:12px}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
@@ -34,6 +35,9 @@ class App:
 
     def __init__(self, walker: Walker, preset: str | None, extra_presets: dict | None = None):
         self.walker, self.preset, self.extra_presets = walker, preset, extra_presets or {}
+        # One request at a time works on the model: its memo caches (model/spec/memo.py, effect_memo.py) are
+        # written without locks, and a page takes milliseconds.
+        self.lock = threading.Lock()
 
     def path_of(self, query: str) -> tuple[tuple, int]:
         """The steps and the position ``at`` a query names."""
@@ -53,7 +57,7 @@ class App:
             raise BadRequest("the URL gives 'at' twice")
         at = len(steps)
         if ats:
-            if not (ats[0].isascii() and ats[0].isdigit() and int(ats[0]) <= len(steps)):
+            if not (ats[0].isascii() and ats[0].isdigit() and len(ats[0]) <= 6 and int(ats[0]) <= len(steps)):
                 raise BadRequest(f"'at' must be a step number from 0 to {len(steps)}, not {ats[0][:40]!r}",
                                  back=path_url(steps))
             at = int(ats[0])
@@ -140,7 +144,8 @@ def handler_for(app: App):
 
         def _answer(self, route, head: bool = False):
             try:
-                status, kind, body, headers = route()
+                with app.lock:
+                    status, kind, body, headers = route()
             except BadRequest as e:
                 status, kind, headers = e.status, "text/html; charset=utf-8", {}
                 body = error_page(app.walker, app.preset, e.status, str(e), e.back).encode("utf-8")
@@ -156,6 +161,9 @@ def handler_for(app: App):
                 self.send_header("Content-Security-Policy", CSP)
                 for k, v in headers.items():
                     self.send_header(k, v)
+                if status >= 400:                   # a refused POST's body is left unread: end the connection
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
                 if not head:
                     self.wfile.write(body)

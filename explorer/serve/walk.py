@@ -11,6 +11,7 @@ from typing import NamedTuple
 from model import ActionDisabled, Model
 from model.spec.invariant import SAFETY_KINDS
 
+from ..errors import failure_detail, is_failure
 from ..scenario import ScenarioError, parse_step
 
 MAX_STEPS = 1000            # far beyond any bound of the presets; a longer path is a wrong (or hostile) URL
@@ -42,7 +43,7 @@ class Found(NamedTuple):
 
 class Verdict(NamedTuple):
     invariant: object
-    verdict: str            # "holds", "violated" or "not checked"
+    verdict: str            # "holds", "violated", "not checked" or "check raised" (a plugin's check failed)
     message: str            # the violation, or why it is not checked here
 
 
@@ -153,7 +154,9 @@ class Walker:
         quiescent = self.model.is_quiescent(node.state)
         out = []
         for inv in self.invariants:
-            if inv.id in found:
+            if inv.id in found and is_failure(found[inv.id]):
+                out.append(Verdict(inv, "check raised", failure_detail(found[inv.id])))
+            elif inv.id in found:
                 out.append(Verdict(inv, "violated", found[inv.id]))
             elif inv.kind == "transition" and at == 0:
                 out.append(Verdict(inv, "not checked", "no step taken yet"))
