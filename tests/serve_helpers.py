@@ -27,10 +27,10 @@ def env() -> dict:
 
 
 @contextlib.contextmanager
-def served(*args):
+def served(*args, extra_env: dict | None = None):
     """`python -m explorer serve ARGS` until the block ends (then SIGINT, as Ctrl-C): (process, URL)."""
     proc = subprocess.Popen([sys.executable, "-m", "explorer", "serve", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=REPO, env=env())
+                            stderr=subprocess.PIPE, text=True, cwd=REPO, env={**env(), **(extra_env or {})})
     try:
         line = proc.stdout.readline()
         match = URL_LINE.match(line)

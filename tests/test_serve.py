@@ -9,6 +9,7 @@ import json
 import re
 import signal
 import socket
+import sys
 import threading
 from html import unescape
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -261,6 +262,17 @@ def test_a_signal_stops_the_server_cleanly(sig):
     port = int(urlsplit(url).port)
     with socket.socket() as s:                     # nothing listens there any more
         assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_open_opens_the_url_in_the_browser_the_environment_names(tmp_path):
+    opened = tmp_path / "opened"
+    # webbrowser runs $BROWSER with the URL for %s: here a script that writes it down.
+    browser = f"{sys.executable} -c \"import sys; open(sys.argv[2], 'w').write(sys.argv[1])\" %s {opened}"
+    with served("--preset", "tiny", "--open", extra_env={"BROWSER": browser}) as (proc, url):
+        assert fetch(url)[0] == 200       # serving: the browser was started before
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    assert opened.read_text() == url
 
 
 def test_a_plugin_feature_is_served_with_its_rule():
