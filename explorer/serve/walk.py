@@ -11,6 +11,7 @@ from typing import NamedTuple
 from model import ActionDisabled, Model
 from model.spec.invariant import SAFETY_KINDS
 
+from ..core import Checker
 from ..errors import failure_detail, is_failure
 from ..scenario import ScenarioError, parse_step
 
@@ -65,6 +66,7 @@ class Walker:
     def __init__(self, model: Model):
         self.model = model
         self.invariants = tuple(i for i in model.invariants if i.kind in SAFETY_KINDS)
+        self._checker = Checker(model, list(self.invariants))     # its ``failed`` set stays empty
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
@@ -119,22 +121,11 @@ class Walker:
 
     # ---- invariants ----------------------------------------------------------------------------------------------
     def check_state(self, state):
-        quiescent = None
-        for inv in self.invariants:
-            if inv.kind == "state" or (inv.kind == "quiescent" and (quiescent := self._quiescent(state, quiescent))):
-                msg = inv.check(self.model, state)
-                if msg is not None:
-                    yield inv, msg
-
-    def _quiescent(self, state, known):
-        return self.model.is_quiescent(state) if known is None else known
+        """Every invariant the state breaks (the engines' Checker; none is skipped for having failed before)."""
+        return self._checker.check_state(state)
 
     def check_transition(self, state, action, after):
-        for inv in self.invariants:
-            if inv.kind == "transition":
-                msg = inv.check(self.model, state, action, after)
-                if msg is not None:
-                    yield inv, msg
+        return self._checker.check_transition(state, action, after)
 
     @staticmethod
     def broken(nodes: list[Node]) -> list[Found]:
