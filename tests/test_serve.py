@@ -11,6 +11,8 @@ import signal
 import socket
 import sys
 import threading
+import urllib.error
+import urllib.request
 from html import unescape
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -20,7 +22,7 @@ from explorer.catalog import PRESETS, build_model, preset_config
 from explorer.report import report_dict
 from explorer.scenario import Scenario, load_scenario, replay
 from explorer.serve.page import path_url, state_page
-from explorer.serve.server import App, Server
+from explorer.serve.server import App, Server, host_refused
 from explorer.serve.walk import Walker
 from model import VARIANTS
 
@@ -207,7 +209,7 @@ def test_a_huge_at_or_a_huge_post_is_refused(legacy):
     _assert_refused(status, body, 400, ["'at' must be a step number from 0 to 0"])
     host, port = urlsplit(base).hostname, urlsplit(base).port
     with socket.create_connection((host, port)) as s:      # a Content-Length far above the limit, no body sent
-        s.sendall(b"POST /open HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n")
+        s.sendall(b"POST /open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999999\r\n\r\n")
         answer = s.makefile("rb").read().decode()          # the server closes the connection
     assert answer.startswith("HTTP/1.1 413 ") and "the posted file is too large" in answer
 
@@ -236,6 +238,23 @@ def test_unknown_pages_and_methods_are_refused(legacy):
     _assert_refused(status, body, 404, ["no page at /nowhere"])
     status, _, body = fetch(base + "scenario.json", data=b"x")
     _assert_refused(status, body, 405, ["only /open takes a POST"])
+
+
+def test_a_request_for_another_host_name_is_refused(legacy):
+    base, _ = legacy
+    port = base.rstrip("/").rsplit(":", 1)[1]
+    request = urllib.request.Request(base, headers={"Host": f"rebound.example:{port}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+    assert refused.value.code == 421 and "127.0.0.1 or localhost only" in refused.value.read().decode()
+    assert fetch(base)[0] == 200 and fetch(base.replace("127.0.0.1", "localhost"))[0] == 200
+
+
+@pytest.mark.parametrize("bound, header, refused", [
+    ("127.0.0.1", "127.0.0.1:8080", False), ("127.0.0.1", "localhost", False), ("::1", "[::1]:80", False),
+    ("127.0.0.1", "evil.example:8080", True), ("127.0.0.1", "", True), ("0.0.0.0", "evil.example", False)])
+def test_host_names_a_loopback_server_answers(bound, header, refused):
+    assert host_refused(bound, header) is refused
 
 
 def test_the_back_link_of_a_disabled_step_is_the_path_before_it(legacy):

@@ -104,6 +104,19 @@ def _raw(fields) -> list[str]:
     return [v for k, v in fields if k == "step"]
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+
+
+def host_refused(bound_host: str, host_header: str) -> bool:
+    """A server on a loopback address answers only requests addressed to a loopback name: a page of another
+    site that resolves its own name to 127.0.0.1 (DNS rebinding) gets nothing. ``--host`` elsewhere: any."""
+    if bound_host not in LOOPBACK_NAMES:
+        return False
+    name = host_header.strip().lower()
+    name = name[1:name.index("]")] if name.startswith("[") and "]" in name else name.rsplit(":", 1)[0]
+    return name not in LOOPBACK_NAMES
+
+
 def handler_for(app: App):
     class Handler(BaseHTTPRequestHandler):
         server_version = "jbodcheck-serve"
@@ -144,6 +157,9 @@ def handler_for(app: App):
 
         def _answer(self, route, head: bool = False):
             try:
+                if host_refused(self.server.server_address[0], self.headers.get("Host", "")):
+                    raise BadRequest("this server answers requests for 127.0.0.1 or localhost only (use --host to "
+                                     "serve another name)", HTTPStatus.MISDIRECTED_REQUEST, back="/")
                 with app.lock:
                     status, kind, body, headers = route()
             except BadRequest as e:
