@@ -125,8 +125,8 @@ def test_a_long_trace_steps_to_its_end(tmp_path):
 
     from explorer.core import SearchResult, Violation, rebuild_trace
     from explorer.fuzz import LOOSE_BOUNDS
-    from explorer.html import page, references
-    from explorer.report import report_dict
+    from explorer.reports.html import page, references
+    from explorer.reports.report import report_dict
     from model import Model
     from explorer.catalog import preset_config
 

@@ -390,7 +390,7 @@ def test_a_wrong_new_expectation_exits_1_and_is_named(tmp_path, capsys):
 
 def test_compare_markdown_is_written_atomically_between_its_markers(tmp_path, monkeypatch):
     import explorer.outputs as outputs
-    from explorer.compare import BEGIN, END, write_markdown
+    from explorer.cli.compare import BEGIN, END, write_markdown
 
     doc = tmp_path / "designs.md"
     doc.write_text(f"intro\n{BEGIN}\nold table\n{END}\noutro\n")

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from explorer.core import Checker
-from explorer.html import page, references
-from explorer.itf import decode, itf_steps
-from explorer.render import state_dict
+from explorer.reports.html import page, references
+from explorer.reports.itf import decode, itf_steps
+from explorer.reports.render import state_dict
 from explorer.scenario import parse_step
 from model import Model
 from explorer.catalog import preset_config
@@ -328,10 +328,10 @@ def test_every_lasso_is_written_with_its_cycle(tmp_path):
     step) is ITF's loop and is marked on the page."""
     import attrs
 
-    from explorer.artifacts import TraceOutputs
-    from explorer.itf import itf_trace
+    from explorer.reports.artifacts import TraceOutputs
+    from explorer.reports.itf import itf_trace
     from explorer.liveness import check_liveness, liveness_properties
-    from explorer.report import report_dict
+    from explorer.reports.report import report_dict
     from model import ModelConfig
 
     cfg = ModelConfig(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_records=0, max_faults=1)
