@@ -342,10 +342,10 @@ def test_every_lasso_is_written_with_its_cycle(tmp_path):
     result.violations = [lasso, cycle]
     outputs = TraceOutputs(html=str(tmp_path / "p.html"), itf=str(tmp_path / "t.itf.json"),
                            lasso=str(tmp_path / "l.json"))
-    outputs.write(model, None, result, report_dict(model, None, result))
+    outputs.write(model, result, report_dict(model, result))
     assert json.loads((tmp_path / "l.json").read_text())["loop_start"] == 14
     assert json.loads((tmp_path / "l-2.json").read_text())["loop_start"] == 10
-    assert json.loads((tmp_path / "t-2.itf.json").read_text())["loop"] == 10 == itf_trace(model, None, cycle)["loop"]
+    assert json.loads((tmp_path / "t-2.itf.json").read_text())["loop"] == 10 == itf_trace(model, cycle)["loop"]
     text = (tmp_path / "p.html").read_text()
     assert "the cycle starts here: steps 11 to 14 repeat forever" in text
     assert "the cycle closes here: back in the state of step 10" in text
