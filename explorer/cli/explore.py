@@ -20,7 +20,7 @@ from explorer.search import ENGINES, SearchOptions, explore as run_search
 from explorer.visited import parse_size
 
 from .exits import BadInput, exit_code
-from .model import checked_model, model_config
+from .model_value import checked_model, model_config
 from .options import dot_option, html_option, itf_option, model_options, model_params, plugin_option, plugins
 from .options import save_scenario_option
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs

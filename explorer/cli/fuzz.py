@@ -15,7 +15,7 @@ from explorer.reports.progress import progress_for
 from explorer.reports.report import report_dict, summary_text
 
 from .exits import EXIT_OK, EXIT_VIOLATION
-from .model import command_model
+from .model_value import command_model
 from .optional import needs
 from .options import html_option, itf_option, model_options, model_params, plugin_name, plugin_option
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs

@@ -10,7 +10,7 @@ from model import BOUNDS, ModelConfig
 from explorer.catalog import PRESETS, build_model, claimed_invariants, preset_config
 
 from .exits import EXIT_OK
-from .model import command_model
+from .model_value import command_model
 from .options import model_options, model_params, plugin_option, plugins
 
 

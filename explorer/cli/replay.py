@@ -7,7 +7,7 @@ from explorer.reports.report import report_dict, summary_text
 from explorer.scenario import ScenarioError, load_scenario, replay
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
-from .model import command_model
+from .model_value import command_model
 from .options import html_option, itf_option, model_options, model_params, plugin_option
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 

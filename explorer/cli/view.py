@@ -10,7 +10,7 @@ from explorer.errors import one_line
 from explorer.outputs import write_text
 
 from .exits import EXIT_OK, BadInput
-from .model import model_config
+from .model_value import model_config
 from .options import plugin_option, plugins
 from .outputs import checked_writable
 
