@@ -1,3 +1,3 @@
-from .entry import main
+from explorer.cli.entry import main
 
 main()

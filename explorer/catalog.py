@@ -114,11 +114,28 @@ def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> 
     return ModelConfig(**params)
 
 
-def build_model(cfg: ModelConfig, symmetry: bool = False, **options) -> Model:
+def build_model(cfg: ModelConfig, symmetry: bool = False, *, preset: str | None = None, **options) -> Model:
     """The model value of a configuration: its variant's design, with the invariants it claims (``options``:
-    Model's ``plugins``, ``invariants``, ``memo_effects``; ``design`` to build another design)."""
+    Model's ``plugins``, ``invariants``, ``memo_effects``; ``design`` to build another design). ``preset``: the
+    name the configuration was made from, carried by the value (``model.preset``) for the reports and scenario
+    files, so that no caller hands the name around beside the model."""
     design = options.pop("design", None) or design_of(cfg.variant)
-    return Model(cfg, symmetry, design=design, **options)
+    model = Model(cfg, symmetry, design=design, **options)
+    model.preset = preset
+    return model
+
+
+def preset_of(model) -> str | None:
+    """The preset a model value was built from (build_model's ``preset``); None for a custom one."""
+    return getattr(model, "preset", None)
+
+
+def configure(preset: str | None, params: dict, extra_presets: dict | None = None) -> ModelConfig:
+    """The configuration of a preset (if any) with ``params`` over it, else of ``params`` alone (ConfigError,
+    TypeError for a bad one)."""
+    if preset is not None:
+        return preset_config(preset, extra_presets, **params)
+    return ModelConfig.from_dict(params)
 
 
 # The built-in designs, with their claims (model/zk/designs.py has them without).

@@ -31,7 +31,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from invariants import Invariant
 from model import Action, ActionDisabled, Model, fingerprint
 
-from .render import trace_text
+from explorer.reports.render import trace_text
 from .scenario import Scenario, replay, scenario_dict, scenario_steps  # noqa: F401 - their old home
 from .core import Checker, SearchResult, TransitionCounts, Violation, rebuild_trace
 

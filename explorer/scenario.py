@@ -326,7 +326,10 @@ def scenario_steps(model: Model, actions) -> list[str]:
 
 
 def scenario_dict(model: Model, actions, preset: str | None = None, description: str = "") -> dict:
-    """A scenario file (docs/cli.md, "Scenario files") that `jbodcheck replay` reproduces: every model parameter."""
+    """A scenario file (docs/cli.md, "Scenario files") that `jbodcheck replay` reproduces: every model parameter.
+    ``preset``: by default the one the model value was built from (explorer/catalog.py build_model)."""
+    if preset is None:
+        preset = getattr(model, "preset", None)
     data: dict = {}
     if description:
         data["description"] = description

@@ -1,23 +1,12 @@
-"""The script to give spark-submit: it runs the jbodcheck CLI in the driver that spark-submit starts.
-
-    python -m spark_explore.package dist/jbodcheck.zip
-    spark-submit --master spark://HOST:7077 --py-files dist/jbodcheck.zip spark_explore/submit.py \\
-        explore --engine spark --preset medium --json report.json
-
-The packages come from --py-files (or an installed jbodcheck); see docs/spark.md.
-"""
+"""The script path for spark-submit of earlier versions (docs/spark.md): it launches explorer/cli/submit.py, the
+driver script, by module name. It is a script, not a module of the spark_explore package (nothing imports it), so
+the package itself imports nothing from explorer/."""
 import os
+import runpy
 import sys
 
-
-def main() -> None:
+if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
     # Run as a script, this directory is sys.path[0]: its modules must not shadow top-level names.
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-    from explorer.cli import main as cli_main
-
-    cli_main()
-
-
-if __name__ == "__main__":
-    main()
+    runpy.run_module("explorer.cli.submit", run_name="__main__", alter_sys=True)

@@ -1,4 +1,4 @@
-"""Every verdict names its bounds (explorer/bounds.py): the line under `Result:` and the report's `bounds`, for
+"""Every verdict names its bounds (explorer/reports/bounds.py): the line under `Result:` and the report's `bounds`, for
 every engine, derived from the model's features rather than listed per preset."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from explorer.bounds import model_bounds, model_bounds_text
+from explorer.reports.bounds import model_bounds, model_bounds_text
 from helpers import REPO
 from model import BOUNDS, Model, ModelConfig
 from explorer.catalog import preset_config

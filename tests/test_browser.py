@@ -125,14 +125,14 @@ def test_a_long_trace_steps_to_its_end(tmp_path):
 
     from explorer.core import SearchResult, Violation, rebuild_trace
     from explorer.fuzz import LOOSE_BOUNDS
-    from explorer.html import page, references
-    from explorer.report import report_dict
+    from explorer.reports.html import page, references
+    from explorer.reports.report import report_dict
     from model import Model
     from explorer.catalog import preset_config
 
     model = build_model(preset_config("small", variant="legacy", **{**LOOSE_BOUNDS, "max_faults": 8, "max_crashes": 4,
                                                                "max_restarts": 4, "max_failovers": 3, "max_fixes": 3,
-                                                               "max_records": 2}))
+                                                               "max_records": 2}), preset="small")
     rng, state, actions = random.Random(15), model.init_states()[0], []
     while len(actions) < 40 and (successors := list(model.successors(state))):
         action, state = successors[rng.randrange(len(successors))]
@@ -141,7 +141,7 @@ def test_a_long_trace_steps_to_its_end(tmp_path):
     result = SearchResult("random", "violation", 1, 1, len(actions), 0.0, {},
                           [Violation(model.invariants[0], "a long trace", rebuild_trace(model, actions))])
     path = tmp_path / "long.html"
-    path.write_text(page(report_dict(model, "small", result), references(model)))
+    path.write_text(page(report_dict(model, result), references(model)))
     dom = _dom(tmp_path, path, "step=20&press=End,ArrowLeft,ArrowRight")
     assert len(dom.panels) == len(actions) + 1
     assert dom.sections[0]["data-current"] == str(len(actions))

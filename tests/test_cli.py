@@ -390,7 +390,7 @@ def test_a_wrong_new_expectation_exits_1_and_is_named(tmp_path, capsys):
 
 def test_compare_markdown_is_written_atomically_between_its_markers(tmp_path, monkeypatch):
     import explorer.outputs as outputs
-    from explorer.compare import BEGIN, END, write_markdown
+    from explorer.cli.compare import BEGIN, END, write_markdown
 
     doc = tmp_path / "designs.md"
     doc.write_text(f"intro\n{BEGIN}\nold table\n{END}\noutro\n")
@@ -405,3 +405,25 @@ def test_compare_markdown_is_written_atomically_between_its_markers(tmp_path, mo
     with pytest.raises(outputs.OutputError, match="Markdown table"):
         write_markdown(str(doc), "| newer |")
     assert "| new | table |" in doc.read_text() and sorted(p.name for p in tmp_path.iterdir()) == ["designs.md"]
+
+
+@pytest.mark.parametrize("script", ["explorer/cli/submit.py", "spark_explore/submit.py"])
+def test_the_spark_submit_driver_scripts_run_the_cli(tmp_path, script):
+    """docs/spark.md: spark-submit runs explorer/cli/submit.py, and spark_explore/submit.py (the earlier path)
+    still launches it; both are the CLI with its exit codes, run as scripts from another directory."""
+    env = {**{k: v for k, v in os.environ.items() if k != "JBODCHECK_PLUGINS"}, "PYTHONPATH": str(REPO)}
+    run = [sys.executable, str(REPO / script)]
+    listed = subprocess.run(run + ["presets", "--json"], capture_output=True, text=True, cwd=tmp_path, env=env,
+                            timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert [p["name"] for p in json.loads(listed.stdout)] == list(PRESETS)
+    bad = subprocess.run(run + ["explore", "--preset", "no-such-preset"], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=120)
+    assert_bad_input(bad, "no-such-preset")
+
+
+def test_the_old_console_script_entry_point_still_runs_the_cli():
+    """Installs made before the CLI moved to explorer/cli/ call explorer.entry:main."""
+    p = subprocess.run([sys.executable, "-c", "import sys; from explorer.entry import main; main(sys.argv[1:])",
+                        "--version"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == f"jbodcheck, version {explorer.__version__}", p.stderr

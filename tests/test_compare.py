@@ -1,4 +1,4 @@
-"""`jbodcheck compare` (explorer/compare.py): every design on the tiny preset regenerates the table in
+"""`jbodcheck compare` (explorer/cli/compare.py): every design on the tiny preset regenerates the table in
 docs/designs.md exactly, and every violated cell's scenario file replays to the same violation.
 
 The whole comparison takes about eight minutes on 2 cores (the KIP-928 row alone about six), more than the
@@ -13,12 +13,12 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.compare import ROWS, generated_block, model_of, rows
+from explorer.cli.compare import ROWS, generated_block, model_of, rows
 from explorer.scenario import load_scenario, replay
 from model import VARIANTS
 from explorer.catalog import preset_config
 
-from explorer.compare import markdown, run_cell
+from explorer.cli.compare import markdown, run_cell
 from helpers import REPO
 from profiles import THOROUGH
 

@@ -15,7 +15,7 @@ import time
 import attrs
 import pytest
 
-import explorer.cli as cli_module
+import explorer.cli.explore as cli_module
 from explorer.cli import default_workers
 from explorer.errors import OutputError
 from explorer.outputs import check_writable, write_text
@@ -285,8 +285,8 @@ def test_whatever_view_accepts_it_renders(saved_report):
     renders (never an exception from the renderer)."""
     from hypothesis import given, settings, strategies as st
 
-    from explorer.html import page
-    from explorer.report_shape import ShapeError, check_report
+    from explorer.reports.html import page
+    from explorer.reports.report_shape import ShapeError, check_report
 
     paths = [p for p in _paths(saved_report) if p != "tool" and not any(c in p for c in " ")]
 
@@ -575,13 +575,13 @@ def test_a_keyboard_interrupt_that_escapes_exits_130(capsys, monkeypatch):
 
 
 def test_spark_failing_during_the_search_is_a_checker_failure(capsys, monkeypatch):
-    import spark_explore.cli
+    import explorer.cli.spark as spark_cli
     from spark_explore import SparkRunError
 
     def fails(*args, **kwargs):
         raise SparkRunError("the Spark search failed: a task failed (Spark's log: /tmp/x.log)")
 
-    monkeypatch.setattr(spark_explore.cli, "run", fails)
+    monkeypatch.setattr(spark_cli, "run", fails)
     line = one_line(*in_process(capsys, "explore", "--preset", "tiny", "--engine", "spark", "-q"), 3,
                     "the Spark search failed")
     assert line.startswith("jbodcheck: failure:")

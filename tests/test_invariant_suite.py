@@ -18,7 +18,7 @@ import functools
 import pytest
 
 import invariants
-from explorer.render import trace_text
+from explorer.reports.render import trace_text
 from explorer.search import SearchOptions, bfs
 from model import VARIANTS, Model
 from explorer.catalog import PRESETS, preset_config

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from explorer.progress import LiveProgress, PlainProgress, estimate, progress_for
+from explorer.reports.progress import LiveProgress, PlainProgress, estimate, progress_for
 from explorer.search import SearchOptions, explore
 from explorer.visited import format_size
 from model import Model

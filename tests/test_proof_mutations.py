@@ -13,7 +13,7 @@ from explorer.catalog import KIP112
 from explorer.catalog import preset_config
 from model.storage.state import H_NONE, with_broker
 from proofs import conformance, induction, system, vacuity
-from proofs.cli import prove_command
+from explorer.cli.prove import prove_command
 from proofs.properties import PROPERTIES
 from explorer.catalog import build_model, builtin_invariants
 

@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import pytest
 
 from explorer.catalog import PRESETS, build_model, preset_config
-from explorer.report import report_dict
+from explorer.reports.report import report_dict
 from explorer.scenario import Scenario, load_scenario, replay
 from explorer.serve.page import path_url, state_page
 from explorer.serve.server import App, Server, host_refused
@@ -158,7 +158,7 @@ def test_a_scenario_or_a_reports_counterexample_opens_as_its_path(legacy, tmp_pa
     assert status == 303 and headers["Location"] == path_url(LEGACY_STEPS)
     # A --json report: its first counterexample (labels with "+ UpdateMetadata at ..." are steps again).
     result, _, _ = replay(model, Scenario({}, LEGACY_STEPS, {}), list(model.invariants))
-    report = report_dict(model, "small", result)
+    report = report_dict(model, result)
     assert "+ UpdateMetadata" in report["violations"][0]["trace"][3]["action"]
     status, headers, _ = _open(base, json.dumps(report), "report.json")
     assert status == 303 and headers["Location"] == path_url(LEGACY_STEPS)

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from explorer.core import Checker
-from explorer.html import page, references
-from explorer.itf import decode, itf_steps
-from explorer.render import state_dict
+from explorer.reports.html import page, references
+from explorer.reports.itf import decode, itf_steps
+from explorer.reports.render import state_dict
 from explorer.scenario import parse_step
 from model import Model
 from explorer.catalog import preset_config
@@ -328,10 +328,10 @@ def test_every_lasso_is_written_with_its_cycle(tmp_path):
     step) is ITF's loop and is marked on the page."""
     import attrs
 
-    from explorer.artifacts import TraceOutputs
-    from explorer.itf import itf_trace
+    from explorer.reports.artifacts import TraceOutputs
+    from explorer.reports.itf import itf_trace
     from explorer.liveness import check_liveness, liveness_properties
-    from explorer.report import report_dict
+    from explorer.reports.report import report_dict
     from model import ModelConfig
 
     cfg = ModelConfig(brokers=3, dirs=2, partitions=1, rf=2, reassignment=True, max_records=0, max_faults=1)
@@ -342,10 +342,10 @@ def test_every_lasso_is_written_with_its_cycle(tmp_path):
     result.violations = [lasso, cycle]
     outputs = TraceOutputs(html=str(tmp_path / "p.html"), itf=str(tmp_path / "t.itf.json"),
                            lasso=str(tmp_path / "l.json"))
-    outputs.write(model, None, result, report_dict(model, None, result))
+    outputs.write(model, result, report_dict(model, result))
     assert json.loads((tmp_path / "l.json").read_text())["loop_start"] == 14
     assert json.loads((tmp_path / "l-2.json").read_text())["loop_start"] == 10
-    assert json.loads((tmp_path / "t-2.itf.json").read_text())["loop"] == 10 == itf_trace(model, None, cycle)["loop"]
+    assert json.loads((tmp_path / "t-2.itf.json").read_text())["loop"] == 10 == itf_trace(model, cycle)["loop"]
     text = (tmp_path / "p.html").read_text()
     assert "the cycle starts here: steps 11 to 14 repeat forever" in text
     assert "the cycle closes here: back in the state of step 10" in text

@@ -5,15 +5,17 @@ import webbrowser
 
 import click
 
-from ..cli import BadInput, _build_config, _build_model, _model_options, _model_params, _plugin_option, _plugins
+from ..cli.exits import BadInput
+from ..cli.model_value import checked_model, model_config
+from ..cli.options import model_options, model_params, plugin_option, plugins
 from ..signals import INTERRUPTS, interrupt_signal
 from .server import App, Server
 from .walk import Walker
 
 
 @click.command(name="serve")
-@_model_options
-@_plugin_option
+@model_options
+@plugin_option
 @click.option("--host", default="127.0.0.1", show_default=True, metavar="HOST",
               help="The interface to listen on (another than 127.0.0.1 lets other machines walk the model too).")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=0, metavar="N",
@@ -22,9 +24,9 @@ from .walk import Walker
 def serve_command(preset, host, port, open_browser, **kwargs):
     """Walk the model by hand in a browser: the state, every rule enabled or why not, the invariants; the path
     is the URL and saves as a scenario file. Runs until Ctrl-C (exit 130)."""
-    cfg = _build_config(preset, _model_params(kwargs))
-    model = _build_model(cfg)
-    extra_presets = {name: p for f in _plugins().features for name, p in f.presets.items()}
+    cfg = model_config(preset, model_params(kwargs))
+    model = checked_model(preset, cfg)
+    extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
     try:
         server = Server(host, port, App(Walker(model), preset, extra_presets))
     except OSError as e:

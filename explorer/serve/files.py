@@ -1,6 +1,6 @@
 """A file opened in the page as a path to walk: a scenario file (also one that ``--save-scenario`` wrote) or a
 ``--json`` report, whose first counterexample is the path. The file is read as `jbodcheck replay` and
-`jbodcheck view` read theirs (explorer/scenario.py, explorer/html.py), so the same file is refused with the same
+`jbodcheck view` read theirs (explorer/scenario.py, explorer/reports/html.py), so the same file is refused with the same
 message; its model must be the served one.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _scenario(path: str) -> tuple[dict, list[str]]:
 
 
 def _report(path: str) -> tuple[dict, list[str]]:
-    from ..html import load_report
+    from ..reports.html import load_report
 
     report = load_report(path)
     violations = report.get("violations")

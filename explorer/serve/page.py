@@ -1,5 +1,5 @@
 """The page of one state on a path: the path (each step a link back to it), the state drawn as the HTML trace
-page draws it (explorer/html.py: the cluster, what the last step changed), every invariant's verdict on it, a
+page draws it (explorer/reports/html.py: the cluster, what the last step changed), every invariant's verdict on it, a
 violation met on the way as that page shows one, and every rule's instances: enabled ones as links that take
 the step, disabled ones with the guard's reason and the rule's reference. Everything is rendered here, every
 text through ``html.escape``; the page works without its small script (which only reads a chosen file into the
@@ -10,8 +10,8 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from .. import __version__
-from ..html import CSS as TRACE_CSS, Changes, _changes_table, cluster, esc
-from ..render import flatten, state_dict, show_value
+from ..reports.html import CSS as TRACE_CSS, Changes, changes_table, cluster, esc
+from ..reports.render import flatten, state_dict, show_value
 from ..errors import failure_detail, is_failure
 from .walk import Walker
 
@@ -98,7 +98,7 @@ def _state(walker: Walker, nodes, at: int, found) -> str:
     node = nodes[at]
     current = flatten(state_dict(model, node.state))
     before = None if at == 0 else flatten(state_dict(model, nodes[at - 1].state))
-    table, keys = _changes_table(before, current)
+    table, keys = changes_table(before, current)
     label = "initial state" if node.action is None else model.label(node.action)
     ref = "" if node.action is None else model.rules[node.action.rule].reference
     here = [f for f in found if f.step == at]

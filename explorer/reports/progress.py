@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from .visited import format_size
+from explorer.visited import format_size
 
 
 class PlainProgress:

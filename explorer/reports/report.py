@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from model import Model
 
-from . import __version__
+from explorer import __version__
+from explorer.catalog import preset_of
 from .bounds import bounds_dict, fairness, verdict_line
 from .render import state_dict, trace_text
-from .search import SearchResult
+from explorer.search import SearchResult
 
 
 def not_in_configuration(model: Model) -> list[str]:
@@ -20,12 +21,13 @@ def full_coverage(model: Model, coverage: dict) -> dict:
     return {name: coverage.get(name, 0) for name in model.reported_rules}
 
 
-def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
+def report_dict(model: Model, result: SearchResult) -> dict:
+    """The JSON report of a run on ``model`` (its preset, if any, is the model value's: explorer/catalog.py)."""
     return {
         "schema": 1,
         "tool": "jbodcheck",
         "version": __version__,
-        "model": {"preset": preset, **model.cfg.as_dict()},
+        "model": {"preset": preset_of(model), **model.cfg.as_dict()},
         "engine": result.engine,
         "symmetry": model.symmetry,
         # Why the reduction asked for is not used (a feature it is unsound with, an invariant not declared
@@ -47,7 +49,7 @@ def report_dict(model: Model, preset: str | None, result: SearchResult) -> dict:
         "signal": result.signal,
         # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
         "rules_not_in_configuration": not_in_configuration(model),
-        # What the verdict covers (explorer/bounds.py): the model's bounds, the search's limits, fairness (liveness).
+        # What the verdict covers (explorer/reports/bounds.py): the model's bounds, the search's limits, fairness (liveness).
         "bounds": bounds_dict(model, result),
         "violations": [violation_dict(model, v) for v in result.violations],
         # Liveness lassos that need a step this configuration leaves out (a bound of 0): not violations; "needs":
@@ -70,10 +72,10 @@ def violation_dict(model: Model, v) -> dict:
     }
 
 
-def summary_text(model: Model, preset: str | None, result: SearchResult) -> str:
+def summary_text(model: Model, result: SearchResult) -> str:
     cfg = model.cfg
     lines = [
-        f"jbodcheck {result.engine}: {preset or 'custom'} model, variant {cfg.variant}, "
+        f"jbodcheck {result.engine}: {preset_of(model) or 'custom'} model, variant {cfg.variant}, "
         f"{cfg.brokers} brokers x {cfg.dirs} dirs, {cfg.partitions} partition(s), RF {cfg.rf}",
     ]
     for v in result.violations:

@@ -57,7 +57,7 @@ _LIMITS = {
 
 def search_limits(options, engine: str) -> dict:
     """The search's own limits from the engine's options (explorer/search.py SearchOptions, explorer/fuzz.py
-    FuzzOptions), those the engine uses (explorer/cli.py sets ``SearchResult.limits``)."""
+    FuzzOptions), those the engine uses (explorer/cli/explore.py sets ``SearchResult.limits``)."""
     names = _LIMITS.get(engine, ("max_depth", "max_states", "max_memory"))
     return {name: getattr(options, name) for name in names if hasattr(options, name)}
 

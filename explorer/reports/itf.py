@@ -2,7 +2,7 @@
 
 The format (https://apalache-mc.org/docs/adr/015adr-trace.html): ``{"#meta": {...}, "vars": [...], "states":
 [{"#meta": {"index": i}, var: value, ...}, ...]}``. A state's variables are the top-level keys of the readable
-state (explorer/render.py ``state_dict``: ``brokers``, ``controller``, ``log_dir_event_notifications``,
+state (explorer/reports/render.py ``state_dict``: ``brokers``, ``controller``, ``log_dir_event_notifications``,
 ``events_used``, ``records``, and ``extensions`` when a plugin adds state), plus ``action``: the step taken into
 the state, as a scenario step (``"DirFail(broker=0, dir=0)"``; ``"init"`` for the initial state), which
 ``jbodcheck replay`` and ``Model.step`` take back. Each state's ``#meta`` also has ``label``, the action as the
@@ -30,8 +30,9 @@ import time
 
 from model import Model
 
-from . import __version__
-from .scenario import scenario_steps
+from explorer import __version__
+from explorer.catalog import preset_of
+from explorer.scenario import scenario_steps
 from .render import state_dict
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -75,7 +76,7 @@ def decode(value):
     return value
 
 
-def itf_trace(model: Model, preset: str | None, violation) -> dict:
+def itf_trace(model: Model, violation) -> dict:
     """A counterexample (explorer/core.py Violation) as an ITF trace."""
     actions = [a for a, _ in violation.trace[1:]]
     steps = [INIT_ACTION] + scenario_steps(model, actions)
@@ -101,7 +102,7 @@ def itf_trace(model: Model, preset: str | None, violation) -> dict:
             "invariant": inv.id,
             "kind": inv.kind,
             "message": violation.message,
-            "model": {"preset": preset, **model.cfg.as_dict()},
+            "model": {"preset": preset_of(model), **model.cfg.as_dict()},
         },
         "vars": names + [ACTION_VAR],
         "states": states,

@@ -1,4 +1,5 @@
-"""`jbodcheck prove`: the flagship properties for every cluster size (docs/proofs.md, docs/cli.md).
+"""`jbodcheck prove`: the flagship properties for every cluster size (docs/proofs.md, docs/cli.md), over proofs/
+(z3 is imported only when this command runs: explorer/cli/optional.py LazyCommand).
 
 Exit codes: 0 every property proved (with --bmc: no violation up to K steps), 1 a property not proved (a
 counterexample to induction printed; with --bmc: a violation found, its path printed), 2 bad input.
@@ -10,7 +11,10 @@ import time
 
 import click
 
-from .properties import PROPERTIES
+from explorer.catalog import preset_config
+from explorer.errors import OutputError
+from explorer.outputs import check_writable, write_json
+from proofs.properties import PROPERTIES
 
 SCHEMA = 1
 FAILURE_BMC_SIZE = (2, 2, 1)     # tiny's brokers, dirs and partitions
@@ -22,8 +26,8 @@ class _BadInput(click.ClickException):
 
 
 def _size(preset: str) -> tuple[int, int, int]:
-    from model.storage.config import ConfigError
-    from explorer.catalog import preset_config
+    from model import ConfigError
+
     try:
         cfg = preset_config(preset)
     except ConfigError as e:
@@ -46,12 +50,9 @@ def prove_command(variant, property_ids, bmc_depth, preset, json_path):
     """Prove KIP-112's properties for every number of brokers, dirs and partitions (z3: an inductive invariant
     per property, checked per action; a counterexample to induction when it fails), or, with --bmc K, look
     for a violation within K steps on a fixed size."""
-    from explorer.outputs import check_writable, write_json
-    from explorer.errors import OutputError
-
-    from . import bmc as bmc_mod
-    from . import induction, vacuity
-    from .system import VARIANTS
+    from proofs import bmc as bmc_mod
+    from proofs import induction, vacuity
+    from proofs.system import VARIANTS
 
     if variant not in VARIANTS:
         raise _BadInput(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")

@@ -1,6 +1,6 @@
 """A run as one self-contained HTML page (``--html PATH``, ``jbodcheck view REPORT.json --html PATH``).
 
-The page is built from the JSON report alone (explorer/report.py ``report_dict``: the model, the coverage, the
+The page is built from the JSON report alone (explorer/reports/report.py ``report_dict``: the model, the coverage, the
 violations with a readable ``state`` per step), plus the rules' and invariants' references (``references``),
 which the report does not carry. Everything is rendered here, on the server side, every text through
 ``html.escape``; the page's small script only shows one step at a time (buttons, arrow keys, the URL fragment
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from . import __version__
+from explorer import __version__
 from .render import flatten, show_value as text
 
 DIR_CLASSES = ("good", "saturated", "offline", "removed")
@@ -27,7 +27,7 @@ def references(model) -> dict:
     """The rules' references and the invariants' statements and references of a model's design (also of the
     features this configuration leaves out) and its plugins: ``{"rules": {name: reference}, "invariants": {id:
     {"statement", "reference"}}}``."""
-    from .catalog import claims_of, features
+    from explorer.catalog import claims_of, features
 
     rules, invs = {}, {}
     for feature in (*features(), *getattr(model, "plugin_features", ()), *model.features):
@@ -207,7 +207,7 @@ def cluster(state: dict, changes: Changes) -> str:
 
 # ---- the page -------------------------------------------------------------------------------------------------
 
-def _changes_table(before: dict | None, after: dict) -> tuple[str, list[str]]:
+def changes_table(before: dict | None, after: dict) -> tuple[str, list[str]]:
     if before is None:
         return '<p class="muted">The initial state.</p>', []
     keys = [k for k in after if after[k] != before.get(k)] + [k for k in before if k not in after]
@@ -250,7 +250,7 @@ def _violation(index: int, v: dict, refs: dict) -> str:
         action = entry.get("action")
         state = entry.get("state") or {}
         current = flatten(state)
-        table, keys = _changes_table(previous, current)
+        table, keys = changes_table(previous, current)
         changes = Changes(keys)
         ref = refs.get("rules", {}).get(rule_name(action) or "", "")
         label = "initial state" if action is None else action
@@ -435,7 +435,7 @@ JS = r"""
 
 
 def page(report: dict, refs: dict | None = None, title: str | None = None, walkthrough: dict | None = None) -> str:
-    """The whole page of a report (explorer/report.py report_dict). ``walkthrough``: steps to show when there is
+    """The whole page of a report (explorer/reports/report.py report_dict). ``walkthrough``: steps to show when there is
     no violation (replay: ``{"title", "trace": [{"step", "action", "state"}]}``)."""
     refs = refs or {}
     violations = report.get("violations") or []
@@ -464,7 +464,7 @@ def page(report: dict, refs: dict | None = None, title: str | None = None, walkt
 def load_report(path: str) -> dict:
     """A saved JSON report (``jbodcheck view``); ValueError (one line) when it is not one."""
     from .report_shape import ShapeError, check_report
-    from .scenario import MAX_SCENARIO_BYTES, read_json
+    from explorer.scenario import MAX_SCENARIO_BYTES, read_json
 
     data = read_json(path, "report", 64 * MAX_SCENARIO_BYTES)
     if not isinstance(data, dict) or data.get("tool") != "jbodcheck":

@@ -1,4 +1,4 @@
-"""The shape of a saved JSON report as ``jbodcheck view`` reads it (explorer/report.py writes it; docs/cli.md).
+"""The shape of a saved JSON report as ``jbodcheck view`` reads it (explorer/reports/report.py writes it; docs/cli.md).
 
 Every field the page uses is checked for its type before anything is rendered, so a damaged or hand-made
 report is bad input (exit 2, one line naming the field), never a crash of the renderer. Fields the page does

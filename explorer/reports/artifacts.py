@@ -1,6 +1,6 @@
-"""The trace outputs of explore, replay and fuzz (issue #17): ``--html PATH`` (explorer/html.py), ``--itf PATH``
-(explorer/itf.py), ``--save-scenario PATH`` (explore; fuzz has its own), ``--save-lasso PATH`` (explore
---liveness) and ``--dot PATH`` (explore; explorer/dot.py).
+"""The trace outputs of explore, replay and fuzz (issue #17): ``--html PATH`` (explorer/reports/html.py), ``--itf PATH``
+(explorer/reports/itf.py), ``--save-scenario PATH`` (explore; fuzz has its own), ``--save-lasso PATH`` (explore
+--liveness) and ``--dot PATH`` (explore; explorer/reports/dot.py). The options are the CLI's (explorer/cli/options.py).
 
 As ``--json``: every path is checked before the search without creating or truncating anything (bad input,
 exit 2), and written at the end, after the summary, atomically (explorer/outputs.py); a write that fails is
@@ -13,35 +13,13 @@ Every counterexample is written (issue #29): the HTML page shows them all; ``--i
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import attrs
 import click
 
-from .errors import OutputError
-from .outputs import check_writable, numbered_path, write_json, write_text
-
-
-def html_option(f):
-    return click.option("--html", "html_path", default=None, metavar="PATH",
-                        help="Write the run as a self-contained HTML page: summary, coverage, each counterexample "
-                             "step by step with the cluster drawn.")(f)
-
-
-def itf_option(f):
-    return click.option("--itf", "itf_path", default=None, metavar="PATH",
-                        help="Write the counterexample in the Informal Trace Format of Apalache and Quint (several: "
-                             "the n-th to PATH-n, e.g. t-2.itf.json).")(f)
-
-
-def save_scenario_option(f):
-    return click.option("--save-scenario", "save_scenario", default=None, metavar="PATH",
-                        help="Write the counterexample as a scenario file for `jbodcheck replay` (several: the n-th to "
-                             "PATH-n, e.g. s-2.json).")(f)
-
-
-def dot_option(f):
-    return click.option("--dot", "dot_path", default=None, metavar="PATH",
-                        help="Write the explored state graph in Graphviz DOT, the counterexample highlighted "
-                             "(needs --max-states N, N <= 2000).")(f)
+from explorer.errors import OutputError
+from explorer.outputs import check_writable, numbered_path, write_json, write_text
 
 
 @attrs.define
@@ -51,6 +29,8 @@ class TraceOutputs:
     scenario: str | None = None
     dot: str | None = None
     lasso: str | None = None
+    # How the user named the plugin that defines a module (--plugin or JBODCHECK_PLUGINS), for a replay hint.
+    plugin_name: Callable[[str], str] = str
 
     def check(self) -> None:
         """OutputError (the caller maps it to bad input) for a path that cannot be written; creates nothing."""
@@ -59,7 +39,7 @@ class TraceOutputs:
                            (self.lasso, "the lasso scenario")):
             check_writable(path, what, dash_is_stdout=False)
 
-    def write(self, model, preset, result, report: dict, *, scenario_note: str = "", dot_bounds=None,
+    def write(self, model, result, report: dict, *, scenario_note: str = "", dot_bounds=None,
               walkthrough: tuple | None = None) -> None:
         """Write every output asked for; the first OutputError is raised after trying the others.
         ``walkthrough``: (title, trace of (action, state)) shown by the HTML page when there is no violation
@@ -88,11 +68,11 @@ class TraceOutputs:
                     for i, (a, s) in enumerate(trace)]}
             attempt(lambda: write_text(self.html, page(report, references(model), walkthrough=shown), "the HTML page"))
         for path, option, what, encode in (
-                (self.itf, "--itf", "the ITF trace", lambda v: _itf(model, preset, v)),
+                (self.itf, "--itf", "the ITF trace", lambda v: _itf(model, v)),
                 (self.scenario, "--save-scenario", "the scenario",
-                 lambda v: _scenario(model, preset, result, v, scenario_note)),
+                 lambda v: self._scenario(model, result, v, scenario_note)),
                 (self.lasso, "--save-lasso", "the lasso scenario",
-                 lambda v: _scenario(model, preset, result, v, scenario_note))):
+                 lambda v: self._scenario(model, result, v, scenario_note))):
             if path is None:
                 continue
             written = violations
@@ -110,35 +90,32 @@ class TraceOutputs:
             from .dot import dot_text
 
             max_states, max_depth = dot_bounds
-            attempt(lambda: write_text(self.dot, dot_text(model, preset, result, max_states, max_depth),
+            attempt(lambda: write_text(self.dot, dot_text(model, result, max_states, max_depth),
                                        "the DOT graph"))
         for note in notes:
             click.echo(f"jbodcheck: {note}", err=True)
         if errors:
             raise errors[0]
 
+    def _scenario(self, model, result, violation, note: str) -> dict:
+        """The counterexample as a scenario file; a lasso (explore --liveness) with its ``loop_start``."""
+        if hasattr(violation, "loop_start"):
+            from explorer.liveness import lasso_scenario
 
-def _itf(model, preset, violation) -> dict:
+            return lasso_scenario(model, violation)
+        from explorer.scenario import scenario_dict
+
+        inv = violation.invariant
+        module = getattr(inv.check, "__module__", "") or ""
+        if module and not module.startswith("invariants."):     # as fuzz --save-scenario says it
+            name = self.plugin_name(module)
+            note += f" (the invariant comes from plugin {name}: replay with --plugin {name})"
+        description = (f"jbodcheck {result.engine}: violation of {inv.id} ({inv.kind} invariant): "
+                       f"{violation.message}{note}")
+        return scenario_dict(model, [a for a, _ in violation.trace[1:]], description=description)
+
+
+def _itf(model, violation) -> dict:
     from .itf import itf_trace
 
-    return itf_trace(model, preset, violation)
-
-
-def _scenario(model, preset, result, violation, note: str) -> dict:
-    """The counterexample as a scenario file; a lasso (explore --liveness) with its ``loop_start``."""
-    if hasattr(violation, "loop_start"):
-        from .liveness import lasso_scenario
-
-        return lasso_scenario(model, violation, preset)
-    from .scenario import scenario_dict
-
-    inv = violation.invariant
-    module = getattr(inv.check, "__module__", "") or ""
-    if module and not module.startswith("invariants."):     # as fuzz --save-scenario says it
-        from .cli import _plugin_name
-
-        name = _plugin_name(module)
-        note += f" (the invariant comes from plugin {name}: replay with --plugin {name})"
-    description = (f"jbodcheck {result.engine}: violation of {inv.id} ({inv.kind} invariant): "
-                   f"{violation.message}{note}")
-    return scenario_dict(model, [a for a, _ in violation.trace[1:]], preset, description)
+    return itf_trace(model, violation)

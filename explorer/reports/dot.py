@@ -12,8 +12,9 @@ from collections import deque
 
 from model import Model
 
-from .core import fingerprint_of
-from .scenario import scenario_steps
+from explorer.catalog import preset_of
+from explorer.core import fingerprint_of
+from explorer.scenario import scenario_steps
 
 DOT_LIMIT = 2000
 
@@ -59,7 +60,7 @@ def _tooltip(model: Model, state) -> str:
     return "; ".join(parts)
 
 
-def dot_text(model: Model, preset: str | None, result, max_states: int, max_depth: int | None = None) -> str:
+def dot_text(model: Model, result, max_states: int, max_depth: int | None = None) -> str:
     nodes, edges = state_graph(model, max_states, max_depth)
     fingerprint = fingerprint_of(model)
     path_edges: dict = {}
@@ -75,7 +76,7 @@ def dot_text(model: Model, preset: str | None, result, max_states: int, max_dept
             path_edges[(a, b)] = f"{i}: {steps[i - 1]}"
         bad = prints[-1]
     cfg = model.cfg
-    title = (f"jbodcheck {preset or 'custom'} model, variant {cfg.variant}: {len(nodes)} states "
+    title = (f"jbodcheck {preset_of(model) or 'custom'} model, variant {cfg.variant}: {len(nodes)} states "
              f"(first {max_states} found by BFS{'' if max_depth is None else f', depth <= {max_depth}'}), "
              f"{len(edges)} transitions")
     if bad is not None:

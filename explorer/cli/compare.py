@@ -5,9 +5,9 @@ Each design is checked against its own features' invariants and the invariants o
 only the core state (invariants/zk/designs.py PORTABLE), so that what one design buys shows up as what another
 breaks. A cell says ``holds`` (with the distinct states of the exhaustive search) or ``violated`` (the length of
 the shortest trace, BFS) and, for a violation, names a scenario file written beside the output
-(explorer/fuzz.py scenario_dict) that `replay` reproduces; ``n/a`` when the design does not have the state the
+(explorer/scenario.py scenario_dict) that `replay` reproduces; ``n/a`` when the design does not have the state the
 invariant reads. The Markdown has no run-dependent figure (no time), so the same run gives the same text; the
-JSON has, per cell, the explore report (explorer/report.py) and the scenario files.
+JSON has, per cell, the explore report (explorer/reports/report.py) and the scenario files.
 """
 from __future__ import annotations
 
@@ -18,15 +18,14 @@ from typing import NamedTuple
 from invariants.zk.designs import PORTABLE
 from model.spec.invariant import is_liveness
 from model import Model
-from explorer.catalog import preset_config
 
-from . import signals
-from .errors import OutputError
-from .scenario import scenario_dict
-from .outputs import check_directory, check_writable, write_json, write_text
-from .report import report_dict
-from .search import SearchOptions, bfs
-from explorer.catalog import build_model
+from explorer import signals
+from explorer.catalog import PRESETS, build_model, preset_config
+from explorer.errors import OutputError
+from explorer.outputs import check_directory, check_writable, write_json, write_text
+from explorer.reports.report import report_dict
+from explorer.scenario import scenario_dict
+from explorer.search import SearchOptions, bfs
 
 
 class Row(NamedTuple):
@@ -62,7 +61,8 @@ def model_of(config: str, row: Row) -> Model:
     cfg = preset_config(config, **row.params)
     own = [i for i in build_model(cfg).all_invariants if not is_liveness(i)]  # safety only: BFS checks these
     ids = {i.id for i in own}
-    return build_model(cfg, symmetry=True, invariants=list(own) + [i for i in PORTABLE if i.id not in ids])
+    return build_model(cfg, symmetry=True, preset=config,
+                       invariants=list(own) + [i for i in PORTABLE if i.id not in ids])
 
 
 def scenario_name(config: str, row: Row, invariant_id: str) -> str:
@@ -72,7 +72,7 @@ def scenario_name(config: str, row: Row, invariant_id: str) -> str:
 def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=None) -> dict:
     model = model_of(config, row)
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, workers=workers, progress=progress))
-    report = report_dict(model, config, result)
+    report = report_dict(model, result)
     report["design"] = row.key
     report["invariants"] = [i.id for i in model.invariants]
     report["scenarios"] = {}
@@ -80,7 +80,7 @@ def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=N
         _make_directory(scenarios_dir)
     for v in result.violations:
         name = scenario_name(config, row, v.invariant.id)
-        data = scenario_dict(model, [a for a, _ in v.trace[1:]], preset=config, description=(
+        data = scenario_dict(model, [a for a, _ in v.trace[1:]], description=(
             f"jbodcheck compare: {row.label} on the {config} preset breaks {v.invariant.id} in "
             f"{len(v.trace) - 1} steps (the shortest trace): {v.message}"))
         data["expect"] = {}
@@ -236,8 +236,6 @@ def _command():
     @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
     def compare_command(configs, workers, markdown_path, json_path, scenarios_dir, quiet):
         """Run every design on the same presets and compare which invariants each breaks."""
-        from explorer.catalog import PRESETS
-
         names = [c.strip() for c in configs.split(",") if c.strip()]
         unknown = [c for c in names if c not in PRESETS]
         if unknown or not names:
@@ -246,7 +244,7 @@ def _command():
         try:
             check_outputs(markdown_path, json_path, scenarios_dir)
         except OutputError as e:
-            from .cli import BadInput
+            from .exits import BadInput
 
             raise BadInput(str(e)) from None
         progress = None if quiet else (lambda line: click.echo(f"[compare] {line}", err=True))

@@ -1,0 +1,81 @@
+"""Preset, variant and options -> the one model value a command runs on, built once through the catalog
+(explorer/catalog.py) and handed to the engines and the reports as it is: the value carries its preset's name
+(``model.preset``), no caller hands a name around beside it."""
+from __future__ import annotations
+
+import click
+
+from model import ConfigError, Model, ModelConfig
+
+from explorer.catalog import build_model, claimed_invariants, configure, deprecation_note
+from explorer.errors import guard_invariants
+
+from .exits import BadInput
+from .options import plugins
+
+
+def model_config(preset: str | None, params: dict, base: dict | None = None) -> ModelConfig:
+    """The preset (if any), then the scenario file's model (base), then explicit flags."""
+    merged = {**(base or {}), **params}
+    extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
+    try:
+        cfg = configure(preset, merged, extra_presets)
+    except ConfigError as e:
+        raise BadInput(str(e)) from None
+    except TypeError as e:
+        raise BadInput(f"bad model parameter: {e}") from None
+    if (note := deprecation_note(cfg.variant)) is not None:      # an old variant name: it works, say what to use
+        click.echo(f"jbodcheck: warning: {note}", err=True)
+    return cfg
+
+
+def checked_model(preset: str | None, cfg: ModelConfig, invariant_ids=(), symmetry: bool = False,
+                  quiet: bool = False) -> Model:
+    """The model of this configuration with the plugins' features and invariants, checked with the named
+    invariants (all by default), the plugins' ones guarded: an exception in their check is the checker's failure
+    (exit 3, explorer/errors.py), not a traceback. Says on stderr when an invariant turns the asked-for symmetry
+    reduction off (unless quiet: the summary and the report say it too)."""
+    try:
+        model = build_model(cfg, symmetry=symmetry, preset=preset, plugins=plugins(),
+                            invariants=_with_portable(cfg, invariant_ids))
+    except ConfigError as e:
+        raise BadInput(str(e)) from None
+    except KeyError as e:
+        raise BadInput(_unknown_invariants(cfg, e.args[0])) from None
+    if symmetry and not quiet and not model.symmetry and any(not i.symmetric for i in model.invariants):
+        click.echo(f"jbodcheck: symmetry reduction off: {model.symmetry_note}", err=True)
+    model.invariants = tuple(guard_invariants(model.invariants))
+    return model
+
+
+def command_model(preset: str | None, params: dict, invariant_ids=(), symmetry: bool = False, quiet: bool = False,
+                  base: dict | None = None) -> Model:
+    """model_config, then checked_model: the model value of a command's MODEL options."""
+    return checked_model(preset, model_config(preset, params, base), invariant_ids, symmetry, quiet)
+
+
+def _with_portable(cfg: ModelConfig, invariant_ids) -> list:
+    """The named invariants, where one the design's features leave out but that reads only the core state
+    (invariants/zk/designs.py PORTABLE: what `compare` judges every design by) is passed as a value, so that
+    `--invariant dir_failure_spares_other_dirs` checks pre-kip112 as compare does."""
+    from invariants.zk.designs import PORTABLE
+
+    ids = list(invariant_ids)
+    if not ids:
+        return ids
+    try:
+        own = {i.id for i in build_model(cfg, plugins=plugins()).all_invariants}
+    except ConfigError:
+        return ids                          # reported by the caller's own build_model(...)
+    portable = {i.id: i for i in PORTABLE}
+    return [portable[i] if i not in own and i in portable else i for i in ids]
+
+
+def _unknown_invariants(cfg: ModelConfig, unknown: str) -> str:
+    known = build_model(cfg, plugins=plugins())
+    elsewhere = {i.id: feature for feature, i in claimed_invariants()}
+    left_out = [f"{i} belongs to feature {elsewhere[i]}, which this configuration leaves out"
+                for i in unknown.split(", ") if i in elsewhere]
+    if left_out:
+        return "invariant " + "; ".join(left_out)
+    return f"unknown invariant {unknown} (known: {', '.join(i.id for i in known.all_invariants)})"
