@@ -11,6 +11,7 @@ import pytest
 from model import BOUNDS, VARIANTS, ActionDisabled, ConfigError, Model, ModelConfig, fingerprint
 from model.storage.config import DEPRECATED_VARIANTS
 from model.storage import broker as B
+from model.zk import requests
 from model.zk.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
 from explorer.catalog import PRESETS, preset_config
 from model.storage.state import (
@@ -152,7 +153,7 @@ def _lai(p=0, leader=0, epoch=1, is_new=False):
 
 def test_kip112_refuses_to_recreate_a_missing_log_while_a_dir_is_offline():
     b = _broker([OFFLINE, GOOD])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_STORAGE),)
     assert new.hosted[0] == H_OFFLINE  # marked offline on the broker
     assert new.copies == b.copies  # nothing created
@@ -161,7 +162,7 @@ def test_kip112_refuses_to_recreate_a_missing_log_while_a_dir_is_offline():
 
 def test_legacy_recreates_the_missing_log_on_a_good_dir():
     b = _broker([OFFLINE, GOOD])
-    new, response = B.handle_leader_and_isr(policy("legacy"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("legacy"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies[0] == 0b10  # on dir 1, the good one
     assert new.hosted[0] == H_LEADER and new.epoch[0] == 1
@@ -171,7 +172,7 @@ def test_legacy_recreates_the_missing_log_on_a_good_dir():
 def test_new_replica_goes_to_the_good_dir_with_fewest_logs(variant):
     # dir 0 offline, dir 1 holds partition 1's log, dir 2 is empty: the new replica of partition 0 goes to dir 2.
     b = _broker([OFFLINE, GOOD, GOOD], copies=[0, 0b010], hosted=[H_NONE, H_FOLLOWER], epoch=[-1, 0])
-    new, response = B.handle_leader_and_isr(policy(variant), 0, b, (_lai(leader=1, is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 0, b, (_lai(leader=1, is_new=True),))
     assert response == ((0, E_NONE),)
     assert new.copies == (0b100, 0b010)
     assert new.hosted[0] == H_FOLLOWER
@@ -188,7 +189,7 @@ def test_fewest_logs_tie_goes_to_the_lowest_good_dir_and_skips_saturated_dirs():
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "kip112-draft"])
 def test_no_offline_dir_and_not_new_creates(variant):
     b = _broker([GOOD, GOOD])
-    new, response = B.handle_leader_and_isr(policy(variant), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies[0] == 0b01 and new.hosted[0] == H_LEADER
 
@@ -197,16 +198,16 @@ def test_the_drafts_broker_creates_only_when_asked_to():
     """KIP-112's draft, scenario 3: create=false and no log on a good dir is KAFKA_STORAGE_ERROR, offline dir
     or not (docs/model.md 13.1)."""
     b = _broker([GOOD, GOOD])
-    new, response = B.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_STORAGE),) and new.copies[0] == 0
-    new, response = B.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_NONE),) and new.copies[0] == 0b01
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_existing_log_on_a_live_dir_is_used_as_it_is(variant):
     b = _broker([OFFLINE, GOOD], copies=[0b10, 0])
-    new, response = B.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies == b.copies and new.hosted[0] == H_FOLLOWER
 
@@ -215,34 +216,34 @@ def test_existing_log_on_a_live_dir_is_used_as_it_is(variant):
 def test_existing_log_on_a_saturated_dir_is_not_served(variant):
     # KIP-928: the log is there and readable, but a replica on a saturated dir is impaired, not served.
     b = _broker([OFFLINE, SATURATED], copies=[0b10, 0])
-    new, response = B.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
     assert response == ((0, E_STORAGE),)
     assert new.copies == b.copies and new.hosted[0] == H_SATURATED
 
 
 def test_removed_dir_is_not_an_offline_dir():
     b = _broker([REMOVED, GOOD])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),) and new.copies[0] == 0b10
 
 
 def test_no_good_dir_marks_the_partition_offline_even_for_a_new_replica():
     b = _broker([SATURATED, SATURATED])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_STORAGE),) and new.hosted[0] == H_OFFLINE and new.copies == b.copies
 
 
 def test_partition_already_offline_answers_storage_error_straight_away():
     b = _broker([OFFLINE, GOOD], copies=[0b01, 0], hosted=[H_OFFLINE, H_NONE])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_STORAGE),) and new == b
 
 
 def test_stale_leader_epoch_is_ignored():
     b = _broker([GOOD, GOOD], copies=[0b01, 0], hosted=[H_FOLLOWER, H_NONE], epoch=[3, -1])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=3),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=3),))
     assert response == ((0, E_STALE),) and new == b
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=4),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=4),))
     assert response == ((0, E_NONE),) and new.hosted[0] == H_LEADER and new.epoch[0] == 4
 
 
@@ -282,7 +283,7 @@ def test_broker_halts_when_its_last_live_dir_fails():
 
 def test_stop_replica_stops_serving_but_keeps_offline_partitions_offline():
     b = _broker([GOOD, GOOD], hosted=[H_LEADER, H_OFFLINE])
-    assert B.handle_stop_replica(b, (0, 1)).hosted == (H_STOPPED, H_OFFLINE)
+    assert requests.handle_stop_replica(b, (0, 1)).hosted == (H_STOPPED, H_OFFLINE)
 
 
 # ---- the controller's state machines (KAFKA-NOTES.md) ---------------------------------------------------------------

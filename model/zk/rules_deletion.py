@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 from model.storage.config import ONE_OF_EACH
-from model.storage import broker as B
+from model.zk import requests
 from model.zk.controller import ControllerStep
 from model.zk.deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
 from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
@@ -69,7 +69,7 @@ def broker_stop_replica_delete(m, s, broker):
     hosted) it stops the replica and deletes its log from its live dirs, freeing the space, and answers NONE.
     A copy on an offline dir stays where it is."""
     b = s.brokers[broker]
-    new, response = B.handle_stop_replica_delete(b, b.inbox[0].body)
+    new, response = requests.handle_stop_replica_delete(b, b.inbox[0].body)
     return set_broker(s, broker, new._replace(stop_replies=b.stop_replies + (response,)))
 
 
