@@ -17,7 +17,9 @@ from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
 from model.spec.model import Model
 from model.storage.config import ModelConfig
 from model.zk import designs as zk_designs
-from model.zk.designs import canonical_variant, deprecation_note  # noqa: F401 (the CLI's names for variants)
+from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
+    DEPRECATED_VARIANTS, VARIANTS, canonical_variant, check_variant, deprecation_note,
+)
 
 
 def _claimed(check, feature: str) -> Invariant:
@@ -111,12 +113,15 @@ def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> 
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     params = dict(presets[name][1])
     params.update({k: v for k, v in overrides.items() if v is not None})
-    return ModelConfig(**params)
+    cfg = ModelConfig(**params)
+    check_variant(cfg)
+    return cfg
 
 
 def build_model(cfg: ModelConfig, symmetry: bool = False, **options) -> Model:
     """The model value of a configuration: its variant's design, with the invariants it claims (``options``:
     Model's ``plugins``, ``invariants``, ``memo_effects``; ``design`` to build another design)."""
+    check_variant(cfg)
     design = options.pop("design", None) or design_of(cfg.variant)
     return Model(cfg, symmetry, design=design, **options)
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from model import BOUNDS, VARIANTS, ActionDisabled, ConfigError, Model, ModelConfig, fingerprint
-from model.storage.config import DEPRECATED_VARIANTS
+from model.zk.designs import DEPRECATED_VARIANTS
 from model.storage import broker as B
 from model.zk import requests
 from model.zk.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
@@ -32,7 +32,7 @@ from explorer.catalog import build_model
     (dict(dirs=0), ("--dirs",)),
     (dict(partitions=0), ("--partitions",)),
     (dict(rf=0), ("--rf",)),
-    (dict(variant="nope"), ("nope", "kip112")),
+    (dict(variant=""), ("variant",)),
     (dict(max_crashes=-1), ("--max-crashes",)),
     (dict(brokers=True, rf=1), ("--brokers",)),
     (dict(eager_metadata="yes"), ("eager_metadata",)),
@@ -43,6 +43,17 @@ def test_bad_configurations_raise_config_error(params, words):
     for w in words:
         assert w in str(e.value)
     assert isinstance(e.value, ValueError)
+
+
+def test_an_unknown_variant_is_a_config_error_where_the_design_is_looked_up():
+    """The configuration does not know the designs' names (model/storage); the catalog does."""
+    cfg = ModelConfig(variant="nope")
+    for build in (lambda: build_model(cfg), lambda: preset_config("tiny", variant="nope")):
+        with pytest.raises(ConfigError) as e:
+            build()
+        assert "nope" in str(e.value) and "kip112-no-isnew-check" in str(e.value)
+    with pytest.raises(ConfigError, match="kip46"):
+        build_model(ModelConfig(variant="kip46", reassignment=True, brokers=4))
 
 
 def test_unknown_preset_and_unknown_parameter_raise_config_error():

@@ -1,7 +1,6 @@
 """A broker's storage, as every controller mode has it: LogManager's create-or-refuse decision and the dirs
 that hold a partition's log, the replicas it serves, the reaction to a failed, saturated or recovered log dir,
-and deleting a log. How the broker handles its controller's requests is the controller mode's
-(model/zk/requests.py for ZooKeeper mode)."""
+and deleting a log. How the broker handles its controller's requests is the controller mode's."""
 from __future__ import annotations
 
 from model.storage.state import (

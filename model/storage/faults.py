@@ -3,7 +3,7 @@ restarts, a failed disk is replaced or its dir removed from the config (KIP-112 
 
 Every controller mode shares these rules: its core feature takes them as they are (``add_storage_rules``),
 at the place its rule order has them. What a rule needs of the controller mode is a hook that the mode's
-core provides (model/zk/rules.py for ZooKeeper mode):
+core provides:
 
 - ``dir_event(m, s, broker) -> State``: a running broker tells its controller that one of its dirs failed
   (or, with KIP-928, was saturated or recovered). It may write only ``DIR_EVENT_FOOTPRINT``.
@@ -116,7 +116,7 @@ def broker_restart_guard(m, s, broker):
     return budget_left(m, s, B_RESTARTS)
 
 
-# What BrokerRestart reads and writes (a design's own restart, e.g. model/zk/design_kip46.py, declares the same).
+# What BrokerRestart reads and writes (a design's own restart declares the same).
 RESTART_READS = ("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved",
                  *REGISTRATION_READS, "budget")
 RESTART_WRITES = ("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved", "budget")
