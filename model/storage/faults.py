@@ -3,12 +3,7 @@ restarts, a failed disk is replaced or its dir removed from the config (KIP-112 
 
 Every controller mode shares these rules: its core feature takes them as they are (``add_storage_rules``),
 at the place its rule order has them. What a rule needs of the controller mode is a hook that the mode's
-core provides:
-
-- ``dir_event(m, s, broker) -> State``: a running broker tells its controller that one of its dirs failed
-  (or, with KIP-928, was saturated or recovered). It may write only ``DIR_EVENT_FOOTPRINT``.
-- ``restart_blocked(m, s, broker) -> str | None``: why a stopped broker may not start yet (None: it may),
-  as far as the controller mode is concerned. It may read only ``REGISTRATION_READS``.
+core provides (model/storage/mode.py: ``dir_event``, ``restart_blocked``).
 
 Guards return None when the rule is enabled and otherwise a short reason; effects return the next state.
 """
@@ -19,16 +14,12 @@ from model.spec.footprint import FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRI
 from model.storage import broker as B
 from model.storage.common import bounded, broker_dirs, brokers, budget_left, set_broker, spend
 from model.storage.data import note_wiped
+from model.storage.mode import DIR_EVENT_FOOTPRINT, REGISTRATION_READS, missing_hooks
 from model.storage.state import (
     B_CRASHES, B_DIR_FAILURES, B_FIXES, B_RESTARTS, DIR_NAMES, GOOD, LIVE_DIR, OFFLINE, REMOVED, SATURATED,
     replace_at,
 )
 
-# The hooks a controller mode provides for these rules, and the state components they may touch (declared in the
-# rules' footprints, model/spec/footprint.py).
-HOOKS = ("dir_event", "restart_blocked")
-DIR_EVENT_FOOTPRINT = ("notifications",)
-REGISTRATION_READS = ("controller.live",)
 
 
 def dir_symmetry(cfg) -> str | None:
@@ -190,9 +181,9 @@ def remove_dir_from_config(m, s, broker, dir):
 def add_storage_rules(core: Feature) -> None:
     """Give a controller mode's core feature the storage rules, here in its rule order (the engines enumerate
     rules in order: traces, reports and a search's first counterexample follow it). The core must provide
-    ``HOOKS``, and takes ``STORAGE.flags`` and ``STORAGE.dir_symmetry`` as its own."""
-    missing = [h for h in HOOKS if h not in core.hooks]
+    the hooks of model/storage/mode.py, and takes ``STORAGE.flags`` and ``STORAGE.dir_symmetry`` as its own."""
+    missing = missing_hooks(core.hooks)
     if missing:
         raise TypeError(f"feature {core.name} takes the storage rules but does not provide hook(s) "
-                        f"{', '.join(missing)} (model/storage/faults.py)")
+                        f"{', '.join(missing)} (model/storage/mode.py)")
     core.rules.extend(STORAGE.rules)

@@ -11,7 +11,7 @@ from model.storage.config import ONE_OF_EACH, SATURATION_RECOVERIES
 
 from model.spec.feature import Feature, Flag
 from model.storage.common import broker_dirs, bounded, budget_left, set_broker, spend
-from model.storage.faults import DIR_EVENT_FOOTPRINT
+from model.storage.mode import DIR_EVENT_FOOTPRINT
 from model.storage.state import B_SATURATIONS, GOOD, SATURATED, SERVING
 
 SATURATION = Feature(

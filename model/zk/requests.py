@@ -1,12 +1,13 @@
 """How a broker handles the ZooKeeper-mode controller's requests, each a function of the broker alone:
 LeaderAndIsr (ReplicaManager.becomeLeaderOrFollower, with LogManager's create-or-refuse decision from
-model/storage/broker.py), UpdateMetadata (the metadata cache) and StopReplica, with or without delete."""
+model/storage/broker.py), UpdateMetadata (the metadata cache) and StopReplica, with or without delete; and the
+guards on a broker's oldest request and on a response waiting for the controller."""
 from __future__ import annotations
 
 from model.storage import broker as B
 from model.storage.state import (
     E_NONE, E_STALE, E_STORAGE, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_SATURATED, H_STOPPED,
-    LEADER_DURING_DELETE, SATURATED, SERVING, Broker, PartitionMeta, replace_at,
+    LEADER_DURING_DELETE, MESSAGE_NAMES, SATURATED, SERVING, Broker, PartitionMeta, replace_at,
 )
 
 
@@ -85,3 +86,26 @@ def handle_stop_replica_delete(broker: Broker, partitions) -> tuple[Broker, tupl
         broker = B.delete_log(broker, p)
         response.append((p, E_NONE))
     return broker._replace(inbox=broker.inbox[1:]), tuple(response)
+
+
+def oldest_request_is(kind: int, name: str | None = None):
+    """The guard of a broker handling its oldest request, which must be of this kind."""
+    name = name or MESSAGE_NAMES[kind]
+
+    def guard(m, s, broker):
+        inbox = s.brokers[broker].inbox
+        if not inbox:
+            return f"broker {broker} has no request waiting"
+        if inbox[0].kind != kind:
+            return f"broker {broker}'s oldest request is not {name}"
+        return None
+    return guard
+
+
+def waiting_response(channel: str, name: str):
+    """The guard of the controller handling a broker's oldest response in this channel (a Broker field)."""
+    def guard(m, s, broker):
+        if not getattr(s.brokers[broker], channel):
+            return f"no {name} response from broker {broker} is waiting"
+        return None
+    return guard

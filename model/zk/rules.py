@@ -13,9 +13,7 @@ from model.spec.footprint import (
     CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, LEADER_HW_READS,
     controller_handles_response,
 )
-from model.storage.common import (
-    bounded, brokers, budget_left, nothing, oldest_request_is, partitions, set_broker, spend, waiting_response,
-)
+from model.storage.common import bounded, brokers, budget_left, nothing, partitions, set_broker, spend
 from model.storage.config import ONE_OF_EACH
 from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
@@ -25,8 +23,10 @@ from model.storage.state import (
 )
 from model.zk import requests
 from model.zk.controller import ControllerStep
+from model.zk.isr import isr_writer, isr_written
 from model.zk.deletion import resume_deletion_for, resume_deletions
 from model.zk.reassignment import resume_reassignments
+from model.zk.requests import oldest_request_is, waiting_response
 
 
 def _controller_view_is_current(m, s) -> bool:
@@ -75,6 +75,9 @@ CORE = Feature(
         # /log_dir_event_notification znode; a stopped broker restarts once the controller processed its failure.
         "dir_event": write_log_dir_event,
         "restart_blocked": restart_blocked,
+        # The data path's ISR changes go to the partition's ZooKeeper record (model/zk/isr.py).
+        "isr_writer": isr_writer,
+        "isr_written": isr_written,
         # KIP-112 scenario 8: which replicas of a topic being deleted get StopReplica(delete=true); the others
         # are ineligible at once (an offline replica is handled as if its broker were offline).
         "deletion_reaches": lambda step, broker, p: step.is_replica_online(broker, p),

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from model.storage.config import ONE_OF_EACH
 from model.zk import requests
+from model.zk.requests import oldest_request_is, waiting_response
 from model.zk.controller import ControllerStep
 from model.zk.deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
 from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
 from model.spec.feature import Feature, Flag
-from model.storage.common import brokers, oldest_request_is, partitions, set_broker, waiting_response
+from model.storage.common import brokers, partitions, set_broker
 from model.storage.state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
 
 REPLICA_DELETION = Feature(
