@@ -297,6 +297,48 @@ def test_stop_replica_stops_serving_but_keeps_offline_partitions_offline():
     assert requests.handle_stop_replica(b, (0, 1)).hosted == (H_STOPPED, H_OFFLINE)
 
 
+def test_get_or_create_log_finds_creates_or_refuses():
+    """LogManager's decision alone (model/storage/broker.py): a loaded log is used as it is; a missing one is
+    created empty on the good dir with the fewest logs, only when allowed; with no good dir there is none."""
+    b = _broker([GOOD, GOOD], copies=[0b10, 0])
+    assert B.get_or_create_log(b, 0, may_create=False) == (b, 1)           # found: nothing changes
+    assert B.get_or_create_log(b, 1, may_create=False) == (b, -1)          # missing, not allowed
+    created, d = B.get_or_create_log(b, 1, may_create=True)
+    assert d == 0 and created.copies == (0b10, 0b01)                       # dir 0 holds fewer logs
+    assert created.logs[1] == () and created.segs[1] == 0
+    assert B.get_or_create_log(_broker([OFFLINE, OFFLINE]), 0, may_create=True)[1] == -1
+
+
+def test_storage_rules_need_their_controller_modes_hooks():
+    """A controller mode's core takes storage's rules only with the hooks they call (model/storage/mode.py)."""
+    from model.spec.feature import Feature
+    from model.storage.faults import STORAGE, add_storage_rules
+    from model.storage.mode import HOOKS
+    with pytest.raises(TypeError, match="dir_event"):
+        add_storage_rules(Feature("bare", "a core without hooks", hooks={"restart_blocked": None}))
+    core = Feature("core", "a core with every hook", hooks={h: None for h in HOOKS})
+    add_storage_rules(core)
+    assert [r.name for r in core.rules] == [r.name for r in STORAGE.rules] == [
+        "DirFail", "BrokerCrash", "BrokerRestart", "ReplaceDisk", "RemoveDirFromConfig"]
+
+
+def test_a_controller_step_record_is_its_models_own():
+    """Recording one model's controller steps (the invariant controller_transitions_valid) leaves another
+    model's steps unrecorded: the record is no longer class-global."""
+    from model.zk.controller import recording
+    m, other = model_of("tiny"), model_of("tiny")
+    s = init(m)
+    seen = {}
+
+    def create_on_both():
+        seen["other"] = ControllerStep(other, s).record
+        step(m, s, "CreateTopic", 0)
+
+    changes = recording(m, create_on_both)
+    assert seen["other"] is None and ControllerStep(m, s).record is None
+    assert ("partition", 0, None, P_NONEXISTENT, P_NEW, None) in changes
+
+
 # ---- the controller's state machines (KAFKA-NOTES.md) ---------------------------------------------------------------
 
 # ReplicaStateMachine.scala's valid previous states, transcribed from KAFKA-NOTES.md.
