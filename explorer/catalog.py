@@ -15,7 +15,7 @@ from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
 from model.spec.model import Model
-from model.storage.config import ModelConfig
+from model.zk.config import ModelConfig
 from model.zk import designs as zk_designs
 from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
     DEPRECATED_VARIANTS, VARIANTS, canonical_variant, check_variant, deprecation_note,

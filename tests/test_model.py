@@ -56,6 +56,25 @@ def test_an_unknown_variant_is_a_config_error_where_the_design_is_looked_up():
         build_model(ModelConfig(variant="kip46", reassignment=True, brokers=4))
 
 
+def test_the_configuration_is_one_type_per_feature_composed():
+    """ModelConfig is flat (keyword arguments, attributes, as_dict's keys) and made of one part per feature, each
+    with its own fields and check (model/storage/config.py, model/zk/config.py)."""
+    import attrs
+
+    from model.storage.config import DataPath, Saturation, Shape
+    from model.zk.config import Reassignment
+    parts = ModelConfig.PARTS
+    assert sorted(f.name for p in parts for f in attrs.fields(p)) == sorted(ModelConfig.field_names())
+    cfg = ModelConfig(brokers=3, rf=2, saturation=True, dir_capacity=4, reassignment=True, min_isr=[2])
+    assert cfg.part(Saturation) == Saturation(saturation=True, dir_capacity=4)
+    assert cfg.part(Shape) == Shape(brokers=3, rf=2) and cfg.part(DataPath).min_isr == (2,)
+    assert cfg.part(Reassignment).reassignment and cfg.reassignment_target(0) == (1, 2)
+    assert list(cfg.as_dict())[:5] == ["variant", "brokers", "dirs", "partitions", "rf"]
+    assert attrs.evolve(cfg, dir_capacity=5).part(Saturation).dir_capacity == 5
+    with pytest.raises(ConfigError, match="--reassignment needs a broker"):   # a part's check reads the shape
+        attrs.evolve(cfg, brokers=2)
+
+
 def test_unknown_preset_and_unknown_parameter_raise_config_error():
     with pytest.raises(ConfigError, match="nope"):
         preset_config("nope")
