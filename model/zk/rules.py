@@ -1,7 +1,8 @@
 """The KIP-112 core feature of ZooKeeper mode: topic creation, the ZooKeeper-era controller's events and the
 brokers' handling of its requests (model/zk/requests.py), with the storage layer's rules (model/storage/faults.py:
-the environment's faults, crash and restart) at their place in its rule order. Which replicas a broker may create is the design's choice (model/zk/designs.py: the ``may_create_log``
-hook); the data path, KIP-928, deletion and reassignment are features of their own.
+the environment's faults, crash and restart) at their place in its rule order, and the hooks they call
+(model/storage/mode.py). Which replicas a broker may create is the design's choice (model/zk/designs.py: the
+``may_create_log`` hook); the data path, KIP-928, deletion and reassignment are features of their own.
 
 Guards return None when the rule is enabled and otherwise a short reason; effects return the next state.
 References name the KIP-112 scenario (docs/model.md numbers them as the KIP does) or the Kafka code followed.
@@ -23,8 +24,8 @@ from model.storage.state import (
 )
 from model.zk import requests
 from model.zk.controller import ControllerStep
-from model.zk.isr import isr_writer, isr_written
 from model.zk.deletion import resume_deletion_for, resume_deletions
+from model.zk.isr import isr_writer, isr_written
 from model.zk.reassignment import resume_reassignments
 from model.zk.requests import oldest_request_is, waiting_response
 
@@ -71,7 +72,7 @@ CORE = Feature(
     dir_symmetry=STORAGE.dir_symmetry,
     quiescent=_controller_view_is_current,
     hooks={
-        # The storage layer's hooks (model/storage/faults.py): a running broker's dir event writes a
+        # The storage layer's hooks (model/storage/mode.py): a running broker's dir event writes a
         # /log_dir_event_notification znode; a stopped broker restarts once the controller processed its failure.
         "dir_event": write_log_dir_event,
         "restart_blocked": restart_blocked,
