@@ -15,9 +15,11 @@ from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
 from model.spec.model import Model
-from model.storage.config import ModelConfig
+from model.zk.config import ModelConfig
 from model.zk import designs as zk_designs
-from model.zk.designs import canonical_variant, deprecation_note  # noqa: F401 (the CLI's names for variants)
+from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
+    DEPRECATED_VARIANTS, VARIANTS, canonical_variant, check_variant, deprecation_note,
+)
 
 
 def _claimed(check, feature: str) -> Invariant:
@@ -111,7 +113,9 @@ def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> 
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     params = dict(presets[name][1])
     params.update({k: v for k, v in overrides.items() if v is not None})
-    return ModelConfig(**params)
+    cfg = ModelConfig(**params)
+    check_variant(cfg)
+    return cfg
 
 
 def build_model(cfg: ModelConfig, symmetry: bool = False, *, preset: str | None = None, **options) -> Model:
@@ -119,6 +123,7 @@ def build_model(cfg: ModelConfig, symmetry: bool = False, *, preset: str | None 
     Model's ``plugins``, ``invariants``, ``memo_effects``; ``design`` to build another design). ``preset``: the
     name the configuration was made from, carried by the value (``model.preset``) for the reports and scenario
     files, so that no caller hands the name around beside the model."""
+    check_variant(cfg)
     design = options.pop("design", None) or design_of(cfg.variant)
     model = Model(cfg, symmetry, design=design, **options)
     model.preset = preset
@@ -135,7 +140,9 @@ def configure(preset: str | None, params: dict, extra_presets: dict | None = Non
     TypeError for a bad one)."""
     if preset is not None:
         return preset_config(preset, extra_presets, **params)
-    return ModelConfig.from_dict(params)
+    cfg = ModelConfig.from_dict(params)
+    check_variant(cfg)
+    return cfg
 
 
 # The built-in designs, with their claims (model/zk/designs.py has them without).

@@ -12,8 +12,9 @@ from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature, Flag, Option, StateField
 from model.spec.model import Action, ActionDisabled, Model
 from model.spec.rule import Rule
-from model.storage.config import BOUNDS, VARIANTS, ModelConfig
 from model.storage.state import State, fingerprint
+from model.zk.config import BOUNDS, ModelConfig
+from model.zk.designs import VARIANTS  # the designs' names (explorer.catalog has them too)
 
 __all__ = [
     "Action", "ActionDisabled", "BOUNDS", "ConfigError", "Design", "Feature", "Flag", "Model", "ModelConfig", "Option",

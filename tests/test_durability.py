@@ -361,7 +361,7 @@ def test_shrink_is_disabled_when_the_leaders_epoch_is_stale():
     assert s.brokers[0].epoch[0] == 0 and s.brokers[0].isr[0] == 0b111   # the LeaderAndIsr is undelivered
     assert log(s, 2) == ()                                    # broker 2 lags, in both ISRs ...
     reason = guard(m, s, "LeaderShrinkIsr", 0, 2)
-    assert reason is not None and "leader epoch in ZooKeeper" in reason   # ... but broker 0 is not current
+    assert reason is not None and "leader epoch in the controller's record" in reason   # ... but broker 0 is not current
     s = step(m, s, "BrokerLeaderAndIsr", 0)                   # broker 0 at epoch 1: current again
     assert s.brokers[0].epoch[0] == zk(s).leader_epoch and s.brokers[0].isr[0] == 0b101
     after = step(m, s, "LeaderShrinkIsr", 0, 2)

@@ -125,8 +125,11 @@ def test_a_partition_created_on_a_broker_after_its_timer_fired_is_never_healed(h
 
 
 def test_kip46_heals_by_itself_only():
+    """The design takes no admin reassignment: said where the design is looked up (the catalog)."""
     with pytest.raises(ConfigError, match="not supported with --variant kip46"):
-        ModelConfig(variant="kip46", brokers=3, rf=2, reassignment=True)
+        build_model(ModelConfig(variant="kip46", brokers=3, rf=2, reassignment=True))
+    with pytest.raises(ConfigError, match="not supported with --variant kip46"):
+        preset_config("tiny", variant="kip46", brokers=3, reassignment=True)
 
 
 # ---- liveness: replication_restored (docs/model.md, section 13.3) ----------------------------------------------

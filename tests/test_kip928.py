@@ -12,7 +12,7 @@ import pytest
 import invariants
 from explorer.search import SearchOptions, explore
 from model import ActionDisabled
-from model.storage import broker as B
+from model.zk import requests
 from model.storage.state import (
     B_SATURATIONS, D_DONE, D_INELIGIBLE, D_NONE, D_QUEUED, E_NONE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE,
     H_OFFLINE, H_SATURATED, LEADER_DURING_DELETE, NO_LEADER, P_NONEXISTENT, P_ONLINE, R_DELETION_INELIGIBLE,
@@ -248,7 +248,7 @@ def test_a_log_found_on_a_saturated_dir_is_not_served_and_not_recreated(sat, sat
     """A LeaderAndIsr for a partition not hosted (as after a restart) whose log is on a saturated dir: the broker
     marks it saturated and answers KAFKA_STORAGE_ERROR; it does not create a log on its good dir."""
     b = saturated.brokers[0]._replace(hosted=(H_NONE,), epoch=(-1,))
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (LeaderAndIsrEntry(0, 0, 5, 0b11, False),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (LeaderAndIsrEntry(0, 0, 5, 0b11, False),))
     assert response == ((0, E_STORAGE),)
     assert new.hosted == (H_SATURATED,) and new.copies == (0b01,) and new.epoch == (-1,)
 
@@ -306,10 +306,10 @@ def test_stop_replica_delete_on_an_unhosted_replica_deletes_the_log_on_disk(dele
     s = step(dele, s, "BrokerRestart", 2)
     b = s.brokers[2]
     assert b.hosted == (H_NONE,) and b.copies == (0b01,)
-    new, response = B.handle_stop_replica_delete(b._replace(inbox=("request",)), (0,))
+    new, response = requests.handle_stop_replica_delete(b._replace(inbox=("request",)), (0,))
     assert response == ((0, E_NONE),) and new.copies == (0,) and new.inbox == ()
     # A broker that never had the log answers without error too.
-    new, response = B.handle_stop_replica_delete(init(dele).brokers[0]._replace(inbox=("request",)), (0,))
+    new, response = requests.handle_stop_replica_delete(init(dele).brokers[0]._replace(inbox=("request",)), (0,))
     assert response == ((0, E_NONE),) and new.copies == (0,)
 
 

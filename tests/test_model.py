@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from model import BOUNDS, VARIANTS, ActionDisabled, ConfigError, Model, ModelConfig, fingerprint
-from model.storage.config import DEPRECATED_VARIANTS
+from model.zk.designs import DEPRECATED_VARIANTS
 from model.storage import broker as B
+from model.zk import requests
 from model.zk.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
 from explorer.catalog import PRESETS, preset_config
 from model.storage.state import (
@@ -31,7 +32,7 @@ from explorer.catalog import build_model
     (dict(dirs=0), ("--dirs",)),
     (dict(partitions=0), ("--partitions",)),
     (dict(rf=0), ("--rf",)),
-    (dict(variant="nope"), ("nope", "kip112")),
+    (dict(variant=""), ("variant",)),
     (dict(max_crashes=-1), ("--max-crashes",)),
     (dict(brokers=True, rf=1), ("--brokers",)),
     (dict(eager_metadata="yes"), ("eager_metadata",)),
@@ -42,6 +43,36 @@ def test_bad_configurations_raise_config_error(params, words):
     for w in words:
         assert w in str(e.value)
     assert isinstance(e.value, ValueError)
+
+
+def test_an_unknown_variant_is_a_config_error_where_the_design_is_looked_up():
+    """The configuration does not know the designs' names (model/storage); the catalog does."""
+    cfg = ModelConfig(variant="nope")
+    for build in (lambda: build_model(cfg), lambda: preset_config("tiny", variant="nope")):
+        with pytest.raises(ConfigError) as e:
+            build()
+        assert "nope" in str(e.value) and "kip112-no-isnew-check" in str(e.value)
+    with pytest.raises(ConfigError, match="kip46"):
+        build_model(ModelConfig(variant="kip46", reassignment=True, brokers=4))
+
+
+def test_the_configuration_is_one_type_per_feature_composed():
+    """ModelConfig is flat (keyword arguments, attributes, as_dict's keys) and made of one part per feature, each
+    with its own fields and check (model/storage/config.py, model/zk/config.py)."""
+    import attrs
+
+    from model.storage.config import DataPath, Saturation, Shape
+    from model.zk.config import Reassignment
+    parts = ModelConfig.PARTS
+    assert sorted(f.name for p in parts for f in attrs.fields(p)) == sorted(ModelConfig.field_names())
+    cfg = ModelConfig(brokers=3, rf=2, saturation=True, dir_capacity=4, reassignment=True, min_isr=[2])
+    assert cfg.part(Saturation) == Saturation(saturation=True, dir_capacity=4)
+    assert cfg.part(Shape) == Shape(brokers=3, rf=2) and cfg.part(DataPath).min_isr == (2,)
+    assert cfg.part(Reassignment).reassignment and cfg.reassignment_target(0) == (1, 2)
+    assert list(cfg.as_dict())[:5] == ["variant", "brokers", "dirs", "partitions", "rf"]
+    assert attrs.evolve(cfg, dir_capacity=5).part(Saturation).dir_capacity == 5
+    with pytest.raises(ConfigError, match="--reassignment needs a broker"):   # a part's check reads the shape
+        attrs.evolve(cfg, brokers=2)
 
 
 def test_unknown_preset_and_unknown_parameter_raise_config_error():
@@ -152,7 +183,7 @@ def _lai(p=0, leader=0, epoch=1, is_new=False):
 
 def test_kip112_refuses_to_recreate_a_missing_log_while_a_dir_is_offline():
     b = _broker([OFFLINE, GOOD])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_STORAGE),)
     assert new.hosted[0] == H_OFFLINE  # marked offline on the broker
     assert new.copies == b.copies  # nothing created
@@ -161,7 +192,7 @@ def test_kip112_refuses_to_recreate_a_missing_log_while_a_dir_is_offline():
 
 def test_legacy_recreates_the_missing_log_on_a_good_dir():
     b = _broker([OFFLINE, GOOD])
-    new, response = B.handle_leader_and_isr(policy("legacy"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("legacy"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies[0] == 0b10  # on dir 1, the good one
     assert new.hosted[0] == H_LEADER and new.epoch[0] == 1
@@ -171,7 +202,7 @@ def test_legacy_recreates_the_missing_log_on_a_good_dir():
 def test_new_replica_goes_to_the_good_dir_with_fewest_logs(variant):
     # dir 0 offline, dir 1 holds partition 1's log, dir 2 is empty: the new replica of partition 0 goes to dir 2.
     b = _broker([OFFLINE, GOOD, GOOD], copies=[0, 0b010], hosted=[H_NONE, H_FOLLOWER], epoch=[-1, 0])
-    new, response = B.handle_leader_and_isr(policy(variant), 0, b, (_lai(leader=1, is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 0, b, (_lai(leader=1, is_new=True),))
     assert response == ((0, E_NONE),)
     assert new.copies == (0b100, 0b010)
     assert new.hosted[0] == H_FOLLOWER
@@ -188,7 +219,7 @@ def test_fewest_logs_tie_goes_to_the_lowest_good_dir_and_skips_saturated_dirs():
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "kip112-draft"])
 def test_no_offline_dir_and_not_new_creates(variant):
     b = _broker([GOOD, GOOD])
-    new, response = B.handle_leader_and_isr(policy(variant), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies[0] == 0b01 and new.hosted[0] == H_LEADER
 
@@ -197,16 +228,16 @@ def test_the_drafts_broker_creates_only_when_asked_to():
     """KIP-112's draft, scenario 3: create=false and no log on a good dir is KAFKA_STORAGE_ERROR, offline dir
     or not (docs/model.md 13.1)."""
     b = _broker([GOOD, GOOD])
-    new, response = B.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_STORAGE),) and new.copies[0] == 0
-    new, response = B.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy("kip112-draft"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_NONE),) and new.copies[0] == 0b01
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_existing_log_on_a_live_dir_is_used_as_it_is(variant):
     b = _broker([OFFLINE, GOOD], copies=[0b10, 0])
-    new, response = B.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
     assert response == ((0, E_NONE),)
     assert new.copies == b.copies and new.hosted[0] == H_FOLLOWER
 
@@ -215,34 +246,34 @@ def test_existing_log_on_a_live_dir_is_used_as_it_is(variant):
 def test_existing_log_on_a_saturated_dir_is_not_served(variant):
     # KIP-928: the log is there and readable, but a replica on a saturated dir is impaired, not served.
     b = _broker([OFFLINE, SATURATED], copies=[0b10, 0])
-    new, response = B.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy(variant), 1, b, (_lai(leader=0, is_new=False),))
     assert response == ((0, E_STORAGE),)
     assert new.copies == b.copies and new.hosted[0] == H_SATURATED
 
 
 def test_removed_dir_is_not_an_offline_dir():
     b = _broker([REMOVED, GOOD])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=False),))
     assert response == ((0, E_NONE),) and new.copies[0] == 0b10
 
 
 def test_no_good_dir_marks_the_partition_offline_even_for_a_new_replica():
     b = _broker([SATURATED, SATURATED])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_STORAGE),) and new.hosted[0] == H_OFFLINE and new.copies == b.copies
 
 
 def test_partition_already_offline_answers_storage_error_straight_away():
     b = _broker([OFFLINE, GOOD], copies=[0b01, 0], hosted=[H_OFFLINE, H_NONE])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(is_new=True),))
     assert response == ((0, E_STORAGE),) and new == b
 
 
 def test_stale_leader_epoch_is_ignored():
     b = _broker([GOOD, GOOD], copies=[0b01, 0], hosted=[H_FOLLOWER, H_NONE], epoch=[3, -1])
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=3),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=3),))
     assert response == ((0, E_STALE),) and new == b
-    new, response = B.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=4),))
+    new, response = requests.handle_leader_and_isr(policy("kip112"), 0, b, (_lai(leader=0, epoch=4),))
     assert response == ((0, E_NONE),) and new.hosted[0] == H_LEADER and new.epoch[0] == 4
 
 
@@ -282,7 +313,49 @@ def test_broker_halts_when_its_last_live_dir_fails():
 
 def test_stop_replica_stops_serving_but_keeps_offline_partitions_offline():
     b = _broker([GOOD, GOOD], hosted=[H_LEADER, H_OFFLINE])
-    assert B.handle_stop_replica(b, (0, 1)).hosted == (H_STOPPED, H_OFFLINE)
+    assert requests.handle_stop_replica(b, (0, 1)).hosted == (H_STOPPED, H_OFFLINE)
+
+
+def test_get_or_create_log_finds_creates_or_refuses():
+    """LogManager's decision alone (model/storage/broker.py): a loaded log is used as it is; a missing one is
+    created empty on the good dir with the fewest logs, only when allowed; with no good dir there is none."""
+    b = _broker([GOOD, GOOD], copies=[0b10, 0])
+    assert B.get_or_create_log(b, 0, may_create=False) == (b, 1)           # found: nothing changes
+    assert B.get_or_create_log(b, 1, may_create=False) == (b, -1)          # missing, not allowed
+    created, d = B.get_or_create_log(b, 1, may_create=True)
+    assert d == 0 and created.copies == (0b10, 0b01)                       # dir 0 holds fewer logs
+    assert created.logs[1] == () and created.segs[1] == 0
+    assert B.get_or_create_log(_broker([OFFLINE, OFFLINE]), 0, may_create=True)[1] == -1
+
+
+def test_storage_rules_need_their_controller_modes_hooks():
+    """A controller mode's core takes storage's rules only with the hooks they call (model/storage/mode.py)."""
+    from model.spec.feature import Feature
+    from model.storage.faults import STORAGE, add_storage_rules
+    from model.storage.mode import HOOKS
+    with pytest.raises(TypeError, match="dir_event"):
+        add_storage_rules(Feature("bare", "a core without hooks", hooks={"restart_blocked": None}))
+    core = Feature("core", "a core with every hook", hooks={h: None for h in HOOKS})
+    add_storage_rules(core)
+    assert [r.name for r in core.rules] == [r.name for r in STORAGE.rules] == [
+        "DirFail", "BrokerCrash", "BrokerRestart", "ReplaceDisk", "RemoveDirFromConfig"]
+
+
+def test_a_controller_step_record_is_its_models_own():
+    """Recording one model's controller steps (the invariant controller_transitions_valid) leaves another
+    model's steps unrecorded: the record is no longer class-global."""
+    from model.zk.controller import recording
+    m, other = model_of("tiny"), model_of("tiny")
+    s = init(m)
+    seen = {}
+
+    def create_on_both():
+        seen["other"] = ControllerStep(other, s).record
+        step(m, s, "CreateTopic", 0)
+
+    changes = recording(m, create_on_both)
+    assert seen["other"] is None and ControllerStep(m, s).record is None
+    assert ("partition", 0, None, P_NONEXISTENT, P_NEW, None) in changes
 
 
 # ---- the controller's state machines (KAFKA-NOTES.md) ---------------------------------------------------------------

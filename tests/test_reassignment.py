@@ -12,7 +12,7 @@ import pytest
 import invariants
 from explorer.search import SearchOptions, explore
 from model import Model, ModelConfig
-from model.storage import broker as B
+from model.zk import requests
 from explorer.catalog import preset_config
 from model.storage.state import (
     D_NONE, D_QUEUED, D_DONE, E_NONE, E_STORAGE, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, LEADER_AND_ISR, NO_LEADER,
@@ -354,7 +354,7 @@ def test_a_target_broker_with_an_offline_dir_refuses_and_the_reassignment_waits(
     assert second.brokers[2].copies == (0,)
     # Alone, the isNewReplica=true request would have created the replica on the good dir.
     new_only = [e for m_ in before.inbox if m_.kind == LEADER_AND_ISR for e in m_.body if e.is_new]
-    alone, response = B.handle_leader_and_isr(ra.hooks.may_create_log, 2, before, new_only)
+    alone, response = requests.handle_leader_and_isr(ra.hooks.may_create_log, 2, before, new_only)
     assert response == ((0, E_NONE),) and alone.copies == (0b10,) and alone.hosted == (H_FOLLOWER,)
     # The controller learns the replica is offline; the reassignment waits; the old replicas serve.
     quiet = deliver_all(ra, second)

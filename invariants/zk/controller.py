@@ -2,7 +2,7 @@
 Kafka's ReplicaStateMachine and PartitionStateMachine accept."""
 from __future__ import annotations
 
-from model.zk.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, ControllerStep
+from model.zk.controller import VALID_PARTITION_PREVIOUS, VALID_REPLICA_PREVIOUS, recording
 from model.storage.state import PARTITION_STATE_NAMES, REPLICA_STATE_NAMES
 
 from model.spec.invariant import invariant
@@ -13,16 +13,11 @@ EXEMPT = ("initializeReplicaState", "initializePartitionState", "completeDeleteT
 
 def recorded_changes(model, state, action) -> list:
     """Every individual replica and partition state change the action's effect makes, in order: the effect is
-    replayed with ControllerStep recording (a debug-only record, off during the search itself). Like the effect,
-    the record is a function of what the effect reads: remembered with it where the effect is memoised."""
+    replayed with the model's controller steps recording (model/zk/controller.py ``recording``; off during the
+    search itself). Like the effect, the record is a function of what the effect reads: remembered with it where
+    the effect is memoised."""
     def replay():
-        previous = ControllerStep.record
-        ControllerStep.record = []
-        try:
-            model.rules[action.rule].effect(model, state, *action.args)
-            return tuple(ControllerStep.record)
-        finally:
-            ControllerStep.record = previous
+        return recording(model, lambda: model.rules[action.rule].effect(model, state, *action.args))
 
     return model.by_effect_key(action, state, replay)
 

@@ -1,10 +1,10 @@
-"""Broker-side procedures: LogManager's create-or-refuse decision, ReplicaManager's request handling,
-the reaction to a failed log dir, and what a crash leaves behind."""
+"""A broker's storage, as every controller mode has it: LogManager's create-or-refuse decision and the dirs
+that hold a partition's log, the replicas it serves, the reaction to a failed, saturated or recovered log dir,
+and deleting a log. How the broker handles its controller's requests is the controller mode's."""
 from __future__ import annotations
 
 from model.storage.state import (
-    E_NONE, E_STALE, E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_SATURATED, H_STOPPED,
-    LEADER_DURING_DELETE, LIVE_DIR, OFFLINE, SATURATED, SERVING, Broker, PartitionMeta, replace_at,
+    GOOD, H_NONE, H_OFFLINE, H_SATURATED, LIVE_DIR, OFFLINE, SATURATED, SERVING, Broker, replace_at,
 )
 
 
@@ -49,69 +49,18 @@ def choose_new_log_dir(broker: Broker) -> int:
     return best
 
 
-def handle_leader_and_isr(may_create_log, broker_id: int, broker: Broker, entries) -> tuple[Broker, tuple]:
-    """ReplicaManager.becomeLeaderOrFollower for one request; returns the broker and its response.
-    ``may_create_log(broker, is_new)`` is the design's choice of whether a missing log may be created
-    (model/zk/designs.py). A new leader caches the request's ISR and keeps its HW if it already led (else starts at 0, to be advanced);
-    a follower keeps neither."""
-    copies, hosted, epoch = list(broker.copies), list(broker.hosted), list(broker.epoch)
-    logs, hw, isr, segs = list(broker.logs), list(broker.hw), list(broker.isr), list(broker.segs)
-    response = []
-    for e in entries:
-        p = e.partition
-        if hosted[p] in (H_OFFLINE, H_SATURATED):
-            response.append((p, E_STORAGE))
-            continue
-        if hosted[p] != H_NONE and e.leader_epoch <= epoch[p]:
-            response.append((p, E_STALE))  # the leader epoch is not newer: the request is ignored for it
-            continue
-        current = broker._replace(copies=tuple(copies))
-        found = live_copy_dir(current, p)
-        if found >= 0 and broker.dirs[found] == SATURATED:
-            hosted[p] = H_SATURATED  # KIP-928: a replica on a saturated dir is not served
-            hw[p] = isr[p] = 0
-            response.append((p, E_STORAGE))
-            continue
-        if found < 0:
-            d = choose_new_log_dir(current) if may_create_log(current, e.is_new) else -1
-            if d < 0:
-                hosted[p] = H_OFFLINE  # KafkaStorageException: the partition is marked offline
-                hw[p] = isr[p] = 0
-                response.append((p, E_STORAGE))
-                continue
-            copies[p] |= 1 << d
-            logs[p], segs[p] = (), 0  # a new log is empty
-        if e.leader == broker_id:
-            hw[p] = hw[p] if hosted[p] == H_LEADER else 0
-            isr[p] = e.isr
-            hosted[p] = H_LEADER
-        else:
-            hosted[p] = H_FOLLOWER
-            hw[p] = isr[p] = 0
-        epoch[p] = e.leader_epoch
-        response.append((p, E_NONE))
-    new = broker._replace(copies=tuple(copies), hosted=tuple(hosted), epoch=tuple(epoch), logs=tuple(logs),
-                          hw=tuple(hw), isr=tuple(isr), segs=tuple(segs))
-    return new, tuple(response)
-
-
-def handle_update_metadata(broker: Broker, entries) -> Broker:
-    """The metadata cache takes the request's values for the partitions it names; the request is consumed."""
-    meta = list(broker.meta)
-    for e in entries:
-        # A partition being deleted comes with leader LeaderDuringDelete: the cache drops it.
-        meta[e.partition] = None if e.leader == LEADER_DURING_DELETE else PartitionMeta(e.leader, e.isr, e.offline)
-    return broker._replace(meta=tuple(meta), inbox=broker.inbox[1:])
-
-
-def handle_stop_replica(broker: Broker, partitions) -> Broker:
-    """StopReplica(delete=false): the replica stops leading or fetching; an offline partition stays offline."""
-    hosted, hw, isr = broker.hosted, broker.hw, broker.isr
-    for p in partitions:
-        if SERVING[hosted[p]]:
-            hosted = replace_at(hosted, p, H_STOPPED)
-            hw, isr = replace_at(hw, p, 0), replace_at(isr, p, 0)
-    return broker._replace(hosted=hosted, hw=hw, isr=isr)
+def get_or_create_log(broker: Broker, p: int, may_create: bool) -> tuple[Broker, int]:
+    """LogManager.getOrCreateLog for partition p: the broker and the live dir (good or saturated) holding p's log;
+    if there is none and ``may_create``, a new empty log on the good dir with the fewest logs
+    (``choose_new_log_dir``). -1 when there is no log and none may be or can be created (KafkaStorageException)."""
+    found = live_copy_dir(broker, p)
+    if found >= 0 or not may_create:
+        return broker, found
+    d = choose_new_log_dir(broker)
+    if d < 0:
+        return broker, -1
+    return broker._replace(copies=replace_at(broker.copies, p, broker.copies[p] | 1 << d),
+                           logs=replace_at(broker.logs, p, ()), segs=replace_at(broker.segs, p, 0)), d
 
 
 def fail_dir(m, broker: Broker, d: int) -> tuple[Broker, bool]:
@@ -171,18 +120,3 @@ def delete_log(broker: Broker, p: int) -> Broker:
         segs=replace_at(broker.segs, p, 0), used=used, hosted=replace_at(broker.hosted, p, H_NONE),
         epoch=replace_at(broker.epoch, p, -1), hw=replace_at(broker.hw, p, 0), isr=replace_at(broker.isr, p, 0),
     )
-
-
-def handle_stop_replica_delete(broker: Broker, partitions) -> tuple[Broker, tuple]:
-    """ReplicaManager.stopReplicas with delete=true: a partition marked offline answers KAFKA_STORAGE_ERROR
-    (its log is out of reach); any other (led, followed, stopped, saturated or not hosted) stops and its log
-    is deleted from the live dirs, answering NONE. Returns the broker and its response."""
-    response = []
-    for p in partitions:
-        if broker.hosted[p] == H_OFFLINE:
-            response.append((p, E_STORAGE))
-            continue
-        broker = delete_log(broker, p)
-        response.append((p, E_NONE))
-    return broker._replace(inbox=broker.inbox[1:]), tuple(response)
-

@@ -1,9 +1,9 @@
 """What the rules of every feature share: their usual domains, bounded environment events and the event budget,
-replacing a broker in a state, and the guards on a broker's oldest request or a pending response."""
+and replacing a broker in a state."""
 from __future__ import annotations
 
 from model.storage.state import (
-    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, MESSAGE_NAMES, State,
+    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, B_SATURATIONS, BUDGET_FIELDS, State,
     replace_at, with_broker,
 )
 
@@ -55,33 +55,7 @@ def spend(s: State, index: int) -> tuple:
     return replace_at(s.budget, index, s.budget[index] + 1)
 
 
-def set_broker(s: State, b: int, broker, notifications=None, budget=None) -> State:
-    """The state with broker b replaced (and, if given, the notifications and budget)."""
+def set_broker(s: State, b: int, broker, budget=None) -> State:
+    """The state with broker b replaced (and, if given, the budget)."""
     s = with_broker(s, b, broker)
-    if notifications is None and budget is None:
-        return s
-    return s._replace(notifications=s.notifications if notifications is None else notifications,
-                      budget=s.budget if budget is None else budget)
-
-
-def oldest_request_is(kind: int, name: str | None = None):
-    """The guard of a broker handling its oldest request, which must be of this kind."""
-    name = name or MESSAGE_NAMES[kind]
-
-    def guard(m, s, broker):
-        inbox = s.brokers[broker].inbox
-        if not inbox:
-            return f"broker {broker} has no request waiting"
-        if inbox[0].kind != kind:
-            return f"broker {broker}'s oldest request is not {name}"
-        return None
-    return guard
-
-
-def waiting_response(channel: str, name: str):
-    """The guard of the controller handling a broker's oldest response in this channel (a Broker field)."""
-    def guard(m, s, broker):
-        if not getattr(s.brokers[broker], channel):
-            return f"no {name} response from broker {broker} is waiting"
-        return None
-    return guard
+    return s if budget is None else s._replace(budget=budget)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from model.storage.data import advance_hw, fetch_result, leader_at_epoch, matching_prefix
 from model.storage.broker import live_copy_dir
+from model.storage.mode import ISR_RECORD
 from model.spec.footprint import FETCH_READS, LEADER_HW_READS
 from model.spec.feature import Feature, Flag
 from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, State, replace_at, with_broker
@@ -113,12 +114,12 @@ def epoch_start_offset(log: tuple, epoch: int) -> int:
     return len(log)
 
 
-def _joins_isr(s, partition, follower, leader) -> bool:
+def _joins_isr(m, s, partition, follower, leader) -> bool:
     """maybeExpandIsr: the follower is out of the leader's ISR, its log has reached both the leader's HW and
-    the start of the leader's current epoch (KAFKA-7128), and the leader is the one in ZooKeeper at the
-    record's epoch (the conditional ISR write succeeds)."""
+    the start of the leader's current epoch (KAFKA-7128), and the leader may write the ISR (the controller
+    mode's ``isr_writer``; in ZooKeeper mode: the conditional ISR write succeeds)."""
     lb = s.brokers[leader]
-    if lb.isr[partition] >> follower & 1 or _current_leader(s, partition) != leader:
+    if lb.isr[partition] >> follower & 1 or m.hooks.isr_writer(m, s, partition) != leader:
         return False
     log = lb.logs[partition]
     shared = matching_prefix(s.brokers[follower].logs[partition], log)
@@ -129,14 +130,14 @@ def _fetched(m, s, broker, partition, leader) -> State:
     log = fetch_result(s.brokers[broker].logs[partition], s.brokers[leader].logs[partition])
     if log != s.brokers[broker].logs[partition]:
         s = _with_log(s, broker, partition, log)
-    if _joins_isr(s, partition, broker, leader):
+    if _joins_isr(m, s, partition, broker, leader):
         return _change_isr(m, s, partition, broker, expand=True)
     return advance_hw(m, s, partition, leader)
 
 
 # What a fetch and an ISR shrink read wherever their leader is (the leader is looked up among every broker's roles
 # and epochs, the HW among the ISR members' logs): with the leader known, only its HW and ISR are touched.
-_LEADER_LOOKUP_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "controller.partitions",
+_LEADER_LOOKUP_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", *ISR_RECORD,
                         "committed", "acked")
 
 
@@ -145,12 +146,12 @@ def _fetch_footprint(m, s, broker, partition):
     leader = _leader_for(m, s, broker, partition)
     return ((f"broker[{broker}].copies", f"broker[{broker}].dirs", f"broker[{leader}].hw", f"broker[{leader}].isr")
             + _LEADER_LOOKUP_READS,
-            (f"broker[{broker}].logs", f"broker[{leader}].hw", f"broker[{leader}].isr", "controller.partitions",
+            (f"broker[{broker}].logs", f"broker[{leader}].hw", f"broker[{leader}].isr", *ISR_RECORD,
              "committed", "acked"))
 
 
 @DATA.rule("ReplicaFetch",
-      reads=FETCH_READS, writes=("broker[*].logs", "broker[*].hw", "broker[*].isr", "controller.partitions",
+      reads=FETCH_READS, writes=("broker[*].logs", "broker[*].hw", "broker[*].isr", *ISR_RECORD,
       "committed", "acked"), footprint_at=_fetch_footprint,
       params=("broker", "partition"), domain=_replicas, guard=_guard_fetch, kind="broker",
       reference="ReplicaFetcherThread (truncation by leader epoch, KIP-101/279); Partition.maybeIncrementLeaderHW")
@@ -166,23 +167,10 @@ def replica_fetch(m, s, broker, partition):
     return _fetched(m, s, broker, partition, _leader_for(m, s, broker, partition))
 
 
-def _current_leader(s, partition) -> int:
-    """The leader in ZooKeeper, if it runs and leads at the record's epoch: only it can update the ISR there
-    (the update is conditional on the record's version, which every controller change bumps with the epoch)."""
-    part = s.controller.partitions[partition]
-    leader = part.leader
-    if leader < 0:
-        return -1
-    b = s.brokers[leader]
-    if b.up and b.hosted[partition] == H_LEADER and b.epoch[partition] == part.leader_epoch:
-        return leader
-    return -1
-
-
 def _guard_shrink_isr(m, s, partition, follower):
-    leader = _current_leader(s, partition)
+    leader = m.hooks.isr_writer(m, s, partition)
     if leader < 0:
-        return f"no broker leads partition {partition} at the leader epoch in ZooKeeper"
+        return f"no broker leads partition {partition} at the leader epoch in the controller's record"
     lb = s.brokers[leader]
     if follower == leader or not lb.isr[partition] >> follower & 1:
         return f"broker {follower} is not a follower in the ISR"
@@ -194,25 +182,22 @@ def _guard_shrink_isr(m, s, partition, follower):
 def _shrink_footprint(leader: int):
     """LeaderShrinkIsr's footprint when enabled: the current leader's ISR and HW (not every broker's)."""
     mine = (f"broker[{leader}].isr", f"broker[{leader}].hw")
-    return mine + _LEADER_LOOKUP_READS, mine + ("controller.partitions", "committed", "acked")
+    return mine + _LEADER_LOOKUP_READS, mine + (*ISR_RECORD, "committed", "acked")
 
 
 def _change_isr(m, s, partition, follower, expand: bool) -> State:
-    leader = _current_leader(s, partition)
+    leader = m.hooks.isr_writer(m, s, partition)
     lb = s.brokers[leader]
     isr = lb.isr[partition] | (1 << follower) if expand else lb.isr[partition] & ~(1 << follower)
     lb = lb._replace(isr=replace_at(lb.isr, partition, isr))
-    c = s.controller
-    part = c.partitions[partition]._replace(isr=isr)
-    c = c._replace(partitions=replace_at(c.partitions, partition, part))
-    s = s._replace(brokers=replace_at(s.brokers, leader, lb), controller=c)
+    s = m.hooks.isr_written(m, with_broker(s, leader, lb), partition, isr)
     return advance_hw(m, s, partition, leader)
 
 
 @DATA.rule("LeaderShrinkIsr",
-      reads=("controller.partitions",) + LEADER_HW_READS,
-      writes=("broker[*].isr", "broker[*].hw", "controller.partitions", "committed", "acked"),
-      footprint_at=lambda m, s, partition, follower: _shrink_footprint(_current_leader(s, partition)),
+      reads=ISR_RECORD + LEADER_HW_READS,
+      writes=("broker[*].isr", "broker[*].hw", *ISR_RECORD, "committed", "acked"),
+      footprint_at=lambda m, s, partition, follower: _shrink_footprint(m.hooks.isr_writer(m, s, partition)),
       params=("partition", "follower"), domain=_partition_followers,
       guard=_guard_shrink_isr, kind="broker",
       reference="Partition.maybeShrinkIsr (replica.lag.time.max.ms), ZooKeeper-era conditional ISR update")

@@ -11,6 +11,7 @@ from model.storage.config import ONE_OF_EACH, SATURATION_RECOVERIES
 
 from model.spec.feature import Feature, Flag
 from model.storage.common import broker_dirs, bounded, budget_left, set_broker, spend
+from model.storage.mode import DIR_EVENT_FOOTPRINT
 from model.storage.state import B_SATURATIONS, GOOD, SATURATED, SERVING
 
 SATURATION = Feature(
@@ -94,7 +95,7 @@ def _guard_dir_saturate(m, s, broker, dir):
 
 
 @SATURATION.rule("DirSaturate",
-      reads=("broker[broker]", "notifications", "budget"), writes=("broker[broker]", "notifications", "budget"),
+      reads=("broker[broker]", *DIR_EVENT_FOOTPRINT, "budget"), writes=("broker[broker]", *DIR_EVENT_FOOTPRINT, "budget"),
       spends=B_SATURATIONS,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_saturations"),
       guard=_guard_dir_saturate, kind="environment",
@@ -105,8 +106,7 @@ def dir_saturate(m, s, broker, dir):
     the replicas on it and stops leading them (they become saturated: retention and deletion still run), and
     writes a /log_dir_event_notification znode, as for a failed dir."""
     new = B.saturate_dir(s.brokers[broker], dir)
-    return set_broker(s, broker, new, notifications=s.notifications | 1 << broker,
-                       budget=spend(s, B_SATURATIONS))
+    return m.hooks.dir_event(m, set_broker(s, broker, new, budget=spend(s, B_SATURATIONS)), broker)
 
 
 def _guard_retention(m, s, broker, partition):
@@ -149,7 +149,7 @@ def _guard_dir_recover(m, s, broker, dir):
 
 
 @SATURATION.rule("DirRecover",
-      reads=("broker[broker]", "notifications"), writes=("broker[broker]", "notifications"),
+      reads=("broker[broker]", *DIR_EVENT_FOOTPRINT), writes=("broker[broker]", *DIR_EVENT_FOOTPRINT),
       params=("broker", "dir"), domain=_recoverable_dirs, guard=_guard_dir_recover,
       kind="broker", reference="KIP-928 (silent on recovery: the model's choice, --saturation-recovery free-space)")
 def dir_recover(m, s, broker, dir):
@@ -158,7 +158,7 @@ def dir_recover(m, s, broker, dir):
     broker writes a /log_dir_event_notification znode so that the controller probes it with LeaderAndIsr and
     learns, from the answers without error, that they are online again."""
     new = B.recover_dir(s.brokers[broker], dir, m.reserves)
-    return set_broker(s, broker, new, notifications=s.notifications | 1 << broker)
+    return m.hooks.dir_event(m, set_broker(s, broker, new), broker)
 
 
 SATURATION.presets["saturation"] = (

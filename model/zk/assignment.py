@@ -14,7 +14,7 @@ from model.storage.common import partitions
 from model.storage.config import ASSIGNMENTS
 from model.spec.feature import Feature, Flag
 from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
-from model.zk.rules import _guard_create_topic, create_topic
+from model.zk.rules import create_topic, create_topic_guard
 
 LIVE_BROKER_ASSIGNMENT = Feature(
     "live-broker-assignment",
@@ -34,7 +34,7 @@ def _guard_create_on_live_brokers(m, s, partition):
     if down:
         return (f"broker(s) {down} of partition {partition}'s assignment are not registered (--assignment "
                 f"live-brokers)")
-    return _guard_create_topic(m, s, partition)
+    return create_topic_guard(m, s, partition)
 
 
 @LIVE_BROKER_ASSIGNMENT.rule(

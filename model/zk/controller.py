@@ -45,15 +45,32 @@ def targets_in_isr(isr: int, target) -> bool:
     return all(isr >> b & 1 for b in target)
 
 
-class ControllerStep:
-    # The individual replica and partition state changes of the steps taken while this is a list (None otherwise):
-    # the invariant controller_transitions_valid replays a step with it set (invariants/zk/controller.py). Each entry
-    # is ("replica", p, i, previous, target, exemption) or ("partition", p, None, previous, target, exemption);
-    # exemption is None, or the name of the Kafka procedure that sets the state without validating it.
-    record: list | None = None
+# The attribute of a model that holds, while steps are recorded (``recording``), the list of their changes.
+_RECORD = "controller_step_record"
 
+
+def recording(model, run) -> tuple:
+    """Every individual replica and partition state change that the controller steps of ``model`` make while
+    ``run()`` runs, in order (the invariant controller_transitions_valid replays a step so,
+    invariants/zk/controller.py). Each entry is ("replica", p, i, previous, target, exemption) or
+    ("partition", p, None, previous, target, exemption); exemption is None, or the name of the Kafka procedure
+    that sets the state without validating it. The record is the model's own: steps of other models are not
+    recorded meanwhile."""
+    previous = getattr(model, _RECORD, None)
+    record: list = []
+    setattr(model, _RECORD, record)
+    try:
+        run()
+        return tuple(record)
+    finally:
+        setattr(model, _RECORD, previous)
+
+
+class ControllerStep:
     def __init__(self, model, state: State):
         self.m = model
+        # The model's record of state changes while ``recording`` (None otherwise, as in a search).
+        self.record: list | None = getattr(model, _RECORD, None)
         self.state = state
         c = state.controller
         self.epoch = c.epoch
@@ -157,15 +174,15 @@ class ControllerStep:
         """Write replica (p, i)'s state. ``exempt``: the Kafka procedure that sets it without validation."""
         previous = self.replicas[p][i]
         self.replicas[p][i] = target
-        if ControllerStep.record is not None and previous != target:
-            ControllerStep.record.append(("replica", p, i, previous, target, exempt))
+        if self.record is not None and previous != target:
+            self.record.append(("replica", p, i, previous, target, exempt))
 
     def set_partition(self, p: int, part: Partition, exempt: str | None = None) -> None:
         """Write partition p's record and state. ``exempt`` as for set_replica."""
         previous = self.partitions[p].state
         self.partitions[p] = part
-        if ControllerStep.record is not None and previous != part.state:
-            ControllerStep.record.append(("partition", p, None, previous, part.state, exempt))
+        if self.record is not None and previous != part.state:
+            self.record.append(("partition", p, None, previous, part.state, exempt))
 
     # ---- replica state machine ------------------------------------------------------------------
     def _set_replica_state(self, p: int, i: int, target: int) -> bool:

@@ -12,7 +12,8 @@ maintain it (replacing the core's), and the administrator's step.
 from __future__ import annotations
 
 
-from model.storage.common import bounded, brokers, waiting_response
+from model.storage.common import bounded, brokers
+from model.zk.requests import waiting_response
 from model.spec.footprint import controller_handles_response
 from model.spec.feature import Feature, Flag, StateField
 from model.zk.rules import controller_leader_and_isr_response

@@ -18,7 +18,7 @@ from model.storage.config import ONE_OF_EACH
 from model.zk.controller import ControllerStep
 from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from model.spec.feature import Feature, StateField
-from model.zk.rules import _guard_broker_crash, _guard_dir_fail, broker_crash
+from model.storage.faults import broker_crash, broker_crash_guard, dir_fail_guard
 from model.storage.state import B_CRASHES, B_DIR_FAILURES, D_NONE, H_NONE, H_OFFLINE, NO_LEADER
 
 SLOT = 16  # an entry (partition p, broker b) is bit p * SLOT + b
@@ -73,7 +73,7 @@ def _forget_broker(m, s, broker):
       writes=("broker[broker]", "notifications", "budget", "ext.restart_unwritten", "ext.restart_reads"),
       spends=B_DIR_FAILURES,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
-            guard=_guard_dir_fail, kind="environment", replaces="DirFail",
+            guard=dir_fail_guard, kind="environment", replaces="DirFail",
             reference="KIP-18, Implementation Details, IO Errors 2.1-2.4 (ExceptionHandler)")
 def kip18_dir_fail(m, s, broker, dir):
     """A log dir fails. On a running broker the exception handler takes the dir offline and drops the
@@ -100,7 +100,7 @@ def kip18_dir_fail(m, s, broker, dir):
       writes=("broker[broker]", "budget", "ext.restart_unwritten", "ext.restart_reads"),
       spends=B_CRASHES,
       params=("broker",), domain=bounded(brokers, "max_crashes"),
-            guard=_guard_broker_crash,
+            guard=broker_crash_guard,
             kind="environment", replaces="BrokerCrash",
             reference="KIP-112 test plan 1 (kill the leader); a KIP-18 broker's pending notification is in memory")
 def kip18_broker_crash(m, s, broker):

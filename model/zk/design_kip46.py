@@ -20,9 +20,10 @@ from model.zk.controller import ControllerStep, is_replica_online, targets_in_is
 from model.spec.feature import Feature, StateField
 from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_OWN_READS, CONTROLLER_STEP_WRITES
 from model.zk.reassignment import KAFKA_1_0, on_partition_reassignment
+from model.storage.faults import RESTART_READS, RESTART_WRITES, broker_restart, broker_restart_guard, dir_fail_guard
 from model.zk.rules import (
-    _guard_broker_restart, _guard_dir_fail, broker_restart, controller_broker_failure, controller_broker_startup,
-    _guard_controller_broker_failure, _guard_controller_broker_startup,
+    controller_broker_failure, controller_broker_failure_guard, controller_broker_startup,
+    controller_broker_startup_guard,
 )
 from model.zk.rules_deletion import REPLICA_DELETION
 from model.storage.state import B_DIR_FAILURES, B_RESTARTS, D_NONE, OFFLINE, RA_DONE, RA_IN_PROGRESS
@@ -83,7 +84,7 @@ KIP46 = Feature(
 @HALTING_BROKER.rule("DirFail",
                      guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "budget"),
                      writes=("broker[broker]", "budget"), spends=B_DIR_FAILURES, params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
-                     guard=_guard_dir_fail, kind="environment", replaces="DirFail",
+                     guard=dir_fail_guard, kind="environment", replaces="DirFail",
                      reference="KIP-46, Fast detection (disk failures: brokers call System.exit on an IO exception)")
 def halting_dir_fail(m, s, broker, dir):
     """A log dir fails. A running broker exits at once (its registration goes, as in a crash), with the dir
@@ -98,15 +99,12 @@ def _guard_halting_restart(m, s, broker):
     if OFFLINE in s.brokers[broker].dirs:
         return (f"broker {broker} has an offline log dir: it would exit at start-up (not a readable log directory) "
                 f"until the disk is replaced or removed from its config")
-    return _guard_broker_restart(m, s, broker)
+    return broker_restart_guard(m, s, broker)
 
 
 # As the core's BrokerRestart (its guard's offline-dir test reads the dirs, which that one reads already).
 @HALTING_BROKER.rule("BrokerRestart",
-                     reads=("broker[broker].up", "broker[broker].dirs", "broker[broker].used",
-                            "broker[broker].reserved", "controller.live", "budget"),
-                     writes=("broker[broker].up", "broker[broker].dirs", "broker[broker].used",
-                             "broker[broker].reserved", "budget"),
+                     reads=RESTART_READS, writes=RESTART_WRITES,
                      spends=B_RESTARTS, params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
                      guard=_guard_halting_restart, kind="environment", replaces="BrokerRestart",
                      reference="LogManager.createAndValidateLogDirs (Kafka 0.10): a log dir that is not readable "
@@ -123,7 +121,7 @@ def halting_broker_restart(m, s, broker):
 @KIP46.rule("ControllerBrokerFailure",
             guard_reads=("broker[broker].up", "controller.live"),
             reads=CONTROLLER_STEP_OWN_READS + ("ext.failed_brokers",),
-            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), appends=CONTROLLER_STEP_APPENDS, needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
+            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), appends=CONTROLLER_STEP_APPENDS, needs_message=True, params=("broker",), domain=brokers, guard=controller_broker_failure_guard,
             kind="controller", replaces="ControllerBrokerFailure",
             reference="KIP-46, Part 1: Failure Discovery (explicit notification); KafkaController.onBrokerFailure")
 def kip46_controller_broker_failure(m, s, broker):
@@ -136,7 +134,7 @@ def kip46_controller_broker_failure(m, s, broker):
 @KIP46.rule("ControllerBrokerStartup",
             guard_reads=("broker[broker].up", "controller.live"),
             reads=CONTROLLER_STEP_OWN_READS + ("ext.failed_brokers", "ext.heal_moves"),
-            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), appends=CONTROLLER_STEP_APPENDS, needs_message=True, params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
+            writes=CONTROLLER_STEP_WRITES + ("ext.failed_brokers",), appends=CONTROLLER_STEP_APPENDS, needs_message=True, params=("broker",), domain=brokers, guard=controller_broker_startup_guard,
             kind="controller", replaces="ControllerBrokerStartup",
             reference="KIP-46, Workflow 4 (broker back before the TimerTask fires: the task is cancelled)")
 def kip46_controller_broker_startup(m, s, broker):

@@ -2,7 +2,7 @@
 
 ``kip112`` is KIP-112 as adopted: a broker asked with isNewReplica=false for a replica it does not hold, while
 it has an offline log dir, refuses (LogManager.getOrCreateLog). ``kip112-no-isnew-check`` (formerly ``legacy``,
-still accepted: config.DEPRECATED_VARIANTS) is KIP-112 with that check removed: the broker creates any missing
+still accepted: DEPRECATED_VARIANTS) is KIP-112 with that check removed: the broker creates any missing
 log. The two differ in one feature, as a TLA+ module that EXTENDS a base and redefines one action; every other
 feature (the data path, KIP-928 saturation, deletion, reassignment) composes with either, switched on by its
 option. ``pre-kip112`` is the broker before KIP-112 (Kafka before 1.0): a log dir's I/O error stops the broker
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from model.zk.assignment import LIVE_BROKER_ASSIGNMENT
 from model.storage.broker import has_offline_dir
-from model.storage.config import DEPRECATED_VARIANTS
 from model.zk.design_draft import DRAFT, DRAFT_DELETION
 from model.zk.design_kip18 import KIP18
 from model.zk.design_kip46 import HALTING_BROKER, KIP46
+from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.zk.rules import CORE
 from model.storage.rules_data import DATA
@@ -74,11 +74,27 @@ KIP46_DESIGN = Design("kip46", "KIP-46 (under discussion): a dir failure stops t
                       (CORE, HALTING_BROKER, LEGACY_CREATE, KIP46, *_OPTIONAL))
 
 DESIGNS = {d.name: d for d in (KIP112, KIP112_NO_ISNEW_CHECK, PRE_KIP112, KIP112_DRAFT, KIP18_DESIGN, KIP46_DESIGN)}
+# The names a configuration's variant may take (ModelConfig.variant).
+VARIANTS = tuple(DESIGNS)
+# Old variant names still accepted, with the same meaning: name -> the name to use. The CLI says so on stderr (one
+# line); the configuration keeps the name given, so reports and saved scenarios do too.
+DEPRECATED_VARIANTS = {"legacy": "kip112-no-isnew-check"}
 
 
 def canonical_variant(variant: str) -> str:
     """The design's name for a variant name, old names included (``legacy`` -> ``kip112-no-isnew-check``)."""
     return DEPRECATED_VARIANTS.get(variant, variant)
+
+
+def check_variant(cfg) -> None:
+    """Raise ConfigError unless the configuration's variant names a design (old names included) that takes the
+    configuration's features."""
+    variant = canonical_variant(cfg.variant)
+    if variant not in DESIGNS:
+        raise ConfigError(f"unknown variant {cfg.variant!r} (known: {', '.join(VARIANTS)})")
+    if cfg.reassignment and variant == "kip46":
+        raise ConfigError("--reassignment is not supported with --variant kip46 (its self-healing reassigns "
+                          "partitions itself)")
 
 
 def deprecation_note(variant: str) -> str | None:

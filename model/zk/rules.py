@@ -1,43 +1,33 @@
-"""The KIP-112 core feature: environment events, the ZooKeeper-era controller's events and the brokers' request
-handling. Which replicas a broker may create is the design's choice (model/zk/designs.py: the ``may_create_log``
-hook); the data path, KIP-928, deletion and reassignment are features of their own.
+"""The KIP-112 core feature of ZooKeeper mode: topic creation, the ZooKeeper-era controller's events and the
+brokers' handling of its requests (model/zk/requests.py), with the storage layer's rules (model/storage/faults.py:
+the environment's faults, crash and restart) at their place in its rule order, and the hooks they call
+(model/storage/mode.py). Which replicas a broker may create is the design's choice (model/zk/designs.py: the
+``may_create_log`` hook); the data path, KIP-928, deletion and reassignment are features of their own.
 
 Guards return None when the rule is enabled and otherwise a short reason; effects return the next state.
 References name the KIP-112 scenario (docs/model.md numbers them as the KIP does) or the Kafka code followed.
 """
 from __future__ import annotations
 
-
-
-from model.storage import broker as B
-from model.storage.common import (
-    bounded, broker_dirs, brokers, budget_left, nothing, oldest_request_is, partitions, set_broker, spend,
-    waiting_response,
-)
-from model.storage.config import ONE_OF_EACH
-from model.zk.controller import ControllerStep
-from model.storage.data import advance_leaders, note_wiped
-from model.zk.deletion import resume_deletion_for, resume_deletions
-from model.spec.footprint import (
-    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES,
-    LEADER_HW_READS, controller_handles_response,
-)
 from model.spec.feature import Feature, Flag
-from model.zk.reassignment import resume_reassignments
-from model.storage.state import (
-    B_CRASHES, B_DIR_FAILURES, B_FAILOVERS, B_FIXES, B_RESTARTS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE,
-    D_QUEUED, DIR_NAMES, GOOD, LEADER_AND_ISR, LIVE_DIR, OFFLINE, P_NEW, P_NONEXISTENT, P_OFFLINE, P_ONLINE,
-    R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, REMOVED, SATURATED, STOP_REPLICA, UPDATE_METADATA, replace_at,
+from model.spec.footprint import (
+    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, LEADER_HW_READS,
+    controller_handles_response,
 )
-
-
-def _core_dir_symmetry(cfg) -> str | None:
-    if cfg.dirs < 2:
-        return "a broker has one log dir: there is nothing to permute"
-    if not (cfg.partitions == 1 or (cfg.dirs == 2 and cfg.partitions <= 2)):
-        return ("LogManager's lowest-index tie-break can tell apart equally loaded dirs that hold different "
-                "partitions (more than one partition, and more than two dirs or partitions)")
-    return None
+from model.storage.common import bounded, brokers, budget_left, nothing, partitions, set_broker, spend
+from model.storage.config import ONE_OF_EACH
+from model.storage.data import advance_leaders
+from model.storage.faults import STORAGE, add_storage_rules
+from model.storage.state import (
+    B_FAILOVERS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE, D_QUEUED, LEADER_AND_ISR, P_NEW, P_NONEXISTENT, P_OFFLINE,
+    P_ONLINE, R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, STOP_REPLICA, UPDATE_METADATA,
+)
+from model.zk import requests
+from model.zk.controller import ControllerStep
+from model.zk.deletion import resume_deletion_for, resume_deletions
+from model.zk.isr import isr_writer, isr_written
+from model.zk.reassignment import resume_reassignments
+from model.zk.requests import oldest_request_is, waiting_response
 
 
 def _controller_view_is_current(m, s) -> bool:
@@ -49,6 +39,19 @@ def _controller_view_is_current(m, s) -> bool:
     return live == s.controller.live
 
 
+def write_log_dir_event(m, s, broker):
+    """The broker writes a /log_dir_event_notification znode (KIP-112): ControllerLogDirEvent handles it."""
+    return s._replace(notifications=s.notifications | 1 << broker)
+
+
+def restart_blocked(m, s, broker) -> str | None:
+    """The model starts a stopped broker again only once the controller has processed its failure (the
+    controller no longer counts it live)."""
+    if s.controller.live >> broker & 1:
+        return f"the controller has not yet processed broker {broker}'s failure"
+    return None
+
+
 CORE = Feature(
     "kip112-core",
     "The ZooKeeper-era controller (replica and partition state machines, LeaderAndIsr, UpdateMetadata with "
@@ -57,10 +60,7 @@ CORE = Feature(
     config_fields=("brokers", "dirs", "partitions", "rf", "eager_metadata", "unclean_election", "probe_new_replicas",
                    *BUDGET_FIELDS, "max_faults"),
     flags=(
-        Flag("brokers", "--brokers", "Brokers.", "int"),
-        Flag("dirs", "--dirs", "Log dirs per broker.", "int"),
-        Flag("partitions", "--partitions", "Partitions (one topic each).", "int"),
-        Flag("rf", "--rf", "Replication factor.", "int"),
+        *STORAGE.flags,
         Flag("eager_metadata", "--eager-metadata/--no-eager-metadata",
              "Apply UpdateMetadata as soon as it heads a broker's queue (default) or interleave it."),
         Flag("unclean_election", "--unclean-election/--no-unclean-election",
@@ -69,9 +69,16 @@ CORE = Feature(
              "The log-dir probe also queries replicas in NewReplica (KIP-112, default) or, as in Kafka's code, "
              "skips them."),
     ),
-    dir_symmetry=_core_dir_symmetry,
+    dir_symmetry=STORAGE.dir_symmetry,
     quiescent=_controller_view_is_current,
     hooks={
+        # The storage layer's hooks (model/storage/mode.py): a running broker's dir event writes a
+        # /log_dir_event_notification znode; a stopped broker restarts once the controller processed its failure.
+        "dir_event": write_log_dir_event,
+        "restart_blocked": restart_blocked,
+        # The data path's ISR changes go to the partition's ZooKeeper record (model/zk/isr.py).
+        "isr_writer": isr_writer,
+        "isr_written": isr_written,
         # KIP-112 scenario 8: which replicas of a topic being deleted get StopReplica(delete=true); the others
         # are ineligible at once (an offline replica is handled as if its broker were offline).
         "deletion_reaches": lambda step, broker, p: step.is_replica_online(broker, p),
@@ -99,7 +106,7 @@ CORE = Feature(
 # Environment: topic creation, disks, brokers, the controller's own failure.
 # ---------------------------------------------------------------------------------------------
 
-def _guard_create_topic(m, s, partition):
+def create_topic_guard(m, s, partition):
     if s.controller.partitions[partition].state != P_NONEXISTENT:
         return f"partition {partition} already exists"
     if s.controller.deletion[partition] != D_NONE:
@@ -109,7 +116,7 @@ def _guard_create_topic(m, s, partition):
 
 @CORE.rule("CreateTopic",
       guard_reads=("controller.partitions", "controller.deletion"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
-      params=("partition",), domain=partitions, guard=_guard_create_topic, kind="controller", fair=False,
+      params=("partition",), domain=partitions, guard=create_topic_guard, kind="controller", fair=False,
       reference="KIP-112 scenario 1 (topic gets created); KafkaController.onNewPartitionCreation")
 def create_topic(m, s, partition):
     """The controller creates the partition: its replicas go NewReplica, the partition is New, then Online with
@@ -124,127 +131,9 @@ def create_topic(m, s, partition):
     return step.finish()
 
 
-def _guard_dir_fail(m, s, broker, dir):
-    status = s.brokers[broker].dirs[dir]
-    if not LIVE_DIR[status]:
-        return f"dir {dir} of broker {broker} is {DIR_NAMES[status]}"
-    return budget_left(m, s, B_DIR_FAILURES)
-
-
-@CORE.rule("DirFail",
-      guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", "notifications", "budget"),
-      writes=("broker[broker]", "notifications", "budget"),
-      spends=B_DIR_FAILURES,
-      params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
-      guard=_guard_dir_fail, kind="environment",
-      reference="KIP-112 scenario 2 (a log directory stops working during runtime) and 3 (bad dir found at bootstrap)")
-def dir_fail(m, s, broker, dir):
-    """A log dir fails (any I/O error). On a running broker: the partitions it hosts on that dir are marked
-    offline (their fetchers stop, they are no longer led), the dir leaves the live dirs, and the broker writes
-    a /log_dir_event_notification znode; with no live dir left it halts instead. On a broker that is down the
-    dir is simply offline when it starts again."""
-    new, running = B.fail_dir(m, s.brokers[broker], dir)
-    notifications = s.notifications | (1 << broker) if running else s.notifications
-    return set_broker(s, broker, new, notifications=notifications, budget=spend(s, B_DIR_FAILURES))
-
-
-def _guard_broker_crash(m, s, broker):
-    if not s.brokers[broker].up:
-        return f"broker {broker} is down"
-    return budget_left(m, s, B_CRASHES)
-
-
-@CORE.rule("BrokerCrash",
-      guard_reads=("broker[broker].up", "budget"), reads=("broker[broker]", "budget"), writes=("broker[broker]", "budget"),
-      spends=B_CRASHES,
-      params=("broker",), domain=bounded(brokers, "max_crashes"), guard=_guard_broker_crash,
-      kind="environment",
-      reference="KIP-112 test plan 1 (kill the leader); scenario 3 (broker bootstraps after a failure)")
-def broker_crash(m, s, broker):
-    """A running broker dies: its ZooKeeper registration goes, its in-memory state, unhandled requests and
-    unsent responses are lost; its disks keep what they hold."""
-    new = m.crashed(s.brokers[broker])
-    return set_broker(s, broker, new, budget=spend(s, B_CRASHES))
-
-
-def _guard_broker_restart(m, s, broker):
-    b = s.brokers[broker]
-    if b.up:
-        return f"broker {broker} is running"
-    if s.controller.live >> broker & 1:
-        return f"the controller has not yet processed broker {broker}'s failure"
-    if not B.has_live_dir(b):
-        return f"broker {broker} has no live (good or saturated) log dir and would exit at start-up"
-    if m.reserves:
-        for d, status in enumerate(b.dirs):
-            if LIVE_DIR[status] and not b.reserved >> d & 1 and b.used[d] >= m.cfg.dir_capacity:
-                return f"dir {d} of broker {broker} has no space for the reserved file: the broker would shut down"
-    return budget_left(m, s, B_RESTARTS)
-
-
-@CORE.rule("BrokerRestart",
-      reads=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved",
-      "controller.live", "budget"),
-      writes=("broker[broker].up", "broker[broker].dirs", "broker[broker].used", "broker[broker].reserved", "budget"),
-      spends=B_RESTARTS,
-      params=("broker",), domain=bounded(brokers, "max_restarts", fault=False),
-      guard=_guard_broker_restart, kind="environment",
-      reference="KIP-112 scenario 3 (broker bootstraps with bad log directories) and 4 (restart after a fix)")
-def broker_restart(m, s, broker):
-    """A stopped broker starts: it loads the logs found on its live dirs (offline dirs stay offline) and
-    registers in ZooKeeper. It hosts no partition until the controller's LeaderAndIsr arrives. With KIP-928 a
-    saturated dir is good again (saturation is not persisted), and the reserved file is written to every live
-    dir that lacks it before anything else (no space for it: the broker shuts down, see the guard)."""
-    b = s.brokers[broker]
-    dirs, used, reserved = b.dirs, b.used, b.reserved
-    if SATURATED in dirs:
-        dirs = tuple(GOOD if status == SATURATED else status for status in dirs)
-    if m.reserves:
-        for d, status in enumerate(dirs):
-            if LIVE_DIR[status] and not reserved >> d & 1:
-                used, reserved = replace_at(used, d, used[d] + 1), reserved | 1 << d
-    new = b._replace(up=True, dirs=dirs, used=used, reserved=reserved)
-    return set_broker(s, broker, new, budget=spend(s, B_RESTARTS))
-
-
-def _guard_fix_dir(m, s, broker, dir):
-    b = s.brokers[broker]
-    if b.up:
-        return f"broker {broker} is running (a disk is fixed while its broker is down)"
-    if b.dirs[dir] != OFFLINE:
-        return f"dir {dir} of broker {broker} is not offline"
-    return budget_left(m, s, B_FIXES)
-
-
-def _fix_dir(m, s, broker, dir, status):
-    b = s.brokers[broker]
-    cleared = tuple(mask & ~(1 << dir) for mask in b.copies)
-    new = b._replace(dirs=replace_at(b.dirs, dir, status), copies=cleared, used=replace_at(b.used, dir, 0),
-                     reserved=b.reserved & ~(1 << dir))
-    return note_wiped(m, set_broker(s, broker, new, budget=spend(s, B_FIXES)))
-
-
-@CORE.rule("ReplaceDisk",
-      guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
-      spends=B_FIXES,
-      params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
-      guard=_guard_fix_dir, kind="environment",
-      reference="KIP-112 scenario 4 (the disk gets fixed: replaced with a good disk)")
-def replace_disk(m, s, broker, dir):
-    """While the broker is down, an offline dir's disk is replaced by an empty good one: the logs it held are gone."""
-    return _fix_dir(m, s, broker, dir, GOOD)
-
-
-@CORE.rule("RemoveDirFromConfig",
-      guard_reads=FIX_DIR_GUARD_READS, reads=FIX_DIR_READS, writes=FIX_DIR_WRITES,
-      spends=B_FIXES,
-      params=("broker", "dir"), domain=bounded(broker_dirs, "max_fixes", fault=False),
-      guard=_guard_fix_dir, kind="environment",
-      reference="KIP-112 scenario 4 (the bad log directory is removed from the broker config)")
-def remove_dir_from_config(m, s, broker, dir):
-    """While the broker is down, an offline dir is removed from its config: it is no longer a log dir of the
-    broker, so it counts neither as live nor as offline, and its logs are no longer seen."""
-    return _fix_dir(m, s, broker, dir, REMOVED)
+# The storage layer's rules (model/storage/faults.py: DirFail, BrokerCrash, BrokerRestart, ReplaceDisk,
+# RemoveDirFromConfig), at their place in the core's rule order.
+add_storage_rules(CORE)
 
 
 def _guard_controller_failover(m, s):
@@ -316,7 +205,7 @@ def controller_failover(m, s):
 # Controller events (ZooKeeper watches and responses), each processed atomically.
 # ---------------------------------------------------------------------------------------------
 
-def _guard_controller_broker_startup(m, s, broker):
+def controller_broker_startup_guard(m, s, broker):
     if not s.brokers[broker].up:
         return f"broker {broker} is not registered"
     if s.controller.live >> broker & 1:
@@ -327,7 +216,7 @@ def _guard_controller_broker_startup(m, s, broker):
 @CORE.rule("ControllerBrokerStartup",
       guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       needs_message=True,
-      params=("broker",), domain=brokers, guard=_guard_controller_broker_startup,
+      params=("broker",), domain=brokers, guard=controller_broker_startup_guard,
       kind="controller", reference="KIP-112 scenario 3; KafkaController.onBrokerStartup")
 def controller_broker_startup(m, s, broker):
     """The controller sees a newly registered broker: it counts it live and forgets what it knew of its offline
@@ -347,7 +236,7 @@ def controller_broker_startup(m, s, broker):
     return step.finish()
 
 
-def _guard_controller_broker_failure(m, s, broker):
+def controller_broker_failure_guard(m, s, broker):
     if s.brokers[broker].up:
         return f"broker {broker} is registered"
     if not s.controller.live >> broker & 1:
@@ -358,7 +247,7 @@ def _guard_controller_broker_failure(m, s, broker):
 @CORE.rule("ControllerBrokerFailure",
       guard_reads=("broker[broker].up", "controller.live"), reads=CONTROLLER_STEP_READS, writes=CONTROLLER_STEP_WRITES, appends=CONTROLLER_STEP_APPENDS,
       needs_message=True,
-      params=("broker",), domain=brokers, guard=_guard_controller_broker_failure,
+      params=("broker",), domain=brokers, guard=controller_broker_failure_guard,
       kind="controller", reference="KafkaController.onBrokerFailure and onReplicasBecomeOffline")
 def controller_broker_failure(m, s, broker):
     """The controller sees a broker's registration vanish: it counts it dead, forgets its offline dirs, moves
@@ -477,12 +366,12 @@ def broker_leader_and_isr(m, s, broker):
 # The broker's side of a request is a function of the broker alone (and its id and the model's hooks): remembered
 # by value in the model's cache (Model.cached), as the same broker meets the same request in many states.
 def _leader_and_isr_handled(m, broker_id, b):
-    new, response = B.handle_leader_and_isr(m.hooks.may_create_log, broker_id, b, b.inbox[0].body)
+    new, response = requests.handle_leader_and_isr(m.hooks.may_create_log, broker_id, b, b.inbox[0].body)
     return new._replace(inbox=b.inbox[1:], replies=b.replies + (response,))
 
 
 def _update_metadata_handled(b):
-    return B.handle_update_metadata(b, b.inbox[0].body)
+    return requests.handle_update_metadata(b, b.inbox[0].body)
 
 
 @CORE.rule("BrokerUpdateMetadata",
@@ -507,7 +396,7 @@ def broker_stop_replica(m, s, broker):
     """The broker handles its oldest request, a StopReplica without delete: the named replicas stop leading or
     following; a partition marked offline stays so. The controller ignores the response."""
     b = s.brokers[broker]
-    new = B.handle_stop_replica(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
+    new = requests.handle_stop_replica(b, b.inbox[0].body)._replace(inbox=b.inbox[1:])
     return set_broker(s, broker, new)
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 
 from model.storage.config import ONE_OF_EACH
-from model.storage import broker as B
+from model.zk import requests
+from model.zk.requests import oldest_request_is, waiting_response
 from model.zk.controller import ControllerStep
 from model.zk.deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
 from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
 from model.spec.feature import Feature, Flag
-from model.storage.common import brokers, oldest_request_is, partitions, set_broker, waiting_response
+from model.storage.common import brokers, partitions, set_broker
 from model.storage.state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
 
 REPLICA_DELETION = Feature(
@@ -69,7 +70,7 @@ def broker_stop_replica_delete(m, s, broker):
     hosted) it stops the replica and deletes its log from its live dirs, freeing the space, and answers NONE.
     A copy on an offline dir stays where it is."""
     b = s.brokers[broker]
-    new, response = B.handle_stop_replica_delete(b, b.inbox[0].body)
+    new, response = requests.handle_stop_replica_delete(b, b.inbox[0].body)
     return set_broker(s, broker, new._replace(stop_replies=b.stop_replies + (response,)))
 
 
