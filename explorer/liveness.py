@@ -27,8 +27,9 @@ import numpy as np
 from model.spec.invariant import is_liveness
 from model import BOUNDS, ConfigError, Model
 
-from .core import INTERRUPTS, SearchResult, TransitionCounts, Violation, gc_paused, interrupt_signal, interruptible, \
-    rebuild_trace
+from model.spec.engine import SearchResult, TransitionCounts, Violation, rebuild_trace, result_status
+
+from .core import INTERRUPTS, gc_paused, interrupt_signal, interruptible
 from .visited import ActionIndex, ParentTable
 
 
@@ -376,13 +377,15 @@ def check_liveness(model: Model, properties: list, progress=None) -> SearchResul
                         break
                     inconclusive.append(v)
     except INTERRUPTS as e:
-        return SearchResult("liveness", "interrupted", reached["distinct"], counts.generated, reached["depth"],
-                            round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
-                            signal=interrupt_signal(e))
+        signum = interrupt_signal(e)
+        return SearchResult(engine="liveness", result=result_status(violations, False, signum),
+                            distinct_states=reached["distinct"], states_generated=counts.generated,
+                            depth=reached["depth"], elapsed_s=round(time.monotonic() - start, 3),
+                            coverage=counts.coverage_dict(), violations=violations, signal=signum)
     status = "violation" if violations else "bounded" if inconclusive else "ok"
-    result = SearchResult("liveness", status, g.n, counts.generated, g.depth,
-                          round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
-                          inconclusive=inconclusive)
+    result = SearchResult(engine="liveness", result=status, distinct_states=g.n, states_generated=counts.generated,
+                          depth=g.depth, elapsed_s=round(time.monotonic() - start, 3),
+                          coverage=counts.coverage_dict(), violations=violations, inconclusive=inconclusive)
     result.memory = {"graph_bytes": g.nbytes, "graph_states": g.n, "edges": len(g.targets)}
     return result
 

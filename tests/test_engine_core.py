@@ -13,7 +13,7 @@ import time
 import pytest
 
 import invariants
-from explorer.core import collision_probability
+from model.spec.engine import collision_probability
 from explorer.parallel import WorkerError
 from explorer.search import SearchOptions, explore
 from invariants import Invariant
