@@ -351,7 +351,7 @@ def check_fits(path: str, snapshot: Snapshot, model: Model) -> None:
 
 
 _SAFE_BUILTINS = {"frozenset", "set", "tuple", "list", "dict", "int", "float", "str", "bytes", "bool", "complex"}
-# numpy arrays (the frontier blocks' index columns, explorer/codec.py): data only, no code runs
+# numpy arrays (the frontier blocks' index columns, model/spec/codec.py): data only, no code runs
 _SAFE_NUMPY = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy._core.numeric", "_frombuffer"),
                ("numpy.core.numeric", "_frombuffer"), ("numpy._core.multiarray", "_reconstruct"),
                ("numpy.core.multiarray", "_reconstruct")}

@@ -29,7 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant as hyp_invarian
 from hypothesis.stateful import run_state_machine_as_test
 
 from model.spec.invariant import Invariant
-from model import Action, ActionDisabled, Model, fingerprint
+from model.spec.model import Action, ActionDisabled, Model
 
 from .render import trace_text
 from .scenario import Scenario, replay, scenario_dict, scenario_steps  # noqa: F401 - their old home
@@ -164,7 +164,7 @@ class FuzzStats:
 
     def count(self, action: Action, after, depth: int) -> None:
         self.counts.count(action)
-        self.seen.add(fingerprint(after))
+        self.seen.add(after)       # the states themselves: distinct by value, symmetry or not
         if depth > self.deepest:
             self.deepest = depth
 
@@ -266,7 +266,7 @@ def make_state_machine(model: Model, invariants: list[Invariant] | None = None, 
             namespace[f"invariant_{inv.id}"] = make_invariant(inv)
 
     cfg = model.cfg
-    name = name or f"JbodMachine_{cfg.variant}_{cfg.brokers}b{cfg.dirs}d{cfg.partitions}p"
+    name = name or f"JbodMachine_{cfg.variant}"
     return type(name, (RuleBasedStateMachine,), namespace)
 
 

@@ -23,7 +23,16 @@ def options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path
 
 
 def run(model, invariants, options, spark: SparkOptions) -> SparkSearchResult:
-    return explore_spark(model, invariants, options, spark)
+    """The Spark search with the CLI's signal handling; the executors rebuild the model through the catalog."""
+    from functools import partial
+
+    from explorer import signals
+    from explorer.catalog import build_model
+    from invariants.plugins import Plugins
+
+    rebuild = partial(build_model, model.cfg, symmetry=model.symmetry,
+                      plugins=Plugins(features=tuple(model.plugin_features)), invariants=list(invariants))
+    return explore_spark(model, invariants, options, spark, signals=signals, rebuild=rebuild)
 
 
 def annotate(report: dict, summary: str, result) -> tuple[dict, str]:

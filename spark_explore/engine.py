@@ -51,7 +51,7 @@ class NoSignals:
     """The signal handling of a caller that has none (a library use, a test): nothing is caught, no test
     points. The CLI passes explorer/signals.py instead, which has the same names."""
     INTERRUPTS = (KeyboardInterrupt,)
-    TEST_ENV = None
+    TEST_ENV = ""                         # no such environment variable
     stopping = threading.Event()          # never set
 
     @staticmethod
