@@ -25,7 +25,8 @@ import attrs
 import numpy as np
 
 from model.spec.invariant import is_liveness
-from model import BOUNDS, ConfigError, Model
+from model.spec.errors import ConfigError
+from model.spec.model import Model
 
 from model.spec.engine import SearchResult, TransitionCounts, Violation, rebuild_trace, result_status
 
@@ -310,8 +311,10 @@ def lasso(model: Model, g: StateGraph, prop, i: int, found) -> LivenessViolation
 POR_NOTE = ("it preserves safety only (its reduced graph drops the cycles and enabled actions that weak fairness "
             "reads), so the whole graph is explored")
 
-# Bounds whose 0 can leave a fair rule of an included feature without actions (the data path with max_records 0).
-RELAXABLE_BOUNDS = (*BOUNDS, "max_records", "max_created_resets")
+def relaxable_bounds(cfg) -> tuple[str, ...]:
+    """The bounds whose 0 can leave a fair rule of an included feature without actions (e.g. the data path with
+    max_records 0): the configuration's ``max_*`` fields, in its order."""
+    return tuple(name for name in cfg.as_dict() if name.startswith("max_"))
 
 
 def _raised(cfg, name: str):
@@ -333,7 +336,7 @@ def left_out_progress(model: Model, violation: LivenessViolation) -> dict:
     configured = {(a[1].name, a[2]) for a in model.action_space}
     plugins = SimpleNamespace(features=model.plugin_features, invariants=())
     out: dict = {}
-    for name in RELAXABLE_BOUNDS:
+    for name in relaxable_bounds(model.cfg):
         cfg = _raised(model.cfg, name)
         if cfg is None:
             continue

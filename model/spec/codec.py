@@ -2,15 +2,16 @@
 balancing, explorer/parallel.py), the Spark engine (candidate blocks, spark_explore/worker.py) and checkpoints.
 
 A block is stored column by column: per field of the State tuple, a table of its distinct values and a numpy
-array of indices into it, one per state (a field that is a tuple of tuples, such as the brokers, is stored
-element by element: a table of distinct brokers and a states x brokers index array). Successors share most
-parts with their parent and with each other, so a block is a fraction of the size of a pickled list of states;
-encoding and decoding run mostly in C (``map``, ``zip``, numpy) rather than one Python step per field and state.
+array of indices into it, one per state (a field that is a tuple of tuples, such as a tuple of per-member
+records, is stored element by element: a table of distinct elements and a states x elements index array).
+Successors share most parts with their parent and with each other, so a block is a fraction of the size of a
+pickled list of states; encoding and decoding run mostly in C (``map``, ``zip``, numpy) rather than one Python
+step per field and state.
 
-**Interning.** Every component that goes through the codec (a broker, the controller, a field value) is mapped
-to one canonical object per value in this process: the first one it encoded or decoded. So the states decoded
-in a worker share their components with each other and with the states it generated, and the model's memo
-caches (``Model.cached``, model/spec/memo.py), which are keyed by value, find them by identity instead of comparing
+**Interning.** Every component that goes through the codec (an element of such a field, a field value) is
+mapped to one canonical object per value in this process: the first one it encoded or decoded. So the states
+decoded in a worker share their components with each other and with the states it generated, and the model's
+memo caches (``Model.cached``, model/spec/memo.py), which are keyed by value, find them by identity instead of comparing
 a fresh copy field by field. Each table is bounded (cleared when full, like the memos). Sound for the same
 reason as the memos: the model never puts equal values of different types in one field (tests/test_memo.py).
 
@@ -83,7 +84,7 @@ INTERNED = Interner()         # this process's (a forked BFS worker starts with 
 
 
 def _nested_width(column: tuple) -> int:
-    """The common length of a column whose values are all non-empty tuples of tuples (such as the brokers);
+    """The common length of a column whose values are all non-empty tuples of tuples (per-member records);
     _FLAT otherwise."""
     first = column[0]
     if type(first) is not tuple or not first or not isinstance(first[0], tuple):
