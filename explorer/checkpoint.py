@@ -33,12 +33,11 @@ from array import array
 import attrs
 import numpy as np
 
+from model.spec.codec import decode_states, encode_states
+from model.spec.engine import Violation, rebuild_trace
 from model.spec.model import Model
 
 from . import __version__
-from model.spec.codec import decode_states, encode_states
-from model.spec.engine import Violation, rebuild_trace
-
 from .core import Run
 from .errors import OutputError
 from .outputs import write_bytes

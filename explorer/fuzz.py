@@ -28,12 +28,12 @@ from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, invariant as hyp_invariant, precondition, rule as hyp_rule
 from hypothesis.stateful import run_state_machine_as_test
 
+from model.spec.engine import Checker, SearchResult, TransitionCounts, Violation, rebuild_trace, result_status
 from model.spec.invariant import Invariant
 from model.spec.model import Action, ActionDisabled, Model
 
 from .render import trace_text
 from .scenario import Scenario, replay, scenario_dict, scenario_steps  # noqa: F401 - their old home
-from model.spec.engine import Checker, SearchResult, TransitionCounts, Violation, rebuild_trace, result_status
 
 # Bounds on environment events that `jbodcheck fuzz` uses when no --preset is given (and the pytest
 # stateful suite uses for its large configuration): loose enough for long histories with several faults of

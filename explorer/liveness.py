@@ -24,11 +24,10 @@ from types import SimpleNamespace
 import attrs
 import numpy as np
 
-from model.spec.invariant import is_liveness
-from model.spec.errors import ConfigError
-from model.spec.model import Model
-
 from model.spec.engine import SearchResult, TransitionCounts, Violation, rebuild_trace, result_status
+from model.spec.errors import ConfigError
+from model.spec.invariant import is_liveness
+from model.spec.model import Model
 
 from .core import INTERRUPTS, gc_paused, interrupt_signal, interruptible
 from .visited import ActionIndex, ParentTable
