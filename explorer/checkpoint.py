@@ -33,11 +33,12 @@ from array import array
 import attrs
 import numpy as np
 
-from model import Model
+from model.spec.codec import decode_states, encode_states
+from model.spec.engine import Violation, rebuild_trace
+from model.spec.model import Model
 
 from . import __version__
-from .codec import decode_states, encode_states
-from .core import Run, Violation, rebuild_trace
+from .core import Run
 from .errors import OutputError
 from .outputs import write_bytes
 from .visited import NO_PARENT, ActionIndex, ParentTable
@@ -349,7 +350,7 @@ def check_fits(path: str, snapshot: Snapshot, model: Model) -> None:
 
 
 _SAFE_BUILTINS = {"frozenset", "set", "tuple", "list", "dict", "int", "float", "str", "bytes", "bool", "complex"}
-# numpy arrays (the frontier blocks' index columns, explorer/codec.py): data only, no code runs
+# numpy arrays (the frontier blocks' index columns, model/spec/codec.py): data only, no code runs
 _SAFE_NUMPY = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy._core.numeric", "_frombuffer"),
                ("numpy.core.numeric", "_frombuffer"), ("numpy._core.multiarray", "_reconstruct"),
                ("numpy.core.multiarray", "_reconstruct")}

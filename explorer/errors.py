@@ -71,8 +71,9 @@ def guarded_check(check):
             return FAILURE_MARK + one_line(e)
 
     guarded.jbodcheck_guarded = True
-    if hasattr(check, "broker_check"):      # invariants.storage.safety.per_broker: the Checker calls this one per broker
-        guarded.broker_check = guarded_check(check.broker_check)
+    if hasattr(check, "member_check"):      # a per-member check (model/spec/engine.py): the Checker calls it per member
+        guarded.member_check = guarded_check(check.member_check)
+        guarded.members, guarded.combine = check.members, check.combine
     return guarded
 
 

@@ -28,12 +28,12 @@ from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, invariant as hyp_invariant, precondition, rule as hyp_rule
 from hypothesis.stateful import run_state_machine_as_test
 
-from invariants import Invariant
-from model import Action, ActionDisabled, Model, fingerprint
+from model.spec.engine import Checker, SearchResult, TransitionCounts, Violation, rebuild_trace, result_status
+from model.spec.invariant import Invariant
+from model.spec.model import Action, ActionDisabled, Model
 
 from explorer.reports.render import trace_text
 from .scenario import Scenario, replay, scenario_dict, scenario_steps  # noqa: F401 - their old home
-from .core import Checker, SearchResult, TransitionCounts, Violation, rebuild_trace
 
 # Bounds on environment events that `jbodcheck fuzz` uses when no --preset is given (and the pytest
 # stateful suite uses for its large configuration): loose enough for long histories with several faults of
@@ -164,7 +164,7 @@ class FuzzStats:
 
     def count(self, action: Action, after, depth: int) -> None:
         self.counts.count(action)
-        self.seen.add(fingerprint(after))
+        self.seen.add(after)       # the states themselves: distinct by value, symmetry or not
         if depth > self.deepest:
             self.deepest = depth
 
@@ -266,7 +266,7 @@ def make_state_machine(model: Model, invariants: list[Invariant] | None = None, 
             namespace[f"invariant_{inv.id}"] = make_invariant(inv)
 
     cfg = model.cfg
-    name = name or f"JbodMachine_{cfg.variant}_{cfg.brokers}b{cfg.dirs}d{cfg.partitions}p"
+    name = name or f"JbodMachine_{cfg.variant}"
     return type(name, (RuleBasedStateMachine,), namespace)
 
 
@@ -317,9 +317,9 @@ def fuzz(model: Model, invariants: list[Invariant], options: FuzzOptions) -> Fuz
         violations.append(replay_failure(model, invariants, failure))
     coverage = stats.counts.coverage_dict()
     result = SearchResult(
-        "hypothesis", "violation" if violations else "bounded", len(stats.seen) + 1, stats.steps,
-        len(failure.actions) if failure is not None else stats.deepest, round(time.monotonic() - stats.start, 3),
-        coverage, violations,
+        engine="hypothesis", result=result_status(violations, True), distinct_states=len(stats.seen) + 1,
+        states_generated=stats.steps, depth=len(failure.actions) if failure is not None else stats.deepest,
+        elapsed_s=round(time.monotonic() - stats.start, 3), coverage=coverage, violations=violations,
     )
     return FuzzOutcome(result, failure, stats.examples, shrunk)
 

@@ -24,11 +24,12 @@ from types import SimpleNamespace
 import attrs
 import numpy as np
 
+from model.spec.engine import SearchResult, TransitionCounts, Violation, rebuild_trace, result_status
+from model.spec.errors import ConfigError
 from model.spec.invariant import is_liveness
-from model import BOUNDS, ConfigError, Model
+from model.spec.model import Model
 
-from .core import INTERRUPTS, SearchResult, TransitionCounts, Violation, gc_paused, interrupt_signal, interruptible, \
-    rebuild_trace
+from .core import INTERRUPTS, gc_paused, interrupt_signal, interruptible
 from .visited import ActionIndex, ParentTable
 
 
@@ -309,8 +310,10 @@ def lasso(model: Model, g: StateGraph, prop, i: int, found) -> LivenessViolation
 POR_NOTE = ("it preserves safety only (its reduced graph drops the cycles and enabled actions that weak fairness "
             "reads), so the whole graph is explored")
 
-# Bounds whose 0 can leave a fair rule of an included feature without actions (the data path with max_records 0).
-RELAXABLE_BOUNDS = (*BOUNDS, "max_records", "max_created_resets")
+def relaxable_bounds(cfg) -> tuple[str, ...]:
+    """The bounds whose 0 can leave a fair rule of an included feature without actions (e.g. the data path with
+    max_records 0): the configuration's ``max_*`` fields, in its order."""
+    return tuple(name for name in cfg.as_dict() if name.startswith("max_"))
 
 
 def _raised(cfg, name: str):
@@ -332,7 +335,7 @@ def left_out_progress(model: Model, violation: LivenessViolation) -> dict:
     configured = {(a[1].name, a[2]) for a in model.action_space}
     plugins = SimpleNamespace(features=model.plugin_features, invariants=())
     out: dict = {}
-    for name in RELAXABLE_BOUNDS:
+    for name in relaxable_bounds(model.cfg):
         cfg = _raised(model.cfg, name)
         if cfg is None:
             continue
@@ -376,13 +379,15 @@ def check_liveness(model: Model, properties: list, progress=None) -> SearchResul
                         break
                     inconclusive.append(v)
     except INTERRUPTS as e:
-        return SearchResult("liveness", "interrupted", reached["distinct"], counts.generated, reached["depth"],
-                            round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
-                            signal=interrupt_signal(e))
+        signum = interrupt_signal(e)
+        return SearchResult(engine="liveness", result=result_status(violations, False, signum),
+                            distinct_states=reached["distinct"], states_generated=counts.generated,
+                            depth=reached["depth"], elapsed_s=round(time.monotonic() - start, 3),
+                            coverage=counts.coverage_dict(), violations=violations, signal=signum)
     status = "violation" if violations else "bounded" if inconclusive else "ok"
-    result = SearchResult("liveness", status, g.n, counts.generated, g.depth,
-                          round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
-                          inconclusive=inconclusive)
+    result = SearchResult(engine="liveness", result=status, distinct_states=g.n, states_generated=counts.generated,
+                          depth=g.depth, elapsed_s=round(time.monotonic() - start, 3),
+                          coverage=counts.coverage_dict(), violations=violations, inconclusive=inconclusive)
     result.memory = {"graph_bytes": g.nbytes, "graph_states": g.n, "edges": len(g.targets)}
     return result
 

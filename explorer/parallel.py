@@ -56,12 +56,12 @@ from bisect import bisect_right
 
 import numpy as np
 
-from model import Model
+from model.spec.codec import decode_states, encode_states
+from model.spec.engine import Checker, SearchResult, TransitionCounts, fingerprint_of, rebuild_trace
+from model.spec.model import Model
 
 from .checkpoint import LevelMark, frontier_blocks, restore
-from .codec import decode_states, encode_states
-from .core import (INTERRUPTS, Checker, Run, SearchResult, TransitionCounts, fingerprint_of, gc_paused,
-                   interrupt_signal, interruptible, rebuild_trace)
+from .core import INTERRUPTS, Run, gc_paused, interrupt_signal, interruptible
 from .visited import U64, ActionIndex, FingerprintSet, ParentTable, peak_rss
 
 __all__ = ["WorkerError", "decode_states", "encode_states", "parallel_bfs"]

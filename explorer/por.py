@@ -9,8 +9,11 @@ instead of all of them (docs/performance.md, "Partial-order reduction").
   brings every action dependent on it; a disabled member brings every action that writes what its guard reads"
   (a necessary enabling set). The enabled members form the ample set; the smallest over all seeds that passes
   C2 and C2q is taken, remembered by (enabled actions, dead actions, footprints computed at the state).
-- C2 (visibility): no enabled member is visible to a transition invariant (a rule it looks at, or one that
-  writes what it reads); for each state invariant, some enabled member writes nothing it reads.
+- C2 (visibility): no enabled member is visible to a transition invariant (one that writes what it reads); for
+  each state invariant, some enabled member writes nothing it reads. What an invariant reads is its own
+  declaration (``@invariant(..., reads=...)``, component patterns of model/spec/footprint.py; checked by
+  tests/test_footprints.py); a transition invariant's reads are those, before and after, whose change it can
+  report (an action that writes none of them passes it). An invariant without ``reads`` sees every action.
 - C2q (quiescence): some enabled member needs a message (``needs_message``), so every quiescent state is reached
   and quiescent invariants need nothing more.
 - C3 (cycle proviso), applied by the engine: BFS expands a state fully when one of its reduced successors is
@@ -23,38 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from model import Action
+from model.spec.model import Action
 from model.storage.common import budget_left
 from model.spec.footprint import Footprints
-
-# What each built-in state invariant reads (component patterns, model/spec/footprint.py; checked by
-# tests/test_footprints.py: swapping anything else for another reachable state's never changes the verdict).
-# Transition invariants: (the rules they look at, None for any rule that changes what they read; what they read
-# before and after). Quiescent invariants need no entry: see the quiescence condition below.
-STATE_READS = {
-    "no_serving_from_offline_dir": ("broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
-    "offline_broker_serves_nothing": ("broker[*].up", "broker[*].hosted"),
-    "offline_gauges_match": ("broker[*].up", "broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
-    "no_acked_record_lost": ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
-                             "controller.partitions", "controller.deletion", "committed", "acked", "wiped"),
-    "isr_logs_agree_below_hw": ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
-                                "broker[*].hw", "controller.partitions"),
-    "consumer_sees_no_loss_or_duplicate": ("committed", "consumed", "wiped", "controller.deletion"),
-    "reads_below_hw_are_committed": ("broker[*].up", "broker[*].hosted", "broker[*].logs", "broker[*].hw",
-                                     "committed", "wiped", "controller.deletion"),
-    "no_serving_from_saturated_dir": ("broker[*]",),
-    "saturated_dir_can_free_space": ("broker[*]",),
-    "deleted_replica_holds_no_data": ("broker[*]", "controller"),
-}
-TRANSITION_READS = {
-    "no_recreate_with_bad_dir": (("BrokerLeaderAndIsr",), ("broker[*].dirs", "broker[*].inbox", "broker[*].copies")),
-    "create_only_on_good_dir": (None, ("broker[*].copies", "broker[*].dirs")),
-    "no_recreate_over_offline_copy": (None, ("broker[*].copies", "broker[*].dirs")),
-    "controller_transitions_valid": (None, ("controller",)),
-    "reassignment_keeps_an_in_sync_copy": (None, ("controller", "broker[*]")),
-    "dir_failure_spares_other_dirs": (None, ("broker[*].up", "broker[*].dirs", "broker[*].hosted",
-                                             "broker[*].copies")),
-}
 
 
 def _bits(mask: int):
@@ -72,28 +46,25 @@ class Reduction:
         comps = fp.components
         n = len(model.action_space)
         self.all = (1 << n) - 1
-        # C2 for transition invariants: no enabled member may be visible (a rule it looks at, or one that writes
-        # what it reads). For a state invariant: some enabled member writes nothing it reads (``hidden_from``:
-        # invariant id -> the components it reads). Quiescent invariants: the quiescence condition (C2q).
+        # C2 for transition invariants: no enabled member may be visible (one that writes what it reads). For a
+        # state invariant: some enabled member writes nothing it reads (``hidden_from``: invariant id -> the
+        # components it reads). Quiescent invariants: the quiescence condition (C2q).
         self.visible = 0
         self.hidden_from: dict[str, int] = {}
         self.blocked_by: dict[str, int] = {}       # invariant id -> how many actions it sees (statically)
         for inv in invariants:
             if inv.kind == "quiescent":
                 continue
-            if inv.kind == "transition" and inv.id in TRANSITION_READS:
-                rules, reads = TRANSITION_READS[inv.id]
-                mask = comps.mask(reads)
-                vis = sum(1 << i for i, (_, r, _) in enumerate(model.action_space)
-                          if (rules is not None and r.name in rules) or fp.writes[i] & mask)
-                self.visible |= vis
-            elif inv.kind == "state" and (inv.reads or STATE_READS.get(inv.id)) is not None:
-                mask = comps.mask(inv.reads or STATE_READS[inv.id])
-                self.hidden_from[inv.id] = mask
-                vis = sum(1 << i for i in range(n) if fp.writes[i] & mask)
-            else:
+            if inv.reads is None:
                 vis = self.all                      # an invariant without declared reads sees every action
                 self.visible = self.all
+            else:
+                mask = comps.mask(inv.reads)
+                vis = sum(1 << i for i in range(n) if fp.writes[i] & mask)
+                if inv.kind == "transition":
+                    self.visible |= vis
+                else:
+                    self.hidden_from[inv.id] = mask
             self.blocked_by[inv.id] = bin(vis).count("1")
         self._space = model._space
         self._ample: dict[tuple, int | None] = {}

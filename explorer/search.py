@@ -1,8 +1,8 @@
 """Search engines over the model's rule registry: BFS (shortest traces), DFS and random simulation.
 
 Every engine checks the same invariants the same way and counts per-rule coverage the same way, through the
-engine core (explorer/core.py: ``Checker``, ``TransitionCounts``, ``rebuild_trace``, ``SearchResult``); this
-module re-exports those names for the code that imports them from here.
+kernel's engine machinery (model/spec/engine.py: ``Checker``, ``TransitionCounts``, ``rebuild_trace``,
+``SearchResult``); this module re-exports those names for the code that imports them from here.
 
 BFS keeps its visited set as bare fingerprints plus parent links (explorer/visited.py); with
 ``SearchOptions.workers`` > 1 it runs on worker processes (explorer/parallel.py) with identical results.
@@ -17,13 +17,13 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from invariants import Invariant
-from model import Action, Model
+from model.spec.engine import (Checker, SearchResult, Violation, collision_probability, fingerprint_of,
+                               rebuild_trace)
+from model.spec.invariant import Invariant
+from model.spec.model import Action, Model
 
 from .checkpoint import LevelMark, frontier_blocks, restore
-from .core import (INTERRUPTS, Checker, MemoryGuard, Run, SearchInterrupted, SearchResult, Violation,
-                   collision_probability, fingerprint_of, gc_paused, interrupt_signal, interruptible,
-                   rebuild_trace)
+from .core import INTERRUPTS, MemoryGuard, Run, SearchInterrupted, gc_paused, interrupt_signal, interruptible
 from .por import bfs_expander, dfs_expander, reduction_for, reduction_note, report as por_report
 from .visited import ActionIndex, FingerprintSet, ParentTable
 

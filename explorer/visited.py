@@ -18,7 +18,7 @@ from array import array
 
 import numpy as np
 
-from model import Action, Model
+from model.spec.model import Action, Model
 
 U64 = np.uint64
 NO_PARENT = 0xFFFFFFFF

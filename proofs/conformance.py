@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import z3
 
-from explorer.core import fingerprint_of
+from model.spec.engine import fingerprint_of
 from model.storage.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
 
 from .properties import PROPERTIES

@@ -4,23 +4,30 @@ Per level the driver builds one RDD and runs one Spark job on it; it receives on
 accumulator keyed by level and partition) and never collects a level or the visited set. For a violation it
 walks the parent links back, one look-up of one fingerprint in one partition per step, and re-derives the
 states of the path with the model (docs/spark.md).
+
+It imports the kernel (model/spec) and invariants.plugins, never the explorer: its caller hands it the model,
+the signal handling to use (``signals``: explorer/signals.py for the CLI) and, optionally, how the executors
+rebuild the model (``rebuild``).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import time
+from functools import partial
 from typing import Callable
 
 import attrs
 
-from explorer import signals
-from explorer.core import SearchResult, TransitionCounts, Violation, collision_probability, rebuild_trace
-from explorer.search import SearchOptions
-from model import Action, Model
+from invariants.plugins import Plugins
+from model.spec.engine import (SearchResult, TransitionCounts, Violation, collision_probability, rebuild_trace,
+                               result_status, stops_search)
+from model.spec.model import Action, Model
 
 from . import resume, worker
 from .bound import SmallestNew, cap_for
@@ -38,6 +45,34 @@ class SparkRunError(SparkSetupError):
 class SparkSearchResult(SearchResult):
     """A SearchResult (report_dict and summary_text take it as is) plus what only the Spark engine knows."""
     spark: dict = attrs.Factory(dict)
+
+
+class NoSignals:
+    """The signal handling of a caller that has none (a library use, a test): nothing is caught, no test
+    points. The CLI passes explorer/signals.py instead, which has the same names."""
+    INTERRUPTS = (KeyboardInterrupt,)
+    TEST_ENV = ""                         # no such environment variable
+    stopping = threading.Event()          # never set
+
+    @staticmethod
+    def interruptible(raising: bool = True):
+        return contextlib.nullcontext()
+
+    @staticmethod
+    def interrupt_signal(error: BaseException) -> int:
+        return signal.SIGINT
+
+    @staticmethod
+    def received():
+        return None
+
+    @staticmethod
+    def test_point(name: str) -> None:
+        return None
+
+    @staticmethod
+    def reclaim() -> None:
+        return None
 
 
 class _Stopped(Exception):
@@ -58,21 +93,35 @@ def _py4j_interrupt_record(record: logging.LogRecord) -> bool:
     return not str(record.msg).startswith("KeyboardInterrupt while sending command")
 
 
-def explore_spark(model: Model, invariants: list, options: SearchOptions, spark: SparkOptions | None = None, *,
-                  sc=None, on_level: Callable[[dict], None] | None = None) -> SparkSearchResult:
-    """Exhaust the model level by level on Spark. ``sc``: an existing SparkContext (else one is started from
-    ``spark`` and stopped at the end); ``on_level``: called after each level with its figures (benchmarks)."""
+def explore_spark(model: Model, invariants: list, options, spark: SparkOptions | None = None, *,
+                  sc=None, on_level: Callable[[dict], None] | None = None, signals=NoSignals,
+                  rebuild: Callable[[], Model] | None = None) -> SparkSearchResult:
+    """Exhaust the model level by level on Spark. ``options``: the search's options (explorer.search
+    SearchOptions: max_depth, max_states, all_violations, progress); ``sc``: an existing SparkContext (else one is
+    started from ``spark`` and stopped at the end); ``on_level``: called after each level with its figures
+    (benchmarks); ``signals``: the caller's signal handling (explorer/signals.py; default: none); ``rebuild``: a
+    picklable function that builds the same model in an executor (default: the model's design with its
+    configuration, features and invariants, shipped by value)."""
+    rebuild = rebuild or rebuild_of(model, invariants)
     # SIGINT and SIGTERM only set a flag from here to the end (explorer/signals.py): an exception raised inside a
     # py4j call would leave its connection out of step. The search looks at the flag between its Spark calls.
     with signals.interruptible(raising=False):
-        return _explore(model, invariants, options, validate(spark or SparkOptions()), sc, on_level)
+        return _explore(model, invariants, options, validate(spark or SparkOptions()), sc, on_level, signals,
+                        rebuild)
 
 
-def _explore(model, invariants, options, spark: SparkOptions, sc, on_level) -> SparkSearchResult:
+def rebuild_of(model: Model, invariants: list) -> Callable[[], Model]:
+    """A picklable function that builds ``model`` again (in an executor): its design, configuration, symmetry,
+    plugin features and invariants."""
+    return partial(Model, model.cfg, model.symmetry, design=model.design,
+                   plugins=Plugins(features=tuple(model.plugin_features)), invariants=list(invariants))
+
+
+def _explore(model, invariants, options, spark: SparkOptions, sc, on_level, signals, rebuild) -> SparkSearchResult:
     started = time.monotonic()
     _quiet_py4j()
     signals.test_point("spark-start")
-    handle = SparkHandle(sc, owned=False) if sc is not None else start(spark)
+    handle = SparkHandle(sc, owned=False) if sc is not None else start(spark, signals.reclaim)
     signals.reclaim()           # a new SparkContext sets its own SIGINT handler (which calls the JVM)
     search = None
     try:
@@ -81,7 +130,7 @@ def _explore(model, invariants, options, spark: SparkOptions, sc, on_level) -> S
                 handle.sc.setCheckpointDir(spark.checkpoint_dir)
             except Exception as e:  # noqa: BLE001 - e.g. an unreachable HDFS
                 raise SparkSetupError(f"cannot use --checkpoint-dir {spark.checkpoint_dir}: {one_line(e)}") from None
-        search = _Search(handle, model, invariants, options, spark, on_level, started)
+        search = _Search(handle, model, invariants, options, spark, on_level, started, signals, rebuild)
         result = search.run()
         signals.test_point("search-end")
         return result
@@ -146,9 +195,10 @@ def _ship_by_value(invariants, features=()) -> None:
 
 
 class _Search:
-    def __init__(self, handle: SparkHandle, model: Model, invariants: list, options: SearchOptions,
-                 spark: SparkOptions, on_level, started: float):
+    def __init__(self, handle: SparkHandle, model: Model, invariants: list, options, spark: SparkOptions,
+                 on_level, started: float, signals, rebuild):
         self.sc, self.handle = handle.sc, handle
+        self.signals, self.rebuild = signals, rebuild
         self.model, self.invariants, self.options, self.spark = model, list(invariants), options, spark
         self.on_level, self.started = on_level, started
         self.resumed = resume.read(spark.checkpoint_dir) if spark.resume else None
@@ -184,7 +234,7 @@ class _Search:
             # same partitioner (same function, same count), so Spark unions partition i with partition i.
             shuffled = prev.flatMap(worker.outgoing).partitionBy(parts, worker.route)
             source = self._aligned_union(prev, shuffled, level)
-        fn = worker.LevelPass(self.model_key, self.features, self.invariants, failed, level, parts, expand, stats,
+        fn = worker.LevelPass(self.model_key, self.rebuild, self.invariants, failed, level, parts, expand, stats,
                               cap)
         out = source.mapPartitionsWithIndex(fn, preservesPartitioning=True)
         # Persist first: Python-side, a localCheckpoint alone would let the next level pipeline into (and so
@@ -210,10 +260,10 @@ class _Search:
     def _level(self, level: int, prev, failed: frozenset, expand: bool, cap: int | None = None):
         """Run one level (one Spark job): its RDD and its per-partition figures."""
         self._check()
-        signals.test_point("level-start")
+        self.signals.test_point("level-start")
         stats_acc = self.sc.accumulator({}, worker.StatsParam())
         out = self._level_rdd(level, prev, failed, expand, stats_acc, cap)
-        if signals.TEST_ENV in os.environ:
+        if self.signals.TEST_ENV in os.environ:
             self._signal_in_job()
         out._jrdd.count()          # the level's one job (JVM-side count: no extra Python pass)
         self._check()
@@ -238,7 +288,7 @@ class _Search:
         def watch():
             for _ in range(2000):
                 if tracker.getActiveJobsIds():
-                    signals.test_point("job-running")
+                    self.signals.test_point("job-running")
                     return
                 time.sleep(0.005)
 
@@ -255,15 +305,15 @@ class _Search:
                                           name="jbodcheck-spark-canceller", daemon=True)
         self.canceller.start()
         try:
-            signals.test_point("search-start")
+            self.signals.test_point("search-start")
             self._check()
             return self._run()
         except _Stopped:
             return self.interrupted()
-        except signals.INTERRUPTS as e:          # raised by a caller's own code (on_level, its own handler)
-            return self.interrupted(signals.interrupt_signal(e))
+        except self.signals.INTERRUPTS as e:          # raised by a caller's own code (on_level, its own handler)
+            return self.interrupted(self.signals.interrupt_signal(e))
         except Exception:
-            if signals.received() is not None:   # the cancelled job failed: the interruption, not a failure
+            if self.signals.received() is not None:   # the cancelled job failed: the interruption, not a failure
                 return self.interrupted()
             raise
         finally:
@@ -271,13 +321,13 @@ class _Search:
 
     def _check(self) -> None:
         """A safe point (no py4j call under way): stop here if a signal came."""
-        if signals.received() is not None:
+        if self.signals.received() is not None:
             raise _Stopped()
 
     def _cancel_on_signal(self, finished: threading.Event) -> None:
         """On the first signal, cancel the search's Spark jobs (from this thread, with its own py4j connection:
         the main thread may be waiting inside a call), so that a long level stops within about a second."""
-        while not signals.stopping.wait(0.05):
+        while not self.signals.stopping.wait(0.05):
             if finished.is_set():
                 return
         try:
@@ -293,7 +343,7 @@ class _Search:
 
     def interrupted(self, signum: int | None = None) -> SparkSearchResult:
         """The partial result: the last complete level's counts, and the violations it had found."""
-        signum = signals.received() or signum
+        signum = self.signals.received() or signum
         done = self.done
         violations = []
         if done["found"]:
@@ -307,9 +357,10 @@ class _Search:
         counts.add(done["generated"], done["coverage"])
         info = self._info(done["levels"], done["distinct"],
                           ["Stopped by a signal: the counts are those of the last complete level."])
-        return SparkSearchResult(ENGINE, "interrupted", done["distinct"], done["generated"], done["depth"],
-                                 round(time.monotonic() - self.started, 3), counts.coverage_dict(), violations,
-                                 info, signal=signum)
+        return SparkSearchResult(engine=ENGINE, result="interrupted",
+                                 distinct_states=done["distinct"], states_generated=done["generated"],
+                                 depth=done["depth"], elapsed_s=round(time.monotonic() - self.started, 3),
+                                 coverage=counts.coverage_dict(), violations=violations, spark=info, signal=signum)
 
     def _info(self, levels: int, distinct: int, notes: list) -> dict:
         return {"master": self.sc.master, "partitions": self.partitions, "levels": levels,
@@ -370,7 +421,7 @@ class _Search:
             levels += 1
             self.done = {"distinct": distinct, "generated": generated, "coverage": list(counts.coverage),
                          "depth": depth, "levels": levels, "found": dict(found), "prev": prev}
-            signals.test_point("level-done")
+            self.signals.test_point("level-done")
             if self.manifests and level % self.spark.checkpoint_every == 0:
                 resume.write(self.spark.checkpoint_dir, {
                     "identity": self.identity, "level": level, "rdd": out.getCheckpointFile(),
@@ -382,7 +433,7 @@ class _Search:
             if self.on_level is not None:
                 self.on_level(figures)
 
-            if found and (not options.all_violations or len(found) >= len(self.invariants)):
+            if stops_search(found, len(self.invariants), options.all_violations):
                 stop_reason = "violation"
                 break
             if new == 0:
@@ -405,7 +456,6 @@ class _Search:
         if stop_reason == "violation":
             depth = max(v_depth for v_depth, _ in violations)
         result_violations = [v for _, v in violations]
-        status = "violation" if result_violations else ("bounded" if bounded else "ok")
         notes = []
         if stop_reason == "violation":
             notes.append("The Spark engine finishes the level in which it finds a violation, so its distinct and "
@@ -415,8 +465,10 @@ class _Search:
             notes.append(f"Stopped at --max-states {max_states:,}: the last level keeps its new states with the "
                          f"smallest fingerprints, checked but not expanded.")
         elapsed = round(time.monotonic() - self.started, 3)
-        return SparkSearchResult(ENGINE, status, distinct, counts.generated, depth, elapsed, counts.coverage_dict(),
-                                 result_violations, self._info(levels, distinct, notes))
+        return SparkSearchResult(engine=ENGINE, result=result_status(result_violations, bounded),
+                                 distinct_states=distinct, states_generated=counts.generated, depth=depth,
+                                 elapsed_s=elapsed, coverage=counts.coverage_dict(), violations=result_violations,
+                                 spark=self._info(levels, distinct, notes))
 
     def _resume(self, counts: TransitionCounts):
         """The level of the manifest, read back, and its violation records; its counts go to ``counts`` and to

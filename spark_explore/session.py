@@ -15,8 +15,6 @@ import tempfile
 
 import attrs
 
-from explorer import signals
-
 from .options import DEFAULT_CONF, LOCAL_CONF, PYTHON, SparkOptions, SparkSetupError, is_local
 
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -77,8 +75,9 @@ def _remove_logs() -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def start(options: SparkOptions) -> SparkHandle:
-    """A SparkContext for the engine: the active one if this process has one, else a new one."""
+def start(options: SparkOptions, reclaim=lambda: None) -> SparkHandle:
+    """A SparkContext for the engine: the active one if this process has one, else a new one. ``reclaim``: puts
+    the caller's signal handlers back after the new SparkContext set its own."""
     global _KEEP_LOGS
     try:
         from pyspark import SparkConf, SparkContext
@@ -124,7 +123,7 @@ def start(options: SparkOptions) -> SparkHandle:
                 conf.setIfMissing(key, value)
         conf.setMaster(master)
         sc = SparkContext(conf=conf)
-        signals.reclaim()       # SparkContext sets a SIGINT handler that calls the JVM: ours only sets a flag
+        reclaim()       # SparkContext sets a SIGINT handler that calls the JVM: the caller's only sets a flag
     except Exception as e:  # noqa: BLE001 - any failure to start is one line for the user
         _KEEP_LOGS = log_path is not None
         where = f" (Spark's log: {log_path})" if log_path else ""

@@ -1,7 +1,8 @@
 """What runs inside Spark's Python workers: one fused pass per partition per level, and path look-ups.
 
-This module imports only the model, invariants.plugins, the explorer's engine core and state codec
-(explorer/core.py, explorer/codec.py), numpy and the standard library (never pyspark or the CLI), so an executor
+This module imports only the kernel's engine machinery and state codec (model/spec/engine.py,
+model/spec/codec.py), numpy and the standard library (never pyspark, the explorer or the CLI): the model is
+rebuilt by a picklable function its caller gives (``rebuild``), so an executor
 needs nothing but Python, the packages that spark_explore/package.py ships and their few dependencies
 (docs/spark.md). Invariants are checked by the engine core's ``Checker`` and transitions counted by its
 ``TransitionCounts``, as in every other engine.
@@ -25,11 +26,8 @@ import time
 
 import numpy as np
 
-from explorer.codec import PROTOCOL as _PROTOCOL, decode_states, encode_states
-from explorer.core import Checker, TransitionCounts
-from invariants.plugins import Plugins
-from model import Model
-from explorer.catalog import build_model
+from model.spec.codec import PROTOCOL as _PROTOCOL, decode_states, encode_states
+from model.spec.engine import Checker, TransitionCounts
 
 U64 = np.uint64
 U32 = np.uint32
@@ -91,7 +89,7 @@ _CHECKERS: dict = {}
 
 def checker_for(model, model_key: tuple, invariants: list) -> Checker:
     """The engine core's Checker for the model of a key and a selection of invariants, kept across levels (its
-    per-broker results are memoised by value, and brokers recur from level to level)."""
+    per-member results are memoised by value, and members recur from level to level)."""
     key = (model_key, tuple(inv.id for inv in invariants))
     checker = _CHECKERS.get(key)
     if checker is None:
@@ -99,14 +97,15 @@ def checker_for(model, model_key: tuple, invariants: list) -> Checker:
     return checker
 
 
-def model_for(model_key: tuple, features=(), invariants=()):
-    """The model of a (configuration, symmetry, plugin feature names) key, built with those features and checked
-    with the driver's invariants, and its action numbering (a pure function of the key). With symmetry the
-    model fingerprints a canonical representative (model/spec/symmetry.py), as on the driver."""
+def model_for(model_key: tuple, rebuild):
+    """The model of a (configuration, symmetry, plugin feature names) key, built by ``rebuild()`` (the driver's
+    model: with its features, checked with its invariants), and its action numbering (a pure function of the
+    key). With symmetry the model fingerprints a canonical representative (model/spec/symmetry.py), as on the
+    driver."""
     entry = _MODELS.get(model_key)
     if entry is None:
-        cfg, symmetry, _ = model_key
-        model = build_model(cfg, symmetry=symmetry, plugins=Plugins(features=tuple(features)), invariants=list(invariants))
+        _cfg, symmetry, _ = model_key
+        model = rebuild()
         assert model.symmetry == symmetry, "the executor's model must reduce as the driver's does"
         index = {(ri, args): i for i, (ri, _rule, args) in enumerate(model.action_space)}
         entry = _MODELS[model_key] = (model, index)
@@ -133,8 +132,8 @@ class LevelPass:
     overwrites rather than adds.
     """
 
-    def __init__(self, model_key, features, invariants, failed, level, partitions, expand, stats, cap=None):
-        self.model_key, self.features = model_key, features
+    def __init__(self, model_key, rebuild, invariants, failed, level, partitions, expand, stats, cap=None):
+        self.model_key, self.rebuild = model_key, rebuild
         self.cap = cap                       # keep only new states with a fingerprint <= cap (exact --max-states)
         self.invariants = list(invariants)   # Invariant objects: checks travel by reference, plugins by value
         self.failed = frozenset(failed)
@@ -155,7 +154,7 @@ class LevelPass:
                 gc.enable()
 
     def _run(self, index, records, started):
-        model, action_index = model_for(self.model_key, self.features, self.invariants)
+        model, action_index = model_for(self.model_key, self.rebuild)
         fingerprint = model.fingerprint
         visited_blob, incoming = None, []
         for record in records:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import invariants
-from explorer.core import collision_probability
+from model.spec.engine import collision_probability
 from explorer.parallel import WorkerError
 from explorer.search import SearchOptions, explore
 from invariants import Invariant
@@ -140,3 +140,48 @@ def test_spark_stops_on_a_signal_with_the_last_complete_level(tmp_path, sig, cod
     data = json.loads(report.read_text())
     assert data["result"] == "interrupted" and data["signal"] == sig and data["distinct_states"] > 1
     assert data["collision_probability"] == data["spark"]["collision_probability"]
+
+
+def _per_member(members, combine):
+    """A state invariant lifted from a check of one member, declared as the kernel's Checker reads it."""
+    def declare(member_check):
+        def check(model, state):
+            return combine(map(member_check, members(state)))
+        check.member_check, check.members, check.combine = member_check, members, combine
+        return Invariant(member_check.__name__, "state", "", "", check)
+    return declare
+
+
+def test_the_checker_evaluates_per_member_invariants_as_their_plain_checks():
+    """Per-member invariants over two member functions (two groups), each with its own way of naming the
+    failure: the Checker (which evaluates each group once per distinct member) reports what calling each
+    check on the state reports, on every state of a bounded search."""
+    from model.spec.engine import Checker
+
+    model = build_model(preset_config("tiny"))
+    brokers = lambda state: state.brokers              # noqa: E731
+    reversed_brokers = lambda state: state.brokers[::-1]  # noqa: E731
+
+    def first(results):
+        return next((f"member {k}: {r}" for k, r in enumerate(results) if r is not None), None)
+
+    def every(results):
+        found = [r for r in results if r is not None]
+        return "; ".join(found) if found else None
+
+    invs = [_per_member(brokers, first)(lambda b: None if b.up else "down"),
+            _per_member(brokers, every)(lambda b: None if b.inbox == () else f"{len(b.inbox)} queued"),
+            _per_member(reversed_brokers, first)(lambda b: None if b.up else "down")]
+    invs = [Invariant(f"i{k}", i.kind, "", "", i.check) for k, i in enumerate(invs)]
+    checker = Checker(model, invs)
+    assert len(checker.groups) == 2
+    states, frontier = [], model.init_states()
+    for _ in range(6):
+        frontier = [after for s in frontier for _, after in model.successors(s)][:400]
+        states.extend(frontier)
+    failing = 0
+    for state in states:
+        expected = [(i.id, i.check(model, state)) for i in invs if i.check(model, state) is not None]
+        assert [(i.id, m) for i, m in checker.check_state(state)] == expected
+        failing += bool(expected)
+    assert 0 < failing < len(states)

@@ -14,8 +14,8 @@ import sys
 import pytest
 
 import invariants
-from explorer import codec
-from explorer.parallel import decode_states, encode_states
+from model.spec import codec
+from model.spec.codec import decode_states, encode_states
 from explorer.search import SearchOptions, explore
 from explorer.visited import FingerprintSet, parse_size
 from invariants import Invariant

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from explorer import por
-from explorer.core import rebuild_trace
+from model.spec.engine import rebuild_trace
 from explorer.por import Reduction, reduction_for
 from explorer.search import SearchOptions, explore
 from invariants import Invariant, invariant

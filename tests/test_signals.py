@@ -132,7 +132,7 @@ def test_the_spark_engine_stops_at_any_moment_with_the_last_complete_level(sc, m
     monkeypatch.setattr(signals, "_counts", {})
     sig = signals._parse(spec)[2]
     model = build_model(preset_config("tiny"))
-    result = explore_spark(model, select_invariants(), SearchOptions(), SparkOptions(), sc=sc)
+    result = explore_spark(model, select_invariants(), SearchOptions(), SparkOptions(), sc=sc, signals=signals)
     _join_senders()                        # (a second signal of the spec may still be on its way)
     if result.result != "interrupted":     # a timed signal that came after the search: recorded, result complete
         assert "+" in spec and result.result == "ok" and set(late_signals) == {sig}, (result.result, moment)

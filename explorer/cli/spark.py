@@ -62,9 +62,17 @@ def spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_p
 
 
 def run(model, invariants, options, spark):
+    """The Spark search with the CLI's signal handling; the executors rebuild the model through the catalog."""
+    from functools import partial
+
+    from explorer import signals
+    from explorer.catalog import build_model
+    from invariants.plugins import Plugins
     from spark_explore import explore_spark
 
-    return explore_spark(model, invariants, options, spark)
+    rebuild = partial(build_model, model.cfg, symmetry=model.symmetry,
+                      plugins=Plugins(features=tuple(model.plugin_features)), invariants=list(invariants))
+    return explore_spark(model, invariants, options, spark, signals=signals, rebuild=rebuild)
 
 
 def spark_run(model, selected, options, spark):

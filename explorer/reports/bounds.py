@@ -8,7 +8,7 @@ feature declares in ``Feature.config_fields``, then every ``max_*`` option of a 
 """
 from __future__ import annotations
 
-from model import Model
+from model.spec.model import Model
 
 SHAPE = ("brokers", "dirs", "partitions", "rf")
 # Engines that visit every reachable state unless a limit stops them.

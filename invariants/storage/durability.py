@@ -30,6 +30,8 @@ def _entry(epoch: int) -> str:
 
 @invariant(
     "no_acked_record_lost", kind="state", symmetric=True,
+    reads=("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "controller.partitions",
+           "controller.deletion", "committed", "acked", "wiped"),
     statement="Whenever a partition has a leader (the one in ZooKeeper, serving at its epoch), every acknowledged "
               "record is in that leader's log at its offset; the guarantee lapses for a partition once no disk "
               "holds one of its committed records (every copy was on disks replaced or removed from the config), or "
@@ -54,6 +56,8 @@ def no_acked_record_lost(model, state):
 
 @invariant(
     "isr_logs_agree_below_hw", kind="state", symmetric=True,
+    reads=("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "broker[*].hw",
+           "controller.partitions"),
     statement="Every member of a partition's ISR agrees with the leader on every entry it holds below the "
               "leader's high watermark.",
     reference="ReplicaFetcherThread, Partition.maybeIncrementLeaderHW: the HW is the offset below which every ISR member has the leader's log",
@@ -78,6 +82,7 @@ def isr_logs_agree_below_hw(model, state):
 
 @invariant(
     "consumer_sees_no_loss_or_duplicate", kind="state", symmetric=True,
+    reads=("committed", "consumed", "wiped", "controller.deletion"),
     statement="What the consumer read is a gap-free, duplicate-free prefix of the committed records (those that "
               "passed a high watermark, which include every acknowledged record), in order; the guarantee lapses for "
               "a partition once no disk holds one of its committed records, or once its topic is being deleted.",
@@ -98,6 +103,8 @@ def consumer_sees_no_loss_or_duplicate(model, state):
 
 @invariant(
     "reads_below_hw_are_committed", kind="state", symmetric=True,
+    reads=("broker[*].up", "broker[*].hosted", "broker[*].logs", "broker[*].hw", "committed", "wiped",
+           "controller.deletion"),
     statement="Every broker that leads a partition holds, below its high watermark, exactly the committed records: "
               "any consumer, reading from any leader at any time, sees no loss and no duplicate; the guarantee "
               "lapses for a partition once no disk holds one of its committed records, or once its topic is being "

@@ -13,6 +13,7 @@ from invariants.storage.safety import per_broker
 
 @invariant(
     "no_serving_from_saturated_dir", kind="state", symmetric=True,
+    reads=("broker[*]",),
     statement="A broker never leads or follows a replica whose log is on a saturated dir.",
     reference="KIP-928 Goal state (fetchers are removed for a saturated dir; its replicas are impaired)",
 )
@@ -26,6 +27,7 @@ def no_serving_from_saturated_dir(broker):
 
 @invariant(
     "saturated_dir_can_free_space", kind="state", symmetric=True,
+    reads=("broker[*]",),
     statement="On a running broker, a saturated dir that holds data always has a free unit, so that retention "
               "can roll a new segment and delete the old ones.",
     reference="KIP-928 Goal state (the reserved space-of-last-resort file, deleted when a dir saturates)",
@@ -47,6 +49,7 @@ def saturated_dir_can_free_space(model, state):
 
 @invariant(
     "deleted_replica_holds_no_data", kind="state", symmetric=True,
+    reads=("broker[*]", "controller"),
     statement="A replica the controller counts as deleted (ReplicaDeletionSuccessful, or its topic's deletion "
               "complete) holds no copy of the partition on a good or saturated dir.",
     reference="KIP-112 scenario 8 (topic deletion should delete all replicas); KIP-928 Goal deletion",
@@ -69,6 +72,7 @@ def deleted_replica_holds_no_data(model, state):
 
 @invariant(
     "reassignment_keeps_an_in_sync_copy", kind="transition", symmetric=True,
+    reads=("controller", "broker[*]"),
     statement="When a partition reassignment completes (its old replicas are removed), some replica that stays "
               "assigned and is in the ISR holds every acknowledged record of the partition in its log.",
     reference="KIP-112 scenario 7 (partition reassignment); onPartitionReassignment (wait for the target replicas to "

@@ -1,6 +1,8 @@
 """KIP-112's safety properties."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 from model.storage.broker import has_offline_dir, live_copy_dir, served_replicas
 from model.storage.state import (
     D_NONE, DIR_NAMES, GOOD, H_NONE, H_OFFLINE, HOSTED_NAMES, NO_LEADER, OFFLINE, REMOVED, bits,
@@ -11,6 +13,9 @@ from model.spec.invariant import invariant
 
 def _brokers(mask: int) -> str:
     return "{" + ", ".join(str(b) for b in bits(mask)) + "}"
+
+
+BROKERS = attrgetter("brokers")      # a state's members for per_broker checks (one object: one group)
 
 
 def first_broker_failure(failures) -> str | None:
@@ -24,19 +29,22 @@ def first_broker_failure(failures) -> str | None:
 def per_broker(check):
     """Lift check(broker) -> None | text into check(model, state), naming the first broker that fails.
     Few distinct brokers recur across the states, so results are remembered by broker value, in the model's
-    own cache (``model.cached``). The lifted check keeps the broker check as ``broker_check``: the explorer's
+    own cache (``model.cached``). The lifted check declares itself per member (model/spec/engine.py
+    ``member_check_of``: the broker check, the brokers, how their results make the message): the engines'
     Checker evaluates all of a search's per-broker checks together, once per distinct broker."""
 
     def run(model, state):
         return first_broker_failure(map(model.cached(check), state.brokers))
 
     run.__name__, run.__doc__ = check.__name__, check.__doc__
-    run.broker_check = check
+    run.member_check, run.members, run.combine = check, BROKERS, first_broker_failure
+    run.broker_check = check          # its former name
     return run
 
 
 @invariant(
     "no_recreate_with_bad_dir", kind="transition", symmetric=True,
+    reads=("broker[*].dirs", "broker[*].inbox", "broker[*].copies"),
     statement="A broker never creates a replica for a LeaderAndIsr with isNewReplica=false while it has an offline log dir.",
     reference="KIP-112 scenario 3 (broker bootstraps with bad log directories); LogManager.getOrCreateLog",
 )
@@ -60,6 +68,7 @@ def no_recreate_with_bad_dir(model, state, action, after):
 
 @invariant(
     "create_only_on_good_dir", kind="transition", symmetric=True,
+    reads=("broker[*].copies", "broker[*].dirs"),
     statement="A new replica is created only on a good log dir (not saturated, offline or removed).",
     reference="KIP-112 (new replicas will only be created on good log directory); KIP-928 (saturated dirs)",
 )
@@ -76,6 +85,7 @@ def create_only_on_good_dir(model, state, action, after):
 
 @invariant(
     "no_serving_from_offline_dir", kind="state", symmetric=True,
+    reads=("broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
     statement="A broker never leads or follows a replica whose log is not on one of its live log dirs.",
     reference="KIP-112 (broker will stop serving replicas in any bad log directory)",
 )
@@ -89,6 +99,7 @@ def no_serving_from_offline_dir(broker):
 
 @invariant(
     "offline_broker_serves_nothing", kind="state", symmetric=True,
+    reads=("broker[*].up", "broker[*].hosted"),
     statement="A broker that is down (crashed or halted) hosts no replica.",
     reference="KIP-112 (broker will be offline if all log directories are bad)",
 )
@@ -164,6 +175,7 @@ def metadata_shows_offline_replicas(model, state):
 
 @invariant(
     "offline_gauges_match", kind="state", symmetric=True,
+    reads=("broker[*].up", "broker[*].hosted", "broker[*].copies", "broker[*].dirs"),
     statement="On every running broker, OfflineReplicaCount (partitions it marked offline) equals the number of "
               "partitions it hosts without a copy on a live dir, and OfflineLogDirectoryCount (configured dirs that "
               "are offline) is less than its number of configured dirs.",

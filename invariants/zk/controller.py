@@ -39,6 +39,7 @@ def _describe(kind, p, i, previous, target, model) -> str:
 
 @invariant(
     "controller_transitions_valid", kind="transition", symmetric=True,
+    reads=("controller",),
     statement="Every replica and partition state change the controller makes in a step is a transition that "
               "Kafka's ReplicaStateMachine and PartitionStateMachine accept (their valid-previous-state tables), "
               "except where Kafka sets a state without validation: the failover's initializeReplicaState and "

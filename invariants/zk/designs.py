@@ -45,6 +45,7 @@ def refusal_only_for_a_lost_copy(model, state):
 
 @invariant(
     "no_recreate_over_offline_copy", kind="transition", symmetric=True,
+    reads=("broker[*].copies", "broker[*].dirs"),
     statement="A broker never creates a new log for a partition while a copy of that partition's log is on one of "
               "its offline dirs.",
     reference="KIP-112 (a replica on a bad log directory is offline: it is not re-created); KIP-112 draft, "
@@ -92,6 +93,7 @@ def offline_replicas_are_known(model, state):
 
 @invariant(
     "dir_failure_spares_other_dirs", kind="transition", symmetric=True,
+    reads=("broker[*].up", "broker[*].dirs", "broker[*].hosted", "broker[*].copies"),
     statement="When a log dir of a running broker fails, the broker keeps running and keeps serving (as leader or "
               "follower) every replica it served from another dir: a disk failure costs only that disk's replicas.",
     reference="KIP-112, Goals (serve replicas on good log directories even if some log directories have failed) "
