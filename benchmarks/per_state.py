@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from explorer.core import Checker
+from model.spec.engine import Checker
 from model import Model
 from explorer.catalog import preset_config
 from tests.helpers import walk_states

@@ -1,6 +1,6 @@
 """Running a search in this process: what the local engines (BFS on one or several workers, DFS, random walks,
 liveness) share beyond the kernel's engine machinery (model/spec/engine.py: ``Checker``, ``TransitionCounts``,
-``rebuild_trace``, ``SearchResult``, ``Violation``; re-exported here for the code that imports them from here).
+``rebuild_trace``, ``SearchResult``, ``Violation``).
 
 - ``Run``: an engine run's counters, violations, progress, memory guard and result.
 - ``MemoryGuard``: --max-memory.
@@ -14,16 +14,13 @@ import gc
 import time
 from typing import Callable
 
-from model.spec.engine import (  # noqa: F401 - re-exported: their old home
-    FINGERPRINT_BITS, Checker, SearchResult, TransitionCounts, Violation, collision_probability, eager_rule,
-    fingerprint_of, rebuild_trace, result_status, stops_search,
-)
+from model.spec.engine import Checker, SearchResult, TransitionCounts, Violation, result_status, stops_search
 from model.spec.invariant import Invariant
 from model.spec.model import Model
 
 # SIGINT and SIGTERM during a search (explorer/signals.py): the first one raises one of INTERRUPTS (or, on Spark,
 # sets a flag), a second one is ignored.
-from .signals import INTERRUPTS, SearchInterrupted, interrupt_signal, interruptible  # noqa: F401
+from .signals import INTERRUPTS, SearchInterrupted, interrupt_signal, interruptible  # noqa: F401 (the searches' names)
 from .visited import format_size, process_memory
 
 

@@ -22,7 +22,7 @@ The design (Stern & Dill's hash-partitioned parallel BFS, level-synchronous):
 
   A worker thus expands the states it generated. When the next frontier is uneven across workers by more
   than 2% (always after the first level, where one worker holds the initial state), the parent has the fuller
-  workers send states, spread over their key range, to the emptier ones (``explorer.codec``): a few percent
+  workers send states, spread over their key range, to the emptier ones (``model.spec.codec``): a few percent
   of the states move, where sending every state to its fingerprint's owner would move (N-1)/N of them.
 
 - Violations come back with their keys; the parent takes them in key order as the one-process BFS meets them.

@@ -16,7 +16,7 @@ from invariants import Invariant
 from model import ActionDisabled, Model, State
 from model.storage.state import D_DONE, DIR_NAMES, NO_LEADER, RA_DONE, bits
 
-from .core import Checker, SearchResult, TransitionCounts, Violation
+from model.spec.engine import Checker, SearchResult, TransitionCounts, Violation
 
 _STEP = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 _ARG = re.compile(r"^\s*([a-z_]\w*)\s*=\s*(-?[0-9]+)\s*$")

@@ -123,7 +123,7 @@ def test_a_long_trace_steps_to_its_end(tmp_path):
     and steps like the short one."""
     import random
 
-    from explorer.core import SearchResult, Violation, rebuild_trace
+    from model.spec.engine import SearchResult, Violation, rebuild_trace
     from explorer.fuzz import LOOSE_BOUNDS
     from explorer.reports.html import page, references
     from explorer.reports.report import report_dict

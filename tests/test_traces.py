@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from explorer.core import Checker
+from model.spec.engine import Checker
 from explorer.reports.html import page, references
 from explorer.reports.itf import decode, itf_steps
 from explorer.reports.render import state_dict

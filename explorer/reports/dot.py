@@ -13,7 +13,7 @@ from collections import deque
 from model import Model
 
 from explorer.catalog import preset_of
-from explorer.core import fingerprint_of
+from model.spec.engine import fingerprint_of
 from explorer.scenario import scenario_steps
 
 DOT_LIMIT = 2000

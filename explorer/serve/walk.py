@@ -11,7 +11,7 @@ from typing import NamedTuple
 from model import ActionDisabled, Model
 from model.spec.invariant import SAFETY_KINDS
 
-from ..core import Checker
+from model.spec.engine import Checker
 from ..errors import failure_detail, is_failure
 from ..scenario import ScenarioError, parse_step
 
