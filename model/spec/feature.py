@@ -58,6 +58,22 @@ class StateField:
     pending: bool = False
 
 
+@attrs.frozen
+class Eager:
+    """A rule applied eagerly after every step, while it is ready, to each member whose ``channel`` the step may
+    write (in increasing order): its firings are recorded in the step's ``Action.settled`` and counted under the
+    rule (``Model.eager_rule``). ``ready(member)``: whether the rule applies to the member now (its guard's
+    condition, fast); ``touches``: the member fields the eager firings read and write (the step's footprint
+    grows by them); ``enabled(cfg)``: whether the configuration asks for it; ``label(members)``: what a step's
+    label says of its settled members."""
+    rule: str
+    channel: str
+    ready: Callable[[Any], bool]
+    touches: tuple[str, ...]
+    enabled: Callable[[Any], bool] = always
+    label: Callable[[tuple], str] = lambda members: " + " + ", ".join(map(str, members))
+
+
 @attrs.define(eq=False)
 class Feature:
     name: str
@@ -69,6 +85,12 @@ class Feature:
     flags: tuple[Flag, ...] = ()
     options: tuple[Option, ...] = ()
     state_fields: tuple[StateField, ...] = ()
+    # The records and fields it brings to the state schema (model/spec/schema.py Record, Field), and the model
+    # constants it derives from the configuration (name -> function of the model, set as model attributes).
+    fields: tuple = ()
+    constants: dict = attrs.field(factory=dict)
+    # A rule applied eagerly after every step (Eager), if any.
+    eager: Eager | None = None
     presets: dict = attrs.field(factory=dict)          # name -> (description, model parameters)
     hooks: dict = attrs.field(factory=dict)            # name -> procedure (a later feature's wins)
     rules: list = attrs.field(factory=list)            # Rule, in the order the engines enumerate them

@@ -301,7 +301,7 @@ class ControllerStep:
             b if (b.inbox is inbox and b.replies is replies) else b._replace(inbox=inbox, replies=replies)
             for b, inbox, replies in zip(self.state.brokers, self.inboxes, self.replies)
         )
-        controller = Controller(
+        controller = type(self.state.controller)(
             self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(map(tuple, self.replicas)),
             tuple(self.deletion), tuple(self.assigned), tuple(self.reassigning),
         )

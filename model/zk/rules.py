@@ -18,10 +18,12 @@ from model.storage.config import ONE_OF_EACH
 from model.zk.controller import ControllerStep
 from model.storage.data import advance_leaders, note_wiped
 from model.zk.deletion import resume_deletion_for, resume_deletions
-from model.spec.footprint import (
-    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES,
-    LEADER_HW_READS, controller_handles_response,
+from model.storage.footprints import FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES, LEADER_HW_READS
+from model.storage.schema import STORAGE_CONSTANTS, STORAGE_SCHEMA
+from model.zk.footprints import (
+    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response,
 )
+from model.zk.schema import UPDATE_METADATA_EAGER, ZK_CONSTANTS, ZK_SCHEMA
 from model.spec.feature import Feature, Flag
 from model.zk.reassignment import resume_reassignments
 from model.storage.state import (
@@ -71,6 +73,7 @@ CORE = Feature(
     ),
     dir_symmetry=_core_dir_symmetry,
     quiescent=_controller_view_is_current,
+    fields=STORAGE_SCHEMA + ZK_SCHEMA, constants={**STORAGE_CONSTANTS, **ZK_CONSTANTS}, eager=UPDATE_METADATA_EAGER,
     hooks={
         # KIP-112 scenario 8: which replicas of a topic being deleted get StopReplica(delete=true); the others
         # are ineligible at once (an offline replica is handled as if its broker were offline).
