@@ -90,6 +90,12 @@ class IndexSymmetry:
             out = [prefix + (b,) for prefix in out for b in options]
         return {self._with_members(state, members) for members in out}
 
+    def canonical_fingerprint(self, state) -> int:
+        """The fingerprint of canonical(state), uncached (a model's search uses its own cached form)."""
+        from model.spec.schema import digest
+
+        return self._fingerprint_with(lambda member: digest(self.canonical_member(member)), digest)(state)
+
     def fingerprint_with(self, other_digest):
         """The fingerprint of canonical(state), the other components digested by ``other_digest``."""
         return self._fingerprint_with(self.canonical_digest, other_digest)

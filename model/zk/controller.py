@@ -303,7 +303,7 @@ class ControllerStep:
         )
         controller = type(self.state.controller)(
             self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(map(tuple, self.replicas)),
-            tuple(self.deletion), tuple(self.assigned), tuple(self.reassigning),
+            tuple(self.deletion), tuple(self.assigned), tuple(self.reassigning), *self.state.controller[8:],
         )
         s = self.state
         if controller == s.controller:
