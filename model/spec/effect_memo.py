@@ -218,19 +218,18 @@ class MemoisedEffect:
         return tuple.__new__(type(state), fields)
 
 
-# The rules whose effects are memoised: the controller's (its replica and partition state machines) and the
-# environment's (a disk or a broker changed wholesale). The brokers' and the clients' rules read the data path
-# (every replica's log and high watermark): hashing those keys costs more than their effects (measured on small:
-# BrokerLeaderAndIsr 2.7 times slower memoised, Produce 1.6 times).
-MEMO_KINDS = ("controller", "environment")
+# The rules whose effects are memoised: those of the kinds the model's features name (``Feature.memo_kinds``;
+# the ZooKeeper controller's events and the environment's, model/zk/schema.py MEMO_KINDS, where the measurements
+# are).
 
 
 def memoised_effects(model, comps) -> list:
-    """Per action of ``model.action_space``: its effect, memoised when its rule is of a kind in MEMO_KINDS and
-    declares what it reads and writes (``comps``: the model's components, model/spec/footprint.py)."""
+    """Per action of ``model.action_space``: its effect, memoised when its rule is of a kind in ``model.memo_kinds``
+    and declares what it reads and writes (``comps``: the model's components, model/spec/footprint.py)."""
     out = []
+    kinds = model.memo_kinds
     for _, rule, args in model.action_space:
-        if rule.reads is None or rule.writes is None or rule.kind not in MEMO_KINDS:
+        if rule.reads is None or rule.writes is None or rule.kind not in kinds:
             out.append(rule.effect)
             continue
         reads = comps.mask(rule.reads, rule.params, args)

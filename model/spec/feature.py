@@ -91,6 +91,9 @@ class Feature:
     constants: dict = attrs.field(factory=dict)
     # A rule applied eagerly after every step (Eager), if any.
     eager: Eager | None = None
+    # The kinds of rules whose effects the model memoises (model/spec/effect_memo.py): the heavy effects that
+    # recur across states.
+    memo_kinds: tuple[str, ...] = ()
     presets: dict = attrs.field(factory=dict)          # name -> (description, model parameters)
     hooks: dict = attrs.field(factory=dict)            # name -> procedure (a later feature's wins)
     rules: list = attrs.field(factory=list)            # Rule, in the order the engines enumerate them

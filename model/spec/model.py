@@ -89,6 +89,7 @@ class Model:
         for f in composed:
             for name, value in f.constants.items():
                 setattr(self, name, value(self))
+        self.memo_kinds = tuple(dict.fromkeys(k for f in self.features for k in f.memo_kinds))
         self.ext_fields = tuple(sf for f in self.features for sf in f.state_fields)
         self.ext_index = {sf.name: i for i, sf in enumerate(self.ext_fields)}
         # The state schema, composed over every feature of the design (model/spec/schema.py).

@@ -23,7 +23,7 @@ from model.storage.schema import STORAGE_CONSTANTS, STORAGE_SCHEMA
 from model.zk.footprints import (
     CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response,
 )
-from model.zk.schema import UPDATE_METADATA_EAGER, ZK_CONSTANTS, ZK_SCHEMA
+from model.zk.schema import MEMO_KINDS, UPDATE_METADATA_EAGER, ZK_CONSTANTS, ZK_SCHEMA
 from model.spec.feature import Feature, Flag
 from model.zk.reassignment import resume_reassignments
 from model.storage.state import (
@@ -74,6 +74,7 @@ CORE = Feature(
     dir_symmetry=_core_dir_symmetry,
     quiescent=_controller_view_is_current,
     fields=STORAGE_SCHEMA + ZK_SCHEMA, constants={**STORAGE_CONSTANTS, **ZK_CONSTANTS}, eager=UPDATE_METADATA_EAGER,
+    memo_kinds=MEMO_KINDS,
     hooks={
         # KIP-112 scenario 8: which replicas of a topic being deleted get StopReplica(delete=true); the others
         # are ineligible at once (an offline replica is handled as if its broker were offline).

@@ -83,3 +83,9 @@ UPDATE_METADATA_EAGER = Eager(
     ready=lambda broker: bool(broker.inbox) and broker.inbox[0].kind == UPDATE_METADATA,
     touches=("inbox", "meta"), enabled=lambda cfg: cfg.eager_metadata,
     label=lambda brokers: " + UpdateMetadata at " + ", ".join(f"broker {b}" for b in brokers))
+
+# The rules whose effects are memoised (model/spec/effect_memo.py): the controller's (its replica and partition
+# state machines) and the environment's (a disk or a broker changed wholesale). The brokers' and the clients'
+# rules read the data path (every replica's log and high watermark): hashing those keys costs more than their
+# effects (measured on small: BrokerLeaderAndIsr 2.7 times slower memoised, Produce 1.6 times).
+MEMO_KINDS = ("controller", "environment")
