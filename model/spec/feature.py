@@ -2,7 +2,9 @@
 
 A ``Feature`` is one protocol concern in one module: the rules it adds (guard + effect, in order), the
 invariants it claims, the named procedures (*hooks*) it provides or overrides, the rules it replaces, its
-options and presets, its extension state fields, and what it does to dir symmetry. A ``Design`` is an ordered
+options and presets, the records and fields it brings to the state schema (model/spec/schema.py) and its
+extension state fields, the constants it derives from the configuration, the rule it applies eagerly after
+every step (``Eager``), and what it does to dir symmetry. A ``Design`` is an ordered
 set of features (KIP-112 as adopted, KIP-112 without its isNewReplica check, ...), as a TLA+ module ``EXTENDS`` a base and
 redefines an action. ``model.Model`` turns a design and a configuration into a model value; nothing is
 registered process-wide, so several models (of different designs) coexist in one process.
