@@ -3,8 +3,9 @@
 Kafka's controller moves a partition's leadership back to its preferred replica, the first of its assignment,
 when that replica is live and in the ISR (``auto.leader.rebalance.enable``, or ``kafka-leader-election.sh
 --election-type preferred``; PartitionStateMachine's PreferredReplicaPartitionLeaderElectionStrategy). This
-module brings everything the feature needs: a state field (how many such elections happened), a rule, an
-invariant, an option (the bound on elections) and a preset. Load it as a plugin:
+module brings everything the feature needs: a field of the controller's record (how many such elections
+happened, declared with its initial value and how it reads in traces), a rule built from the ZooKeeper
+controller's own steps, an invariant, an option (the bound on elections) and a preset. Load it as a plugin:
 
     jbodcheck explore --plugin examples/preferred_election.py --preset preferred-election
     jbodcheck explore --plugin examples/preferred_election.py --preset small --option max_preferred_elections=2
@@ -16,10 +17,11 @@ the design; tests/test_feature_example.py shows it.
 from __future__ import annotations
 
 from invariants import invariant
-from model import Feature, Option, StateField
+from model import Feature, Option
+from model.spec.schema import Field, Show
 from model.storage.config import ONE_OF_EACH
-from model.zk.controller import ControllerStep, is_replica_online
 from model.storage.state import P_ONLINE
+from model.zk.controller import ControllerStep, is_replica_online
 
 
 def _whole_number(value):
@@ -33,7 +35,9 @@ PREFERRED_ELECTION = Feature(
     "Preferred leader election: the controller moves leadership back to a partition's first assigned replica when "
     "it is live and in the ISR",
     options=(Option("max_preferred_elections", 1, "Bound: preferred leader elections in one run.", _whole_number),),
-    state_fields=(StateField("preferred_elections", 0, "How many preferred leader elections happened (the bound)."),),
+    # A field of the controller's record: durable (the controller record has no crash), shown in traces.
+    fields=(Field("preferred_elections", "controller", lambda m: 0, show=Show("preferred_elections"),
+                  doc="How many preferred leader elections happened (the bound)."),),
 )
 
 
@@ -42,7 +46,7 @@ def _partitions(m):
 
 
 def _guard(m, s, partition):
-    if m.ext(s, "preferred_elections") >= m.option("max_preferred_elections"):
+    if s.controller.preferred_elections >= m.option("max_preferred_elections"):
         return f"the bound --option max_preferred_elections={m.option('max_preferred_elections')} is used up"
     c = s.controller
     part = c.partitions[partition]
@@ -69,7 +73,8 @@ def preferred_leader_election(m, s, partition):
     step.partitions[partition] = part._replace(leader=step.assigned[partition][0], leader_epoch=part.leader_epoch + 1)
     step.add_leader_and_isr(step.assigned[partition], partition, is_new=False)
     step.flush()
-    return m.with_ext(step.finish(), preferred_elections=m.ext(s, "preferred_elections") + 1)
+    after = step.finish()
+    return after._replace(controller=after.controller._replace(preferred_elections=s.controller.preferred_elections + 1))
 
 
 @invariant("preferred_election_elects_a_live_isr_member", kind="transition", symmetric=True,

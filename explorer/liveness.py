@@ -405,16 +405,6 @@ def cycle_is_fair(model: Model, trace: list, loop_start: int) -> bool:
     return always <= taken
 
 
-def lasso_scenario(model: Model, violation: LivenessViolation, preset: str | None = None) -> dict:
-    """The lasso as a scenario file (explorer/scenario.py): its steps and ``loop_start``; `jbodcheck replay`
-    checks every step is enabled and that the last one returns to the state of step ``loop_start``."""
-    from .scenario import scenario_dict
-
-    description = f"{violation.message} ({violation.invariant.statement})"
-    data = scenario_dict(model, [a for a, _s in violation.trace[1:]], preset, description)
-    data["loop_start"] = violation.loop_start
-    return data
-
 
 def liveness_properties(model: Model, named: tuple) -> list:
     """The liveness properties a run checks: those selected by --invariant, else all of the model's."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 
 from model.spec.model import Action
-from model.storage.common import budget_left
 from model.spec.footprint import Footprints
 
 
@@ -74,6 +73,7 @@ class Reduction:
         """What the stubborn set depends on besides the enabled actions: the dead actions (budget used up: never
         enabled again) and the footprints of the enabled actions that compute theirs at the state."""
         model, fp = self.model, self.footprints
+        budget_left = model.hooks.budget_left      # declared by the feature whose rules spend (``Rule.spends``)
         dead = 0
         for pos, index in fp.spends:
             if budget_left(model, state, index) is not None:

@@ -336,3 +336,12 @@ def scenario_dict(model: Model, actions, preset: str | None = None, description:
     data["model"] = ({"preset": preset} if preset else {}) | model.cfg.as_dict()
     data["steps"] = scenario_steps(model, actions)
     return data
+
+
+def lasso_scenario(model: Model, violation, preset: str | None = None) -> dict:
+    """The lasso as a scenario file (explorer/scenario.py): its steps and ``loop_start``; `jbodcheck replay`
+    checks every step is enabled and that the last one returns to the state of step ``loop_start``."""
+    description = f"{violation.message} ({violation.invariant.statement})"
+    data = scenario_dict(model, [a for a, _s in violation.trace[1:]], preset, description)
+    data["loop_start"] = violation.loop_start
+    return data

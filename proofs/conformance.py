@@ -27,34 +27,10 @@ from typing import NamedTuple
 import z3
 
 from model.spec.engine import fingerprint_of
-from model.storage.state import LEADER_AND_ISR, P_NONEXISTENT, STOP_REPLICA
 
 from .properties import PROPERTIES
-from .refinement import Offence, Refinement
+from .refinement import Offence, Refinement, abstract_broker, abstract_key
 from .system import ACTION_BY_NAME, ACTIONS, FIELDS, RULE_TO_ACTION, initial, relation, sort_of
-
-
-# ---- the abstraction function, as a hashable key ------------------------------------------------------------
-def _broker_key(m, br) -> tuple:
-    P = m.cfg.partitions
-    pend = [False] * (2 * P)
-    stops = [False] * P
-    for msg in br.inbox:
-        if msg.kind == LEADER_AND_ISR:
-            for e in msg.body:
-                pend[2 * e.partition + bool(e.is_new)] = True
-        elif msg.kind == STOP_REPLICA:
-            for p in msg.body:
-                stops[p] = True
-    return (br.up, bool(br.replies), tuple(br.dirs), tuple(br.hosted), tuple(br.copies), tuple(pend), tuple(stops))
-
-
-def abstract_key(m, state, broker_key=None) -> tuple:
-    """The abstraction of ``state`` (proofs/refinement.py ``abstract``) as a flat hashable value."""
-    bk = broker_key or m.cached(_broker_key, bind=True)
-    c = state.controller
-    return (tuple(bk(br) for br in state.brokers), c.live, state.notifications,
-            tuple((part.state != P_NONEXISTENT, part.leader_epoch >= 0) for part in c.partitions))
 
 
 def values_of_key(m, key) -> dict:
@@ -355,7 +331,7 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
         raise ValueError("the property agreement needs the explicit invariants (invariants=...)")
     start = time.monotonic()
     ref = Refinement(m, variant)
-    bk = m.cached(_broker_key, bind=True)
+    bk = m.cached(abstract_broker, bind=True)
     invariants = {inv.id: inv for inv in invariants}
     prop_pairs = [(PROPERTIES[pid], invariants[iid]) for pid, iid in PROPERTY_TO_INVARIANT.items()
                   if pid in PROPERTIES and iid in invariants]

@@ -47,6 +47,29 @@ def abstract(m, state) -> dict:
     return out
 
 
+# ---- the abstraction function, as a hashable key ------------------------------------------------------------
+def abstract_broker(m, br) -> tuple:
+    P = m.cfg.partitions
+    pend = [False] * (2 * P)
+    stops = [False] * P
+    for msg in br.inbox:
+        if msg.kind == LEADER_AND_ISR:
+            for e in msg.body:
+                pend[2 * e.partition + bool(e.is_new)] = True
+        elif msg.kind == STOP_REPLICA:
+            for p in msg.body:
+                stops[p] = True
+    return (br.up, bool(br.replies), tuple(br.dirs), tuple(br.hosted), tuple(br.copies), tuple(pend), tuple(stops))
+
+
+def abstract_key(m, state, broker_key=None) -> tuple:
+    """The abstraction of ``state`` (proofs/refinement.py ``abstract``) as a flat hashable value."""
+    bk = broker_key or m.cached(abstract_broker, bind=True)
+    c = state.controller
+    return (tuple(bk(br) for br in state.brokers), c.live, state.notifications,
+            tuple((part.state != P_NONEXISTENT, part.leader_epoch >= 0) for part in c.partitions))
+
+
 def witness_values(m, state, rule: str, args) -> dict:
     """The action's witnesses, read off the request it handles."""
     P = m.cfg.partitions

@@ -68,3 +68,24 @@ def test_the_brokers_and_clients_effects_are_not_memoised():
     model = build_model(preset_config("tiny"))
     kinds = {r.kind for (_, r, _), (_, _, e, _) in zip(model.action_space, model._space) if isinstance(e, MemoisedEffect)}
     assert kinds == {"controller", "environment"}
+
+
+def test_the_eager_rule_is_declared_and_its_firings_are_the_rules_own():
+    """kip112-core declares BrokerUpdateMetadata as the rule applied eagerly (Feature.eager): the model exposes its
+    index (None without eager metadata), and a step's settled brokers are exactly the brokers at which applying
+    that rule's effect, in order, gives the step's next state."""
+    eager = build_model(preset_config("tiny"))
+    assert eager.eager_rule == eager.rule_index["BrokerUpdateMetadata"]
+    assert build_model(preset_config("tiny", eager_metadata=False)).eager_rule is None
+    lazy = build_model(preset_config("tiny", eager_metadata=False))
+    checked = 0
+    for state in sample_states(eager, bfs=300, walks=0):
+        for action, after in eager.successors(state):
+            rule = eager.rules[action.rule]
+            expected = lazy.step(state, rule.name, action.args)[1]
+            for b in action.settled:
+                expected = lazy.step(expected, "BrokerUpdateMetadata", (b,))[1]
+            assert expected == after and not any(
+                x.inbox and eager.eager.ready(x) for x in after.brokers)
+            checked += bool(action.settled)
+    assert checked, "some step settles an UpdateMetadata"

@@ -58,7 +58,7 @@ def test_the_feature_brings_its_rule_field_option_invariant_and_preset(plugins):
     assert [f.name for f in m.features][-1] == "preferred-election"
     assert RULE in m.rule_index and RULE in {r.name for _, r, _ in m.action_space}
     assert INVARIANT in {i.id for i in m.invariants}
-    assert m.ext(m.init_states()[0], "preferred_elections") == 0 and m.option("max_preferred_elections") == 1
+    assert m.init_states()[0].controller.preferred_elections == 0 and m.option("max_preferred_elections") == 1
     assert m.symmetry, "the example's invariant is declared symmetric"
     # The option bounds the rule: 0 leaves it out of the configuration.
     none = _model(plugins, options={"max_preferred_elections": 0})
@@ -100,7 +100,7 @@ def test_fuzz_and_replay_take_the_feature(plugins, tmp_path):
     path.write_text(json.dumps(scenario_dict(m, actions, "preferred-election")))
     result, trace, failed = replay(m, load_scenario(str(path)), list(m.invariants))
     assert result.result == "ok" and not failed
-    assert m.ext(trace[-1][1], "preferred_elections") == 1
+    assert trace[-1][1].controller.preferred_elections == 1
     assert m.rules[trace[-1][0].rule].name == RULE
     # Hypothesis: the machine generated from the model has the feature's rule and reaches it.
     machine = make_state_machine(probe)

@@ -7,12 +7,18 @@ import pytest
 
 from model import Model
 from explorer.catalog import features as catalog
-from model.spec.footprint import (Components, FootprintError, Footprints, check_declaration, footprint_violations,
-                             read_violations)
+from model.spec.footprint import Components, FootprintError, Footprints, check_declaration, read_violations
+from model.spec.footprint import footprint_violations as kernel_footprint_violations
+from model.storage.common import budget_left
 from explorer.catalog import preset_config
 from model.storage.state import B_FAILOVERS
 
 from helpers import bfs_states, walk_states
+
+
+def footprint_violations(model, states, **options):
+    """The kernel's checker, told how the storage layer's event budgets are spent (they must only grow)."""
+    return kernel_footprint_violations(model, states, spent=budget_left, budgets=lambda state: state.budget, **options)
 from profiles import THOROUGH
 from explorer.catalog import build_model
 
@@ -94,13 +100,17 @@ def test_an_undeclared_rule_reads_and_writes_everything():
 
 
 def test_parameterised_patterns_resolve_per_action():
-    c = Components(2, ("created",))
+    model = build_model(preset_config("tiny"))
+    c = Components(model.schema, 2, ("created",))
     assert c.describe(c.mask(("broker[broker].inbox",), ("broker",), (1,))) == ["broker[1].inbox"]
     assert c.describe(c.mask(("broker[*].up", "ext.created", "wiped"))) == [
         "broker[0].up", "broker[1].up", "wiped", "ext.created"]
     for bad in ("broker[dir].inbox", "broker[broker].nothing", "controller.nothing", "histories"):
         with pytest.raises(FootprintError):
-            check_declaration((bad,), ("broker",), ())
+            check_declaration((bad,), ("broker",), (), model.schema)
+    for bad in ("broker[dir].inbox", "broker[", "a.b.c"):     # form and parameters, before a schema is composed
+        with pytest.raises(FootprintError):
+            check_declaration((bad,), ("broker",))
 
 
 # (preset, overrides) where each built-in state invariant with declared reads has something to look at.

@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from explorer.liveness import (StateGraph, check_instance, check_liveness, cycle_is_fair, lasso_scenario)
+from explorer.liveness import StateGraph, check_instance, check_liveness, cycle_is_fair
+from explorer.scenario import lasso_scenario
 from explorer.scenario import load_scenario, replay
 from model.spec.invariant import LIVENESS_KINDS, liveness
 from model import Model

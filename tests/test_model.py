@@ -569,21 +569,24 @@ def test_model_is_usable_for_every_variant():
 # ---- the declared schema ---------------------------------------------------------------------------------------
 
 def test_crash_channel_loss_and_quiescence_follow_the_declared_schema():
-    """model/storage/state.py declares each broker field's lifetime, channels and dir indexing; a crash, a failover's
-    channel loss and quiescence are derived from it (model/spec/schema.py)."""
-    from model.storage.state import BROKER_SCHEMA
-
+    """The features declare each broker field's lifetime, channels and dir indexing (model/storage/schema.py,
+    model/zk/schema.py); a crash, a failover's channel loss and quiescence are derived from it
+    (model/spec/schema.py)."""
     m = model_of("tiny", saturation=True, eager_metadata=False)
+    fields = m.schema.fields["brokers"]
+    assert tuple(f.name for f in fields) == type(init(m).brokers[0])._fields
     s = step(m, step(m, init(m), "CreateTopic", 0), "BrokerLeaderAndIsr", 0)   # broker 0 leads, replied, has UM
     b = s.brokers[0]
     assert b.hosted[0] and b.replies and b.inbox and b.copies[0]
     fresh = init(m).brokers[0]
     crashed = m.crashed(b)
-    for i, f in enumerate(BROKER_SCHEMA):
-        expected = {"disk": b[i], "memory": fresh[i], "registration": False}[f.lifetime]
+    for i, f in enumerate(fields):
+        expected = b[i] if f.lifetime == "durable" else False if f.name == "up" else fresh[i]
         assert crashed[i] == expected, f.name
+    assert crashed.up is False and {f.name for f in fields if f.lifetime == "durable"} == {
+        "dirs", "used", "reserved", "copies", "logs", "segs"}
     lost = m.schema.without_channels(b)
-    for i, f in enumerate(BROKER_SCHEMA):
+    for i, f in enumerate(fields):
         assert lost[i] == (() if f.channel else b[i]), f.name
     assert not m.is_quiescent(s)
     quiet = deliver_all(m, s)

@@ -7,7 +7,7 @@ import pytest
 from model import Model, ModelConfig
 from explorer.catalog import preset_config
 from model.storage.state import GOOD, OFFLINE, fingerprint
-from model.spec.symmetry import canonical, canonical_fingerprint, orbit, permute_dirs
+from model.spec.symmetry import IndexSymmetry
 
 from helpers import bfs_states, created_topic, deliver_all, step
 from explorer.catalog import build_model
@@ -28,6 +28,8 @@ def test_reduced_search_finds_exactly_the_classes_of_the_reachable_states(params
     reduced = build_model(ModelConfig(**params), symmetry=True)
     assert reduced.symmetry
     states = bfs_states(plain, fingerprint)
+    sym = IndexSymmetry(plain.schema)
+    canonical_fingerprint, orbit = sym.canonical_fingerprint, sym.orbit
     classes = {canonical_fingerprint(s) for s in states.values()}
     # The reduced search: dedup by model.fingerprint, expanding the first concrete state met in each class.
     assert len(bfs_states(reduced, reduced.fingerprint)) == len(classes)
@@ -41,6 +43,8 @@ def test_reduced_search_finds_exactly_the_classes_of_the_reachable_states(params
 def test_canonical_form_sorts_each_brokers_dirs_and_moves_the_logs_with_them():
     m = build_model(preset_config("tiny"), symmetry=True)
     s = created_topic(m)
+    sym = IndexSymmetry(m.schema)
+    canonical, permute_dirs = sym.canonical, sym.permute
     b0 = s.brokers[0]
     assert b0.copies == (0b01,)
     swapped = s._replace(brokers=(permute_dirs(b0, (1, 0)),) + s.brokers[1:])
@@ -56,6 +60,7 @@ def test_states_that_differ_by_more_than_a_dir_swap_stay_apart():
     reaction."""
     m = build_model(preset_config("tiny"), symmetry=True)
     assert m.symmetry
+    permute_dirs = IndexSymmetry(m.schema).permute
     s = created_topic(m)
     assert s.brokers[0].copies == (0b01,)
     log_dir_failed = step(m, s, "DirFail", 0, 0)
@@ -89,3 +94,27 @@ def test_symmetry_is_off_with_disk_space():
     assert not dir_symmetry_sound(ModelConfig(brokers=2, dirs=2, partitions=1, rf=2, saturation=True))
     m = build_model(preset_config("tiny", saturation=True), symmetry=True)
     assert not m.symmetry and m.fingerprint(m.init_states()[0]) == fingerprint(m.init_states()[0])
+
+
+def test_a_feature_adds_a_broker_field_and_the_dir_symmetry_moves_it():
+    """A feature from outside declares a per-dir broker field (model/spec/schema.py Field, index "per-index"):
+    brokers carry it after the built-in fields, a crash keeps it (durable), symmetry stays on and permutes it
+    with the dirs, so the canonical form of two states that differ by a dir swap is the same."""
+    from invariants.plugins import Plugins
+    from model import Feature
+    from model.spec.schema import Field
+
+    marks = Feature("dir-marks", "A mark per log dir (a test feature)", fields=(
+        Field("marks", "brokers", lambda m: tuple(range(m.cfg.dirs)), index="per-index"),))
+    m = build_model(preset_config("tiny"), symmetry=True, plugins=Plugins(features=(marks,)))
+    assert m.symmetry
+    s = created_topic(m)
+    b0 = s.brokers[0]
+    assert type(b0)._fields[-1] == "marks" and b0.marks == (0, 1)
+    assert m.crashed(b0).marks == (0, 1)
+    sym = IndexSymmetry(m.schema)
+    swapped = s._replace(brokers=(sym.permute(b0, (1, 0)),) + s.brokers[1:])
+    assert swapped.brokers[0].marks == (1, 0) and swapped.brokers[0].copies == (0b10,)
+    assert m.fingerprint(swapped) == m.fingerprint(s) and fingerprint(swapped) != fingerprint(s)
+    # The same design without the feature: its brokers have no such field.
+    assert "marks" not in type(created_topic(build_model(preset_config("tiny"))).brokers[0])._fields

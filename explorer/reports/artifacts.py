@@ -100,7 +100,7 @@ class TraceOutputs:
     def _scenario(self, model, result, violation, note: str) -> dict:
         """The counterexample as a scenario file; a lasso (explore --liveness) with its ``loop_start``."""
         if hasattr(violation, "loop_start"):
-            from explorer.liveness import lasso_scenario
+            from explorer.scenario import lasso_scenario
 
             return lasso_scenario(model, violation)
         from explorer.scenario import scenario_dict

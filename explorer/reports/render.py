@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from model import Model, State
 from model.storage.state import (
-    BROKER_SCHEMA, BUDGET_FIELDS, CONTROLLER_VIEW, DELETION_NAMES, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES,
+    BUDGET_FIELDS, DELETION_NAMES, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES,
     LEADER_AND_ISR, LEADER_DURING_DELETE, MESSAGE_NAMES, NO_LEADER, PARTITION_STATE_NAMES, REASSIGNMENT_NAMES,
-    REPLICA_STATE_NAMES, STATE_VIEW, STOP_REPLICA, STOP_REPLICA_DELETE, bits,
+    REPLICA_STATE_NAMES, STOP_REPLICA, STOP_REPLICA_DELETE, bits,
 )
 
 
@@ -91,15 +91,14 @@ def _view(model: Model, record, view, per_partition: dict | None = None, partiti
     return out
 
 
-_BROKER_VIEW = tuple((f.name, f.show) for f in BROKER_SCHEMA if f.show is not None)
-
-
 def state_dict(model: Model, state: State) -> dict:
-    """The state as JSON-ready data, read from the declared views of model/storage/state.py (BROKER_SCHEMA,
-    CONTROLLER_VIEW, STATE_VIEW); the fields of a feature the model leaves out are not shown."""
-    brokers = [{"broker": b, **_view(model, br, _BROKER_VIEW)} for b, br in enumerate(state.brokers)]
-    out = {"brokers": brokers, "controller": _view(model, state.controller, CONTROLLER_VIEW)}
-    out.update(_view(model, state, STATE_VIEW, partitions_key="records"))
+    """The state as JSON-ready data, read from the fields' declared views (model/spec/schema.py Show; the fields
+    in model/storage/schema.py and model/zk/schema.py); the fields of a feature the model leaves out are not
+    shown."""
+    schema = model.schema
+    brokers = [{"broker": b, **_view(model, br, schema.view("brokers"))} for b, br in enumerate(state.brokers)]
+    out = {"brokers": brokers, "controller": _view(model, state.controller, schema.view("controller"))}
+    out.update(_view(model, state, schema.view(None), partitions_key="records"))
     if model.ext_fields:  # the state fields of features added from outside (model/spec/feature.py StateField)
         out["extensions"] = {sf.name: _plain(value) for sf, value in zip(model.ext_fields, state.ext)}
     return out

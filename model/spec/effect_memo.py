@@ -19,78 +19,82 @@ from then on: successors are the same either way, only the time differs.
 """
 from __future__ import annotations
 
-from model.storage.state import Broker, Controller, State
-
 UNCHANGED = object()
 PROBATION = 2048       # look-ups before an action's hit rate is judged
 LIMIT = 1 << 15        # remembered component combinations per action (the memo is cleared when full)
 
-_BROKERS, _CONTROLLER, _EXT = State._fields.index("brokers"), State._fields.index("controller"), State._fields.index("ext")
-
 
 def _paths(comps, mask: int, ext_index: dict) -> list[tuple[tuple, int]]:
-    """The components of a mask as (access path into a State, the components it covers): paths ("b", broker,
-    field index), ("b", broker, None) for a whole broker, ("c", field index), ("c", None), ("s", top field
-    index), ("e", ext index). Whole units where a mask covers every field of a broker or of the controller."""
+    """The components of a mask as (access path into a state, the components it covers): paths ("b", member,
+    field index), ("b", member, None) for a whole member of the group record, ("c", root index, field index),
+    ("c", root index, None) for a singleton record, ("s", root index) for a plain field, ("e", ext index).
+    Whole units where a mask covers every field of a member or of a singleton record."""
+    schema = comps.schema
     out = []
-    for b in range(comps.brokers):
-        whole = comps.broker_mask(b)
+    for b in range(comps.members):
+        whole = comps.member_mask(b)
         if mask & whole == whole:
             out.append((("b", b, None), whole))
         else:
-            out.extend((("b", b, fi), comps.bit(("broker", b, f))) for fi, f in enumerate(Broker._fields)
-                       if mask & comps.bit(("broker", b, f)))
-    whole = sum(comps.bit(("controller", f)) for f in Controller._fields)
-    if mask & whole == whole:
-        out.append((("c", None), whole))
-    else:
-        out.extend((("c", ci), comps.bit(("controller", f))) for ci, f in enumerate(Controller._fields)
-                   if mask & comps.bit(("controller", f)))
+            out.extend((("b", b, fi), comps.bit((comps.word, b, f))) for fi, f in enumerate(comps.member_fields)
+                       if mask & comps.bit((comps.word, b, f)))
+    for record, ri in zip(schema.singles, schema.single_index):
+        whole = comps.single_mask(record)
+        if mask & whole == whole:
+            out.append((("c", ri, None), whole))
+        else:
+            out.extend((("c", ri, ci), comps.bit((record, f))) for ci, f in enumerate(schema.types[record]._fields)
+                       if mask & comps.bit((record, f)))
     for key, i in comps.index.items():
         if mask >> i & 1 and len(key) == 1:
-            out.append((("s", State._fields.index(key[0])), 1 << i))
-        elif mask >> i & 1 and key[0] == "ext":
+            out.append((("s", schema.root_names.index(key[0])), 1 << i))
+        elif mask >> i & 1 and len(key) == 2 and key[0] == "ext":
             out.append((("e", ext_index[key[1]]), 1 << i))
     return out
 
 
-def _expression(path) -> str:
+def _expression(path, group: int, ext: int) -> str:
     """Python source reading a path from a state ``s``."""
     kind = path[0]
     if kind == "b":
-        return f"s[{_BROKERS}][{path[1]}]" + ("" if path[2] is None else f"[{path[2]}]")
+        return f"s[{group}][{path[1]}]" + ("" if path[2] is None else f"[{path[2]}]")
     if kind == "c":
-        return f"s[{_CONTROLLER}]" + ("" if path[1] is None else f"[{path[1]}]")
+        return f"s[{path[1]}]" + ("" if path[2] is None else f"[{path[2]}]")
     if kind == "s":
         return f"s[{path[1]}]"
-    return f"s[{_EXT}][{path[1]}]"
+    return f"s[{ext}][{path[1]}]"
 
 
-def _getter(paths):
+def _getter(paths, group: int, ext: int):
     """A function state -> the tuple of the paths' values (compiled once: it runs on every look-up)."""
-    return eval("lambda s: (" + "".join(_expression(p) + ", " for p in paths) + ")")  # noqa: S307 (our own paths)
+    return eval("lambda s: (" + "".join(_expression(p, group, ext) + ", " for p in paths) + ")")  # noqa: S307
 
 
 class MemoisedEffect:
     """One action's effect, remembered by the components it reads; called like the effect: (model, state, *args)."""
 
-    def __init__(self, effect, key_paths, write_paths, appended: set, read_back: tuple):
+    def __init__(self, effect, key_paths, write_paths, appended: set, read_back: tuple, schema):
         self.effect = effect
-        self.key = _getter(key_paths)
-        self.written = _getter(write_paths)
+        g, ext = schema.group_index, len(schema.root_names) - 1
+        self._group, self._ext = g, ext
+        self._member_type = schema.member_type
+        self._single_types = {i: schema.types[r] for r, i in zip(schema.singles, schema.single_index)}
+        self._root_width = len(schema.root_names)
+        self.key = _getter(key_paths, g, ext)
+        self.written = _getter(write_paths, g, ext)
         self.write_paths = write_paths
         self.appended = tuple(p in appended for p in write_paths)
         # "Unchanged" may be kept only for a written component that is also in the key: for the others the new
         # value is kept (a component the effect overwrites without reading it, e.g. a queue it empties).
         self.read_back = read_back
         # What the run-time check of a miss compares (_unwritten_differ): per broker the field indices written
-        # (None: the whole broker), the controller's, the top fields' and the extension fields'.
-        self.broker_fields: dict = {}
+        # (None: the whole member), each singleton record's, the plain fields' and the extension fields'.
+        self.member_fields: dict = {}
         for p in write_paths:
             if p[0] == "b":
-                self.broker_fields.setdefault(p[1], set()).add(p[2])
-        self.controller_fields = {p[1] for p in write_paths if p[0] == "c"}
-        self.top_fields = {p[1] for p in write_paths if p[0] == "s"} | {_BROKERS, _CONTROLLER, _EXT}
+                self.member_fields.setdefault(p[1], set()).add(p[2])
+        self.single_fields = {i: {p[2] for p in write_paths if p[0] == "c" and p[1] == i} for i in self._single_types}
+        self.top_fields = {p[1] for p in write_paths if p[0] == "s"} | {g, ext, *self._single_types}
         self.ext_fields = {p[1] for p in write_paths if p[0] == "e"}
         self.memo: dict = {}
         self.replays: dict = {}
@@ -148,32 +152,33 @@ class MemoisedEffect:
         return tuple(out)
 
     def _unwritten_differ(self, state, after) -> bool:
-        """Whether the effect changed a component outside its declared writes (whole brokers, the controller and
-        the top fields compared as units, a field-level declaration field by field)."""
-        for b, (old, new) in enumerate(zip(state.brokers, after.brokers)):
+        """Whether the effect changed a component outside its declared writes (whole members, the singleton
+        records and the plain fields compared as units, a field-level declaration field by field)."""
+        g = self._group
+        for b, (old, new) in enumerate(zip(state[g], after[g])):
             if old is new:
                 continue
-            fields = self.broker_fields.get(b)
+            fields = self.member_fields.get(b)
             if fields is None:
                 if old != new:
                     return True
             elif None not in fields and any(o != n for i, (o, n) in enumerate(zip(old, new)) if i not in fields):
                 return True
-        if None not in self.controller_fields and after.controller is not state.controller and any(
-                o != n for i, (o, n) in enumerate(zip(state.controller, after.controller))
-                if i not in self.controller_fields):
-            return True
-        if any(state[i] != after[i] for i in range(len(State._fields)) if i not in self.top_fields):
+        for ri, fields in self.single_fields.items():
+            if None not in fields and after[ri] is not state[ri] and any(
+                    o != n for i, (o, n) in enumerate(zip(state[ri], after[ri])) if i not in fields):
+                return True
+        if any(state[i] != after[i] for i in range(self._root_width) if i not in self.top_fields):
             return True
         return any(o != n for i, (o, n) in enumerate(zip(state.ext, after.ext)) if i not in self.ext_fields)
 
     def _apply(self, state, change):
-        fields = rows = whole = controller = None
+        fields = rows = whole = singles = None
         for path, value, append in zip(self.write_paths, change, self.appended):
             if value is UNCHANGED:
                 continue
             if fields is None:
-                fields, rows, whole = list(state), {}, {}
+                fields, rows, whole, singles = list(state), {}, {}, {}
             kind = path[0]
             if kind == "b":
                 if path[2] is None:
@@ -181,48 +186,50 @@ class MemoisedEffect:
                 else:
                     row = rows.get(path[1])
                     if row is None:
-                        row = rows[path[1]] = list(state.brokers[path[1]])
+                        row = rows[path[1]] = list(state[self._group][path[1]])
                     row[path[2]] = row[path[2]] + value if append else value
             elif kind == "c":
-                if path[1] is None:
-                    controller = value
+                if path[2] is None:
+                    singles[path[1]] = value
                 else:
-                    if controller is None:
-                        controller = list(state.controller)
-                    controller[path[1]] = value
+                    record = singles.get(path[1])
+                    if record is None:
+                        record = singles[path[1]] = list(state[path[1]])
+                    record[path[2]] = value
             elif kind == "s":
                 fields[path[1]] = value
             else:
-                ext = list(fields[_EXT])
+                ext = list(fields[self._ext])
                 ext[path[1]] = value
-                fields[_EXT] = tuple(ext)
+                fields[self._ext] = tuple(ext)
         if fields is None:
             return state
         if rows or whole:
-            brokers = list(state.brokers)
-            for b, broker in whole.items():
-                brokers[b] = broker
+            g = self._group
+            members = list(state[g])
+            for b, member in whole.items():
+                members[b] = member
+            member_type = self._member_type
             for b, row in rows.items():
-                brokers[b] = tuple.__new__(Broker, row)
-            fields[_BROKERS] = tuple(brokers)
-        if controller is not None:
-            fields[_CONTROLLER] = controller if type(controller) is Controller else tuple.__new__(Controller, controller)
-        return tuple.__new__(State, fields)
+                members[b] = tuple.__new__(member_type, row)
+            fields[g] = tuple(members)
+        for ri, record in singles.items():
+            fields[ri] = record if type(record) is not list else tuple.__new__(self._single_types[ri], record)
+        return tuple.__new__(type(state), fields)
 
 
-# The rules whose effects are memoised: the controller's (its replica and partition state machines) and the
-# environment's (a disk or a broker changed wholesale). The brokers' and the clients' rules read the data path
-# (every replica's log and high watermark): hashing those keys costs more than their effects (measured on small:
-# BrokerLeaderAndIsr 2.7 times slower memoised, Produce 1.6 times).
-MEMO_KINDS = ("controller", "environment")
+# The rules whose effects are memoised: those of the kinds the model's features name (``Feature.memo_kinds``;
+# the ZooKeeper controller's events and the environment's, model/zk/schema.py MEMO_KINDS, where the measurements
+# are).
 
 
 def memoised_effects(model, comps) -> list:
-    """Per action of ``model.action_space``: its effect, memoised when its rule is of a kind in MEMO_KINDS and
-    declares what it reads and writes (``comps``: the model's components, model/spec/footprint.py)."""
+    """Per action of ``model.action_space``: its effect, memoised when its rule is of a kind in ``model.memo_kinds``
+    and declares what it reads and writes (``comps``: the model's components, model/spec/footprint.py)."""
     out = []
+    kinds = model.memo_kinds
     for _, rule, args in model.action_space:
-        if rule.reads is None or rule.writes is None or rule.kind not in MEMO_KINDS:
+        if rule.reads is None or rule.writes is None or rule.kind not in kinds:
             out.append(rule.effect)
             continue
         reads = comps.mask(rule.reads, rule.params, args)
@@ -235,13 +242,14 @@ def memoised_effects(model, comps) -> list:
         write_paths = [p for p, _ in set_paths] + appended
         read_back = tuple(covers & keyed == covers for _, covers in set_paths) + (True,) * len(appended)
         key_paths = [p for p, _ in _paths(comps, keyed, model.ext_index)]
-        out.append(MemoisedEffect(rule.effect, key_paths, write_paths, set(appended), read_back))
+        out.append(MemoisedEffect(rule.effect, key_paths, write_paths, set(appended), read_back, model.schema))
     return out
 
 
-def inboxes_written(model, comps, rule, args) -> tuple[int, ...]:
-    """The brokers whose inbox the action may write, by its declared writes (every broker when undeclared)."""
+def channels_written(model, comps, rule, args, channel: str) -> tuple[int, ...]:
+    """The group members whose field ``channel`` the action may write, by its declared writes (every member when
+    undeclared)."""
     if rule.writes is None:
-        return tuple(range(model.cfg.brokers))
+        return tuple(range(comps.members))
     writes = comps.mask(rule.writes, rule.params, args)
-    return tuple(b for b in range(model.cfg.brokers) if writes & comps.bit(("broker", b, "inbox")))
+    return tuple(b for b in range(comps.members) if writes & comps.bit((comps.word, b, channel)))

@@ -82,22 +82,13 @@ def stops_search(failed, selected: int, all_violations: bool) -> bool:
 
 # ---- counting ---------------------------------------------------------------------------------------------------
 
-def eager_rule(model: Model) -> int | None:
-    """The index of the rule a step applied eagerly after another is counted under (None: the model has none)."""
-    if hasattr(model, "eager_rule"):
-        return model.eager_rule
-    # TEMPORARY SHIM (engine branch) until the kernel's Model.eager_rule is merged: the designs' one eager rule,
-    # by name. Delete these two lines then.
-    return model.rule_index.get("BrokerUpdateMetadata")
-
-
 class TransitionCounts:
     """Generated transitions and per-rule coverage, counted the same way by every engine."""
 
     def __init__(self, model: Model):
         self.rules = model.rules
         self.coverage = [0] * len(model.rules)
-        self.eager_rule = eager_rule(model)
+        self.eager_rule = model.eager_rule
         self.generated = 0
 
     def count(self, action: Action) -> None:

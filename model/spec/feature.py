@@ -2,7 +2,9 @@
 
 A ``Feature`` is one protocol concern in one module: the rules it adds (guard + effect, in order), the
 invariants it claims, the named procedures (*hooks*) it provides or overrides, the rules it replaces, its
-options and presets, its extension state fields, and what it does to dir symmetry. A ``Design`` is an ordered
+options and presets, the records and fields it brings to the state schema (model/spec/schema.py) and its
+extension state fields, the constants it derives from the configuration, the rule it applies eagerly after
+every step (``Eager``), and what it does to dir symmetry. A ``Design`` is an ordered
 set of features (KIP-112 as adopted, KIP-112 without its isNewReplica check, ...), as a TLA+ module ``EXTENDS`` a base and
 redefines an action. ``model.Model`` turns a design and a configuration into a model value; nothing is
 registered process-wide, so several models (of different designs) coexist in one process.
@@ -58,6 +60,22 @@ class StateField:
     pending: bool = False
 
 
+@attrs.frozen
+class Eager:
+    """A rule applied eagerly after every step, while it is ready, to each member whose ``channel`` the step may
+    write (in increasing order): its firings are recorded in the step's ``Action.settled`` and counted under the
+    rule (``Model.eager_rule``). ``ready(member)``: whether the rule applies to the member now (its guard's
+    condition, fast); ``touches``: the member fields the eager firings read and write (the step's footprint
+    grows by them); ``enabled(cfg)``: whether the configuration asks for it; ``label(members)``: what a step's
+    label says of its settled members."""
+    rule: str
+    channel: str
+    ready: Callable[[Any], bool]
+    touches: tuple[str, ...]
+    enabled: Callable[[Any], bool] = always
+    label: Callable[[tuple], str] = lambda members: " + " + ", ".join(map(str, members))
+
+
 @attrs.define(eq=False)
 class Feature:
     name: str
@@ -69,6 +87,15 @@ class Feature:
     flags: tuple[Flag, ...] = ()
     options: tuple[Option, ...] = ()
     state_fields: tuple[StateField, ...] = ()
+    # The records and fields it brings to the state schema (model/spec/schema.py Record, Field), and the model
+    # constants it derives from the configuration (name -> function of the model, set as model attributes).
+    fields: tuple = ()
+    constants: dict = attrs.field(factory=dict)
+    # A rule applied eagerly after every step (Eager), if any.
+    eager: Eager | None = None
+    # The kinds of rules whose effects the model memoises (model/spec/effect_memo.py): the heavy effects that
+    # recur across states.
+    memo_kinds: tuple[str, ...] = ()
     presets: dict = attrs.field(factory=dict)          # name -> (description, model parameters)
     hooks: dict = attrs.field(factory=dict)            # name -> procedure (a later feature's wins)
     rules: list = attrs.field(factory=list)            # Rule, in the order the engines enumerate them

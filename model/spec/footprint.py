@@ -1,75 +1,90 @@
 """What a rule reads and writes, in terms of the state's components (docs/model.md, section 7, "Read and write sets").
 
-A *component* is one field of one broker (``broker[2].inbox``), one field of the controller
-(``controller.live``), one of the state's other fields (``notifications``, ``budget``, ``committed``, ``acked``,
-``consumed``, ``wiped``) or one extension field (``ext.created``). A rule declares, with ``reads=``,
-``writes=`` and (optionally) ``guard_reads=`` in ``@FEATURE.rule(...)``, patterns over them:
+A *component* is one field of one member of the state's group record (``broker[2].inbox``, with the group's
+member word, model/spec/schema.py ``Record.member``), one field of a singleton record (``controller.live``),
+one of the state's plain fields (``budget``) or one extension field (``ext.created``). A rule declares, with
+``reads=``, ``writes=`` and (optionally) ``guard_reads=`` in ``@FEATURE.rule(...)``, patterns over them:
 
-- ``broker[<param>].<field>``: that field of the broker named by the rule's parameter ``<param>``
-  (``broker[2].<field>``: of broker 2, in a footprint computed at a state: ``footprint_at``);
-  ``broker[*].<field>``: of any broker; ``broker[<param>]`` / ``broker[*]``: every field of it / of all;
-- ``controller.<field>`` / ``controller``; ``ext.<name>`` / ``ext``; a top-level field by its name;
+- ``<member>[<param>].<field>``: that field of the member named by the rule's parameter ``<param>``
+  (``<member>[2].<field>``: of member 2, in a footprint computed at a state: ``footprint_at``);
+  ``<member>[*].<field>``: of any member; ``<member>[<param>]`` / ``<member>[*]``: every field of it / of all;
+- ``<record>.<field>`` / ``<record>`` for a singleton record; ``ext.<name>`` / ``ext``; a plain field by its name;
 - ``*``: everything.
 
 ``reads`` covers what the guard and the effect read (``guard_reads``, default ``reads``, is what the guard
 alone reads: the necessary-enabling sets of partial-order reduction use it). A rule without declarations
 reads and writes everything, so it is dependent on every other action (sound, never reduced).
 
-Under eager metadata (the default) an action's effect includes the UpdateMetadata requests it puts at the head
-of a broker's queue, applied at once (``Model.settle``): the action's footprint then also reads and writes the
-``meta`` of every broker whose ``inbox`` it writes. (In a reachable state of an eager model no queue starts with
-an UpdateMetadata, so ``settle`` touches no other broker.)
+When a rule is applied eagerly after every step (model/spec/feature.py ``Eager``; ``Model.settle``), a step's
+footprint also reads and writes the eager rule's ``touches`` fields of every member whose ``channel`` it
+writes. (In a reachable state of an eager model no channel is ready for the eager rule, so ``settle`` touches no
+other member.)
 
-``Footprints(model)`` resolves every action of ``model.action_space`` into bitmasks over the model's components.
+Patterns are checked for their form and parameters when a rule is declared, and against the composed schema
+when a model resolves them. ``Footprints(model)`` resolves every action of ``model.action_space`` into bitmasks
+over the model's components.
 """
 from __future__ import annotations
 
 import re
 
-from model.storage.state import Broker, Controller, State
-
-TOP_FIELDS = ("notifications", "budget", "committed", "acked", "consumed", "wiped")
 EVERYTHING = ("*",)
-_PATTERN = re.compile(r"^(?:broker\[(?P<who>[A-Za-z_*][A-Za-z_0-9]*|\d+)\](?:\.(?P<bfield>\w+))?"
-                      r"|controller(?:\.(?P<cfield>\w+))?|ext(?:\.(?P<ext>\w+))?|(?P<top>\w+)|(?P<all>\*))$")
+_PATTERN = re.compile(r"^(?:(?P<group>[A-Za-z_]\w*)\[(?P<who>[A-Za-z_*][A-Za-z_0-9]*|\d+)\](?:\.(?P<mfield>\w+))?"
+                      r"|(?P<head>[A-Za-z_]\w*)(?:\.(?P<field>\w+))?|(?P<all>\*))$")
 
 
 class FootprintError(ValueError):
     """A declaration names no component of the state schema, or a parameter the rule does not have."""
 
 
-def check_declaration(patterns, params: tuple[str, ...], ext_names=None) -> None:
-    """Raise FootprintError if a pattern is malformed, names an unknown field or a parameter the rule lacks."""
+def check_declaration(patterns, params: tuple[str, ...], ext_names=None, schema=None) -> None:
+    """Raise FootprintError if a pattern is malformed, names a parameter the rule lacks or (given the model's
+    composed schema and extension field names) a component the state does not have."""
     for text in patterns:
         m = _PATTERN.match(text)
         if m is None:
             raise FootprintError(f"{text!r} is not a component pattern")
         if m["who"] is not None and m["who"] != "*" and not m["who"].isdigit() and m["who"] not in params:
             raise FootprintError(f"{text!r}: the rule has no parameter {m['who']!r} (parameters: {params})")
-        if m["bfield"] is not None and m["bfield"] not in Broker._fields:
-            raise FootprintError(f"{text!r}: Broker has no field {m['bfield']!r}")
-        if m["cfield"] is not None and m["cfield"] not in Controller._fields:
-            raise FootprintError(f"{text!r}: Controller has no field {m['cfield']!r}")
-        if m["top"] is not None and m["top"] not in TOP_FIELDS:
-            raise FootprintError(f"{text!r}: the state has no field {m['top']!r}")
-        if m["ext"] is not None and ext_names is not None and m["ext"] not in ext_names:
-            raise FootprintError(f"{text!r}: the model has no extension field {m['ext']!r}")
+        head = m["head"]
+        if head == "ext":
+            if m["field"] is not None and ext_names is not None and m["field"] not in ext_names:
+                raise FootprintError(f"{text!r}: the model has no extension field {m['field']!r}")
+            continue
+        if schema is None:
+            continue
+        if m["group"] is not None:
+            if m["group"] != schema.member_word:
+                raise FootprintError(f"{text!r}: the state has no group of {m['group']!r} members")
+            names = schema.types[schema.group]._fields
+            if m["mfield"] is not None and m["mfield"] not in names:
+                raise FootprintError(f"{text!r}: {schema.records[schema.group].type_name} has no field {m['mfield']!r}")
+        elif head in schema.singles:
+            if m["field"] is not None and m["field"] not in schema.types[head]._fields:
+                raise FootprintError(f"{text!r}: {schema.records[head].type_name} has no field {m['field']!r}")
+        elif head is not None and (head not in schema.plain or m["field"] is not None):
+            raise FootprintError(f"{text!r}: the state has no field {head!r}")
 
 
 class Components:
-    """The components of one model's states, numbered: bit i of a footprint mask is component i."""
+    """The components of one model's states, numbered: bit i of a footprint mask is component i. Keys:
+    (member word, member, field), (singleton record, field), (plain field,), ("ext", name)."""
 
-    def __init__(self, brokers: int, ext_names: tuple[str, ...]):
-        self.brokers = brokers
+    def __init__(self, schema, members: int, ext_names: tuple[str, ...]):
+        self.schema = schema
+        self.members = members
+        self.word = schema.member_word
+        self.member_fields = schema.types[schema.group]._fields if schema.group else ()
         self.ext_names = ext_names
         self.names: list[str] = []
         self.index: dict[tuple, int] = {}
-        for b in range(brokers):
-            for f in Broker._fields:
-                self._add(("broker", b, f), f"broker[{b}].{f}")
-        for f in Controller._fields:
-            self._add(("controller", f), f"controller.{f}")
-        for f in TOP_FIELDS:
+        for b in range(members):
+            for f in self.member_fields:
+                self._add((self.word, b, f), f"{self.word}[{b}].{f}")
+        for r in schema.singles:
+            for f in schema.types[r]._fields:
+                self._add((r, f), f"{r}.{f}")
+        for f in schema.plain:
             self._add((f,), f)
         for e in ext_names:
             self._add(("ext", e), f"ext.{e}")
@@ -78,7 +93,9 @@ class Components:
     @classmethod
     def of(cls, model) -> "Components":
         """The components of a model's states."""
-        return cls(model.cfg.brokers, tuple(sf.name for sf in model.ext_fields))
+        schema = model.schema
+        members = len(model.init_states()[0][schema.group_index]) if schema.group else 0
+        return cls(schema, members, tuple(sf.name for sf in model.ext_fields))
 
     def _add(self, key: tuple, name: str) -> None:
         self.index[key] = len(self.names)
@@ -87,14 +104,18 @@ class Components:
     def bit(self, key: tuple) -> int:
         return 1 << self.index[key]
 
-    def broker_mask(self, b: int, fields=Broker._fields) -> int:
-        return sum(self.bit(("broker", b, f)) for f in fields)
+    def member_mask(self, b: int, fields=None) -> int:
+        return sum(self.bit((self.word, b, f)) for f in (self.member_fields if fields is None else fields))
+
+    def single_mask(self, record: str, fields=None) -> int:
+        names = self.schema.types[record]._fields if fields is None else fields
+        return sum(self.bit((record, f)) for f in names)
 
     def mask(self, patterns, params: tuple[str, ...] = (), args: tuple = ()) -> int:
         """The components a declaration names, for an action with these arguments."""
         if patterns is None:
             return self.all
-        check_declaration(patterns, params, self.ext_names)
+        check_declaration(patterns, params, self.ext_names, self.schema)
         named = dict(zip(params, args))
         out = 0
         for text in patterns:
@@ -102,19 +123,18 @@ class Components:
             if m["all"]:
                 return self.all
             if m["who"] is not None:
-                who = (range(self.brokers) if m["who"] == "*" else (int(m["who"]),) if m["who"].isdigit()
+                who = (range(self.members) if m["who"] == "*" else (int(m["who"]),) if m["who"].isdigit()
                        else (named[m["who"]],))
-                fields = Broker._fields if m["bfield"] is None else (m["bfield"],)
+                fields = None if m["mfield"] is None else (m["mfield"],)
                 for b in who:
-                    out |= self.broker_mask(b, fields)
-            elif text.startswith("controller"):
-                fields = Controller._fields if m["cfield"] is None else (m["cfield"],)
-                out |= sum(self.bit(("controller", f)) for f in fields)
-            elif text.startswith("ext") and m["top"] is None:
-                names = self.ext_names if m["ext"] is None else (m["ext"],)
+                    out |= self.member_mask(b, fields)
+            elif m["head"] == "ext":
+                names = self.ext_names if m["field"] is None else (m["field"],)
                 out |= sum(self.bit(("ext", e)) for e in names)
+            elif m["head"] in self.schema.singles:
+                out |= self.single_mask(m["head"], None if m["field"] is None else (m["field"],))
             else:
-                out |= self.bit((m["top"],))
+                out |= self.bit((m["head"],))
         return out
 
     def describe(self, mask: int) -> list[str]:
@@ -124,30 +144,33 @@ class Components:
     def keys(self):
         return self.index.keys()
 
-    def get(self, state: State, key: tuple, ext_index: dict):
-        if key[0] == "broker":
-            return getattr(state.brokers[key[1]], key[2])
-        if key[0] == "controller":
-            return getattr(state.controller, key[1])
+    def get(self, state, key: tuple, ext_index: dict):
+        if len(key) == 3:
+            return getattr(state[self.schema.group_index][key[1]], key[2])
         if key[0] == "ext":
             return state.ext[ext_index[key[1]]]
+        if len(key) == 2:
+            return getattr(getattr(state, key[0]), key[1])
         return getattr(state, key[0])
 
-    def put(self, state: State, values: dict, ext_index: dict) -> State:
+    def put(self, state, values: dict, ext_index: dict):
         """The state with the components in ``values`` (key -> value) replaced."""
-        brokers = list(state.brokers)
-        controller = state.controller
+        g = self.schema.group_index
+        members = list(state[g]) if g is not None else []
+        singles = {r: getattr(state, r) for r in self.schema.singles}
         top, ext = {}, list(state.ext)
         for key, value in values.items():
-            if key[0] == "broker":
-                brokers[key[1]] = brokers[key[1]]._replace(**{key[2]: value})
-            elif key[0] == "controller":
-                controller = controller._replace(**{key[1]: value})
+            if len(key) == 3:
+                members[key[1]] = members[key[1]]._replace(**{key[2]: value})
             elif key[0] == "ext":
                 ext[ext_index[key[1]]] = value
+            elif len(key) == 2:
+                singles[key[0]] = singles[key[0]]._replace(**{key[1]: value})
             else:
                 top[key[0]] = value
-        return state._replace(brokers=tuple(brokers), controller=controller, ext=tuple(ext), **top)
+        if g is not None:
+            top[self.schema.group] = tuple(members)
+        return state._replace(ext=tuple(ext), **singles, **top)
 
 
 class Footprints:
@@ -156,7 +179,7 @@ class Footprints:
 
     def __init__(self, model):
         self.components = c = Components.of(model)
-        self._eager = model.cfg.eager_metadata
+        self._eager = model.eager
         self.guard_reads, self.reads, self.writes = [], [], []
         self.declared = []
         for _, rule, args in model.action_space:
@@ -197,12 +220,13 @@ class Footprints:
 
 
     def _settled(self, reads: int, writes: int) -> tuple[int, int]:
-        """Eager metadata: an action that writes a broker's inbox also settles it (reads and writes its meta)."""
+        """An eager rule (model/spec/feature.py Eager): an action that writes a member's channel also settles it
+        (reads and writes the fields the eager rule touches)."""
         c = self.components
-        if self._eager:
-            for b in range(c.brokers):
-                if writes & c.bit(("broker", b, "inbox")):
-                    settled = c.broker_mask(b, ("inbox", "meta"))
+        if self._eager is not None:
+            for b in range(c.members):
+                if writes & c.bit((c.word, b, self._eager.channel)):
+                    settled = c.member_mask(b, self._eager.touches)
                     reads |= settled
                     writes |= settled
         return reads, writes
@@ -229,58 +253,25 @@ class Footprints:
         return r, w
 
 
-# ---- declarations the rule modules share ------------------------------------------------------------------------
-# A controller event (model/zk/controller.py ControllerStep): it reads and writes the controller, appends to the
-# inboxes of the brokers it believes alive and that are up, and asks the design's hooks (which may read extension
-# fields, e.g. the draft's created list). CONTROLLER_STEP_OWN_READS: without the hooks' reads (a design that knows
-# which extension fields its hooks read names them, e.g. KIP-46's ext.heal_moves).
-CONTROLLER_STEP_OWN_READS = ("controller", "broker[*].inbox", "broker[*].up")
-CONTROLLER_STEP_READS = CONTROLLER_STEP_OWN_READS + ("ext",)
-CONTROLLER_STEP_WRITES = ("controller", "broker[*].inbox")
-# What it sends is appended to the inboxes, whatever they hold (ControllerStep._send): the effect memo's key leaves
-# them out (model/spec/effect_memo.py).
-CONTROLLER_STEP_APPENDS = ("broker[*].inbox",)
-
-
-def controller_handles_response(channel: str, *also_writes: str) -> dict:
-    """The footprint of the controller handling the oldest response in ``broker[broker].<channel>`` (a
-    ControllerStep: the rule's keyword arguments), writing ``also_writes`` as well."""
-    queue = f"broker[broker].{channel}"
-    return {"guard_reads": (queue,), "reads": CONTROLLER_STEP_READS + (queue,),
-            "writes": CONTROLLER_STEP_WRITES + (queue, *also_writes), "appends": CONTROLLER_STEP_APPENDS,
-            "needs_message": True}
-# What the new HW of a leader depends on (model/storage/data.py hw_candidate, advance_hw): the followers' logs and roles.
-LEADER_HW_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", "broker[*].hw",
-                   "broker[*].isr", "committed", "acked")
-# The channels between the controller and every broker (a controller failover empties them).
-CHANNELS = ("broker[*].inbox", "broker[*].replies", "broker[*].stop_replies")
-# A disk replaced or removed while its broker is down (model/zk/rules.py _fix_dir): note_wiped looks at every
-# replica's copies, dirs and log against the committed history.
-FIX_DIR_GUARD_READS = ("broker[broker].up", "broker[broker].dirs", "budget")
-FIX_DIR_READS = ("broker[broker]", "broker[*].dirs", "broker[*].copies", "broker[*].logs", "budget", "committed",
-                 "wiped")
-FIX_DIR_WRITES = ("broker[broker].dirs", "broker[broker].copies", "broker[broker].used", "broker[broker].reserved",
-                  "budget", "wiped")
-# A follower's fetch (model/storage/rules_data.py): the guard runs the fetch to see whether it changes anything.
-FETCH_READS = ("broker[broker].copies", "broker[broker].dirs", "controller.partitions") + LEADER_HW_READS
-
-
 # ---- the checker: declarations against the rules' behaviour on sampled states ----------------------------------
 
 def _enabled(model, rule, state, args) -> bool:
     return rule.guard(model, state, *args) is None
 
 
-def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0, rules=None) -> list[str]:
+def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0, rules=None,
+                         spent=lambda model, state, index: None, budgets=None) -> list[str]:
     """Run every action of the model (of the named ``rules`` only, when given) on the given (reachable) states and
     report, one line each, where a rule writes a component outside its declared writes, where its guard's verdict
     or what it writes changes when the components outside its (guard) reads are swapped for another sampled
     state's (donors), and likewise for the footprint it computes at the state (``footprint_at``, which must not
     change either); where a ``needs_message`` rule is enabled in a quiescent state, a rule is enabled with the
-    budget it ``spends`` used up, or an action lowers a budget (budgets must only grow)."""
+    budget it ``spends`` used up, or an action lowers a budget (budgets must only grow). ``spent(model, state,
+    index)``: None while the budget of an action's ``spends`` is left; ``budgets(state)``: the budgets, which
+    must only grow (the storage layer's ``budget_left`` and ``State.budget``)."""
     import random
 
-    from model.storage.common import budget_left
+    budget_left = spent
 
     fp = Footprints(model)
     comps, ext_index = fp.components, model.ext_index
@@ -374,7 +365,7 @@ def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0
             at = dr = dw = None
             if on:
                 av = values(after)
-                if any(a < b for a, b in zip(after.budget, state.budget)):
+                if budgets is not None and any(a < b for a, b in zip(budgets(after), budgets(state))):
                     report(rule, "lowers a budget")
                 for k in keys:
                     if not w & bit[k] and av[k] != sv[k]:

@@ -15,23 +15,19 @@ from typing import Iterator, NamedTuple
 from model.spec.invariant import SAFETY_KINDS
 
 from model.spec.errors import ConfigError
-from model.spec.effect_memo import MemoisedEffect, inboxes_written, memoised_effects
+from model.spec.effect_memo import MemoisedEffect, channels_written, memoised_effects
 from model.spec.footprint import Components
 from model.spec.feature import Design
 from model.spec.memo import by_args, by_value
 from model.spec.rule import Rule
-from model.spec.schema import Schema
-from model.storage.state import (
-    BUDGET_FIELDS, D_NONE, GOOD, H_NONE, NO_LEADER, P_NONEXISTENT, R_NONEXISTENT, RA_NONE, UPDATE_METADATA, Broker,
-    Controller, Partition, State, component_fingerprint, digest,
-)
-from model.spec.symmetry import DirSymmetry
+from model.spec.schema import Schema, digest
+from model.spec.symmetry import IndexSymmetry
 
 
 class Action(NamedTuple):
     rule: int          # index into Model.rules
     args: tuple
-    settled: tuple = ()  # brokers whose UpdateMetadata was applied eagerly after the step, in order
+    settled: tuple = ()  # the members the eager rule (Model.eager_rule) was applied to after the step, in order
 
     __repr__ = tuple.__repr__
 
@@ -73,37 +69,50 @@ class Model:
         self.invariants = self.select(invariants)
         self._options = self._resolve_options()
         self._memos: dict = {}
-        self._update_metadata = self.rules[self.rule_index["BrokerUpdateMetadata"]]
-        # KIP-928's reserved file: one unit of every dir, written at start-up (section 6.4).
-        self.reserves = cfg.saturation and cfg.reserved_file
-        self.bounds = tuple(getattr(cfg, name) for name in BUDGET_FIELDS)
-        # Per partition: every broker that may hold a replica ("slots", the controller's replica states are kept
-        # per slot; the core hook ``replica_slots``): the assignment, then the brokers a reassignment may add. The
-        # current assignment is in the state.
-        self.original = tuple(cfg.assignment(p) for p in range(cfg.partitions))
-        self.targets = tuple(cfg.reassignment_target(p) for p in range(cfg.partitions))
-        self.assignments = tuple(self.hooks.replica_slots(cfg, p) for p in range(cfg.partitions))
-        self.replicas_on = tuple(
-            tuple((p, i) for p in range(cfg.partitions) for i, b in enumerate(self.assignments[p]) if b == broker)
-            for broker in range(cfg.brokers)
-        )
+        # The rule applied eagerly after every step (model/spec/feature.py Eager), if the configuration asks for it.
+        eager = [f.eager for f in self.features if f.eager is not None]
+        self.eager = eager[-1] if eager and eager[-1].enabled(cfg) else None
+        self.eager_rule = self.rule_index[self.eager.rule] if self.eager is not None else None
+        self._eager_effect = self.rules[self.eager_rule].effect if self.eager is not None else None
+        # Constants the features derive from the configuration (every feature of the design's: a rule may read
+        # them while its feature is off).
+        composed: list = []
+
+        def compose(f) -> None:
+            for needed in f.requires:
+                compose(needed)
+            if f not in composed:
+                composed.append(f)
+
+        for f in catalog.features:
+            compose(f)
+        for f in composed:
+            for name, value in f.constants.items():
+                setattr(self, name, value(self))
+        self.memo_kinds = tuple(dict.fromkeys(k for f in self.features for k in f.memo_kinds))
         self.ext_fields = tuple(sf for f in self.features for sf in f.state_fields)
         self.ext_index = {sf.name: i for i, sf in enumerate(self.ext_fields)}
-        self._init = self._initial_state()
-        self.schema = Schema(
-            self._init.brokers[0], self._init.ext,
+        # The state schema, composed over every feature of the design (model/spec/schema.py).
+        declared = [(d, f.name) for f in composed for d in f.fields]
+        owners: dict = {}
+        for d, name in declared:
+            owners.setdefault(id(d), name)
+        self.schema = Schema(tuple(dict.fromkeys(d for d, _ in declared)), owners)
+        self.State = self.schema.State
+        self._init = self.schema.bind(
+            self, tuple(sf.initial for sf in self.ext_fields),
             tuple(i for i, sf in enumerate(self.ext_fields) if sf.pending),
             [f.quiescent for f in self.features if f.quiescent is not None],
         )
         # Dedup by the fingerprint of a canonical representative when dir symmetry is sound (model/spec/symmetry.py).
         self.symmetry_note = self._symmetry_note() if symmetry else None
         self.symmetry = symmetry and self.symmetry_note is None
-        self.dir_symmetry = DirSymmetry(self) if self.symmetry else None
+        self.dir_symmetry = IndexSymmetry(self.schema, self) if self.symmetry else None
         component_digest = self.cached(digest, limit=1 << 18)
         if self.symmetry:
             self.fingerprint = self.dir_symmetry.fingerprint_with(component_digest)
         else:
-            self.fingerprint = lambda state: component_fingerprint(component_digest, component_digest, state)
+            self.fingerprint = self.schema.fingerprint_with(component_digest, component_digest)
         # (rule index, rule, argument tuple) for every action the configuration can ever take.
         self.action_space = tuple(
             (ri, r, args) for ri, r in enumerate(self.rules) for args in r.domain(self)
@@ -112,9 +121,10 @@ class Model:
         effects = memoised_effects(self, comps) if memo_effects else [r.effect for _, r, _ in self.action_space]
         self._space = tuple((ri, r.guard, effect, args) for (ri, r, args), effect in zip(self.action_space, effects))
         self._effect_of = {(ri, args): effect for (ri, _, args), effect in zip(self.action_space, effects)}
-        # Per action: the brokers whose inbox it may write, the only ones eager metadata can have to settle after it
-        # (in a reachable state no queue starts with an UpdateMetadata: docs/model.md 7); by its declared writes.
-        self._settles = tuple(inboxes_written(self, comps, r, args) for _, r, args in self.action_space)
+        # Per action: the members whose channel it may write, the only ones the eager rule can apply to after it
+        # (in a reachable state of an eager model no channel is ready for it: docs/model.md 7); by its declared writes.
+        self._settles = tuple(channels_written(self, comps, r, args, self.eager.channel) if self.eager else ()
+                              for _, r, args in self.action_space)
 
     # ---- assembly ----------------------------------------------------------------------------------------
     def _assemble_rules(self) -> tuple[Rule, ...]:
@@ -168,27 +178,10 @@ class Model:
                 return reason
         asymmetric = [i.id for i in self.invariants if not i.symmetric]
         if asymmetric:
-            return (f"invariant(s) {', '.join(asymmetric)} are not declared symmetric in a broker's log dirs, so the "
+            where = self.schema.records[self.schema.group].doc_index if self.schema.group else "the state"
+            return (f"invariant(s) {', '.join(asymmetric)} are not declared symmetric in {where}, so the "
                     f"reduction could hide a violation of them")
         return None
-
-    def _initial_state(self) -> State:
-        c, p = self.cfg, self.cfg.partitions
-        broker = Broker(
-            up=True, dirs=(GOOD,) * c.dirs, copies=(0,) * p, hosted=(H_NONE,) * p, epoch=(-1,) * p,
-            meta=(None,) * p, inbox=(), replies=(), logs=((),) * p, hw=(0,) * p, isr=(0,) * p,
-            used=(1 if self.reserves else 0,) * c.dirs, reserved=(1 << c.dirs) - 1 if self.reserves else 0,
-            segs=(0,) * p, stop_replies=(),
-        )
-        controller = Controller(
-            epoch=1, live=(1 << c.brokers) - 1, offline=(0,) * c.brokers,
-            partitions=(Partition(P_NONEXISTENT, NO_LEADER, -1, 0),) * p,
-            replicas=tuple((R_NONEXISTENT,) * len(a) for a in self.assignments), deletion=(D_NONE,) * p,
-            assigned=self.original, reassigning=(RA_NONE,) * p,
-        )
-        return State(brokers=(broker,) * c.brokers, controller=controller, notifications=0,
-                     budget=(0,) * len(BUDGET_FIELDS), committed=((),) * p, acked=(0,) * p, consumed=((),) * p,
-                     wiped=0, ext=tuple(sf.initial for sf in self.ext_fields))
 
     # ---- what features and rules use -----------------------------------------------------------------------
     def cached(self, fn, limit: int = 1 << 16, bind: bool = False):
@@ -207,30 +200,31 @@ class Model:
         """The value of an option declared by one of this model's features (model/spec/feature.py Option)."""
         return self._options[name]
 
-    def ext(self, state: State, name: str):
+    def ext(self, state, name: str):
         """An extension state field's value."""
         return state.ext[self.ext_index[name]]
 
-    def with_ext(self, state: State, **values) -> State:
+    def with_ext(self, state, **values):
         ext = list(state.ext)
         for name, value in values.items():
             ext[self.ext_index[name]] = value
         return state._replace(ext=tuple(ext))
 
-    def crashed(self, broker: Broker) -> Broker:
-        return self.schema.crashed(broker)
+    def crashed(self, member):
+        """A group member after a crash (model/spec/schema.py Schema.crashed)."""
+        return self.schema.crashed(member)
 
-    def is_quiescent(self, state: State) -> bool:
-        """No message in flight, no pending notification, and every feature's own condition (the controller's
-        view of live brokers is current)."""
+    def is_quiescent(self, state) -> bool:
+        """No message in flight (the declared channels), no pending field set, and every feature's own
+        condition."""
         return self.schema.is_quiescent(self, state)
 
     # ---- what engines use ---------------------------------------------------------------------------------
-    def init_states(self) -> list[State]:
+    def init_states(self) -> list:
         return [self._init]
 
-    def successors(self, state: State) -> Iterator[tuple[Action, State]]:
-        eager = self.cfg.eager_metadata
+    def successors(self, state) -> Iterator[tuple[Action, object]]:
+        eager = self.eager is not None
         for (ri, guard, effect, args), inboxes in zip(self._space, self._settles):
             if guard(self, state, *args) is None:
                 after = effect(self, state, *args)
@@ -240,19 +234,18 @@ class Model:
                 else:
                     yield Action(ri, args), after
 
-    def settle(self, state: State, brokers=None) -> tuple[State, tuple]:
-        """Apply every UpdateMetadata that heads a broker's queue (eager metadata); of the given brokers only,
-        in increasing order, when given (those whose inbox the step wrote)."""
+    def settle(self, state, members=None) -> tuple[object, tuple]:
+        """Apply the eager rule to every member it is ready for, while it is (model/spec/feature.py Eager); to
+        the given members only, in increasing order, when given (those whose channel the step wrote)."""
         settled = ()
-        for b in range(len(state.brokers)) if brokers is None else brokers:
-            inbox = state.brokers[b].inbox
-            while inbox and inbox[0].kind == UPDATE_METADATA:
-                state = self._update_metadata.effect(self, state, b)
-                inbox = state.brokers[b].inbox
+        ready, effect, g = self.eager.ready, self._eager_effect, self.schema.group_index
+        for b in range(len(state[g])) if members is None else members:
+            while ready(state[g][b]):
+                state = effect(self, state, b)
                 settled += (b,)
         return state, settled
 
-    def step(self, state: State, rule_name: str, args: tuple) -> tuple[Action, State]:
+    def step(self, state, rule_name: str, args: tuple) -> tuple[Action, object]:
         """Take one action by name (replay, Hypothesis); raises ActionDisabled with the guard's reason."""
         ri = self.rule_index[rule_name]
         r = self.rules[ri]
@@ -260,12 +253,12 @@ class Model:
         if reason is not None:
             raise ActionDisabled(f"{r.label(args)} is not enabled: {reason}")
         after = r.effect(self, state, *args)
-        if self.cfg.eager_metadata:
+        if self.eager is not None:
             after, settled = self.settle(after)
             return Action(ri, args, settled), after
         return Action(ri, args), after
 
-    def by_effect_key(self, action: Action, state: State, compute):
+    def by_effect_key(self, action: Action, state, compute):
         """``compute()``, a function of what the action's effect reads at ``state`` (e.g. the effect replayed with
         its controller state changes recorded): remembered by the effect memo's key where the effect is memoised
         (model/spec/effect_memo.py), else computed."""
@@ -275,7 +268,7 @@ class Model:
     def label(self, action: Action) -> str:
         text = self.rules[action.rule].label(action.args)
         if action.settled:
-            text += " + UpdateMetadata at " + ", ".join(f"broker {b}" for b in action.settled)
+            text += self.eager.label(action.settled)
         return text
 
     def rule(self, name: str) -> Rule:

@@ -10,7 +10,7 @@ Guards return None when the rule is enabled and otherwise a short reason; effect
 from __future__ import annotations
 
 from model.spec.feature import Feature, Flag
-from model.spec.footprint import FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES
+from model.storage.footprints import FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES
 from model.storage import broker as B
 from model.storage.common import bounded, broker_dirs, brokers, budget_left, set_broker, spend
 from model.storage.data import note_wiped

@@ -9,7 +9,7 @@ from __future__ import annotations
 from model.storage.data import advance_hw, fetch_result, leader_at_epoch, matching_prefix
 from model.storage.broker import live_copy_dir
 from model.storage.mode import ISR_RECORD
-from model.spec.footprint import FETCH_READS, LEADER_HW_READS
+from model.storage.footprints import FETCH_READS, LEADER_HW_READS
 from model.spec.feature import Feature, Flag
 from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, State, replace_at, with_broker
 

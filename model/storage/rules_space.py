@@ -12,6 +12,7 @@ from model.storage.config import ONE_OF_EACH, SATURATION_RECOVERIES
 from model.spec.feature import Feature, Flag
 from model.storage.common import broker_dirs, bounded, budget_left, set_broker, spend
 from model.storage.mode import DIR_EVENT_FOOTPRINT
+from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS
 from model.storage.state import B_SATURATIONS, GOOD, SATURATED, SERVING
 
 SATURATION = Feature(
@@ -19,6 +20,7 @@ SATURATION = Feature(
     "KIP-928: a full log dir is saturated rather than offline; disk space in units, writes, retention, the "
     "reserved space-of-last-resort file, recovery",
     enabled=lambda cfg: cfg.saturation,
+    fields=SATURATION_FIELDS, constants=SATURATION_CONSTANTS,
     config_fields=("saturation", "dir_capacity", "reserved_file", "saturation_recovery",
                    "deletion_waits_for_response"),
     flags=(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from model.storage.common import partitions
 from model.storage.config import ASSIGNMENTS
 from model.spec.feature import Feature, Flag
-from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
+from model.zk.footprints import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from model.zk.rules import create_topic, create_topic_guard
 
 LIVE_BROKER_ASSIGNMENT = Feature(

@@ -318,9 +318,9 @@ class ControllerStep:
             b if (b.inbox is inbox and b.replies is replies) else b._replace(inbox=inbox, replies=replies)
             for b, inbox, replies in zip(self.state.brokers, self.inboxes, self.replies)
         )
-        controller = Controller(
+        controller = type(self.state.controller)(
             self.epoch, self.live, tuple(self.offline), tuple(self.partitions), tuple(map(tuple, self.replicas)),
-            tuple(self.deletion), tuple(self.assigned), tuple(self.reassigning),
+            tuple(self.deletion), tuple(self.assigned), tuple(self.reassigning), *self.state.controller[8:],
         )
         s = self.state
         if controller == s.controller:

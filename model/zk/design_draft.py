@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from model.storage.common import bounded, brokers
 from model.zk.requests import waiting_response
-from model.spec.footprint import controller_handles_response
+from model.zk.footprints import controller_handles_response
 from model.spec.feature import Feature, Flag, StateField
 from model.zk.rules import controller_leader_and_isr_response
 from model.zk.rules_deletion import REPLICA_DELETION, controller_stop_replica_response

@@ -16,7 +16,7 @@ from model.storage import broker as B
 from model.storage.common import broker_dirs, brokers, bounded, set_broker, spend
 from model.storage.config import ONE_OF_EACH
 from model.zk.controller import ControllerStep
-from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
+from model.zk.footprints import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from model.spec.feature import Feature, StateField
 from model.storage.faults import broker_crash, broker_crash_guard, dir_fail_guard
 from model.storage.state import B_CRASHES, B_DIR_FAILURES, D_NONE, H_NONE, H_OFFLINE, NO_LEADER

@@ -18,7 +18,7 @@ from model.storage.common import bounded, broker_dirs, brokers, partitions, set_
 from model.storage.config import ONE_OF_EACH
 from model.zk.controller import ControllerStep, is_replica_online, targets_in_isr
 from model.spec.feature import Feature, StateField
-from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_OWN_READS, CONTROLLER_STEP_WRITES
+from model.zk.footprints import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_OWN_READS, CONTROLLER_STEP_WRITES
 from model.zk.reassignment import KAFKA_1_0, on_partition_reassignment
 from model.storage.faults import RESTART_READS, RESTART_WRITES, broker_restart, broker_restart_guard, dir_fail_guard
 from model.zk.rules import (

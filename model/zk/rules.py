@@ -10,10 +10,12 @@ References name the KIP-112 scenario (docs/model.md numbers them as the KIP does
 from __future__ import annotations
 
 from model.spec.feature import Feature, Flag
-from model.spec.footprint import (
-    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, LEADER_HW_READS,
-    controller_handles_response,
+from model.storage.footprints import LEADER_HW_READS
+from model.storage.schema import STORAGE_CONSTANTS, STORAGE_SCHEMA
+from model.zk.footprints import (
+    CHANNELS, CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response,
 )
+from model.zk.schema import MEMO_KINDS, UPDATE_METADATA_EAGER, ZK_CONSTANTS, ZK_SCHEMA
 from model.storage.common import bounded, brokers, budget_left, nothing, partitions, set_broker, spend
 from model.storage.config import ONE_OF_EACH
 from model.storage.data import advance_leaders
@@ -71,7 +73,12 @@ CORE = Feature(
     ),
     dir_symmetry=STORAGE.dir_symmetry,
     quiescent=_controller_view_is_current,
+    fields=STORAGE_SCHEMA + ZK_SCHEMA, constants={**STORAGE_CONSTANTS, **ZK_CONSTANTS}, eager=UPDATE_METADATA_EAGER,
+    memo_kinds=MEMO_KINDS,
     hooks={
+        # The environment's bounds (model/storage/common.py): why a rule that ``spends`` one may not fire again
+        # (partial-order reduction treats such actions as dead: explorer/por.py).
+        "budget_left": budget_left,
         # The storage layer's hooks (model/storage/mode.py): a running broker's dir event writes a
         # /log_dir_event_notification znode; a stopped broker restarts once the controller processed its failure.
         "dir_event": write_log_dir_event,

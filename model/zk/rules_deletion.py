@@ -9,8 +9,9 @@ from model.storage.config import ONE_OF_EACH
 from model.zk import requests
 from model.zk.requests import oldest_request_is, waiting_response
 from model.zk.controller import ControllerStep
+from model.zk.schema import DELETION_FIELDS, REPLICA_DELETION_FIELDS
 from model.zk.deletion import complete_replica_deletion, fail_replica_deletion, resume_deletions
-from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
+from model.zk.footprints import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES, controller_handles_response
 from model.spec.feature import Feature, Flag
 from model.storage.common import brokers, partitions, set_broker
 from model.storage.state import D_NONE, D_QUEUED, E_NONE, P_NONEXISTENT, STOP_REPLICA_DELETE
@@ -20,6 +21,7 @@ REPLICA_DELETION = Feature(
     "StopReplica(delete=true): the broker deletes a replica's log and answers; the controller's replica deletion "
     "states (TopicDeletionManager)",
     enabled=lambda cfg: False,  # included when a feature requires it
+    fields=REPLICA_DELETION_FIELDS,
 )
 
 DELETION = Feature(
@@ -27,6 +29,7 @@ DELETION = Feature(
     "Topic deletion (KIP-112 scenario 8): an admin deletes a topic; the controller deletes its replicas",
     enabled=lambda cfg: cfg.deletion,
     requires=(REPLICA_DELETION,),
+    fields=DELETION_FIELDS,
     config_fields=("deletion",),
     flags=(Flag("deletion", "--deletion/--no-deletion",
                 "Topic deletion (KIP-112 scenario 8): DeleteTopic and the replica deletion states."),),

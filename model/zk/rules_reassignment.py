@@ -8,9 +8,10 @@ from __future__ import annotations
 from model.storage.config import ONE_OF_EACH
 from model.zk.controller import ControllerStep, is_replica_online, targets_in_isr
 from model.zk.reassignment import KAFKA_1_0, KAFKA_2_7, on_partition_reassignment
-from model.spec.footprint import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
+from model.zk.footprints import CONTROLLER_STEP_APPENDS, CONTROLLER_STEP_READS, CONTROLLER_STEP_WRITES
 from model.spec.feature import Feature, Flag
 from model.zk.rules_deletion import REPLICA_DELETION
+from model.zk.schema import REASSIGNMENT_FIELDS
 from model.storage.state import D_NONE, P_NONEXISTENT, RA_IN_PROGRESS, RA_NONE
 
 
@@ -20,6 +21,7 @@ REASSIGNMENT = Feature(
     "partition 0 may move once to the next brokers",
     enabled=lambda cfg: cfg.reassignment,
     requires=(REPLICA_DELETION,),
+    fields=REASSIGNMENT_FIELDS,
     config_fields=("reassignment",),
     flags=(Flag("reassignment", "--reassignment/--no-reassignment",
                 "Partition reassignment (KIP-112 scenario 7): partition 0 may move to the next brokers."),),
