@@ -3,7 +3,7 @@
 Runs the Spark workers' fused pass (spark_explore/worker.py ``LevelPass``) level by level in this process, the
 shuffle replaced by a dict of candidate blocks per partition, then the one-process BFS on the same model, and
 prints both CPU times per distinct state, with the share of the pass spent packing candidate blocks and decoding
-them (explorer/codec.py). No JVM, so what is left between the two is the engine's own work. Not a test: figures
+them (model/spec/codec.py). No JVM, so what is left between the two is the engine's own work. Not a test: figures
 vary with the machine and its load (docs/spark.md).
 
     python3 benchmarks/spark_pass.py tiny

@@ -57,7 +57,7 @@ class SearchResult:
     memory: dict = attrs.field(factory=dict, kw_only=True)          # BFS: visited-set bytes, memory figures
     signal: int | None = attrs.field(default=None, kw_only=True)    # "interrupted": the signal (2 SIGINT, 15 SIGTERM)
     por: dict | None = attrs.field(default=None, kw_only=True)       # partial-order reduction: used, note, figures
-    # The search's own limits (--max-depth, --max-states, walks, examples...; explorer/bounds.py search_limits).
+    # The search's own limits (--max-depth, --max-states, walks, examples...; explorer/reports/bounds.py search_limits).
     limits: dict = attrs.field(factory=dict, kw_only=True)
     # Liveness: lassos that need a step the configuration leaves out (explorer/liveness.py): not violations.
     inconclusive: list = attrs.field(factory=list, kw_only=True)

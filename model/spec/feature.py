@@ -41,7 +41,7 @@ class Option:
 
 @attrs.frozen
 class Flag:
-    """A command-line flag for a ModelConfig field that a feature owns (explorer/cli.py builds the option)."""
+    """A command-line flag for a ModelConfig field that a feature owns (explorer/cli/options.py builds the option)."""
     field: str
     decl: str                 # "--saturation/--no-saturation" (a switch) or "--dir-capacity"
     help: str

@@ -42,7 +42,7 @@ class Invariant:
     check: Callable[..., "str | None"]
     symmetric: bool = False
     # The state components a state invariant's check reads (model/spec/footprint.py patterns; None: undeclared, which
-    # makes every action visible to partial-order reduction). Built-in invariants: explorer/por.py STATE_READS.
+    # makes every action visible to partial-order reduction). The built-in invariants declare theirs.
     reads: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
 
 

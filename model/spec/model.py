@@ -1,7 +1,8 @@
 """The model as a value: a design's features, assembled for one configuration (after Stateright's Model).
 
-``Model(cfg)`` takes the design named by ``cfg.variant`` (model/zk/designs.py); ``Model(cfg, design=...)`` any
-other; ``plugins=`` adds users' features and invariants (invariants/plugins.py). Nothing is registered
+``Model(cfg, design=...)`` assembles a design for a configuration; ``plugins=`` adds users' features and
+invariants. (The catalog above the model, explorer/catalog.py ``build_model(cfg)``, takes the design that
+``cfg.variant`` names, with the invariants its features claim.) Nothing is registered
 process-wide: every model owns its rules, invariants, hooks and caches, so models of different designs or
 configurations coexist in one process.
 """

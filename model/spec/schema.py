@@ -35,7 +35,20 @@ from model.spec.errors import ConfigError
 
 INDEX_ROLES = ("", "per-index", "index-mask", "item-index-masks")
 LIFETIMES = ("durable", "volatile")
-_INITIAL = object()      # crash_value's default: the initial value
+
+
+class _Initial:
+    """crash_value's default, "the initial value": one object, also after a field travels by pickle (Spark ships
+    a design to its executors), so that ``is _INITIAL`` still recognises it there."""
+
+    def __repr__(self) -> str:
+        return "INITIAL"
+
+    def __reduce__(self) -> str:
+        return "_INITIAL"
+
+
+_INITIAL = _Initial()
 
 
 class Show(NamedTuple):
