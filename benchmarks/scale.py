@@ -26,11 +26,8 @@ import time
 
 _CHILD = r"""
 import json, resource, sys, time
-import invariants
 from explorer.search import SearchOptions, bfs
-from model import Model
-from explorer.catalog import preset_config
-from explorer.catalog import build_model, select_invariants
+from explorer.catalog import build_model, preset_config, select_invariants
 name, variant, workers, overrides = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
 symmetry = sys.argv[5] == "1"
 max_depth = int(sys.argv[6]) if sys.argv[6] else None

@@ -7,7 +7,8 @@ import pytest
 
 from model import Model
 from explorer.catalog import features as catalog
-from model.spec.footprint import Components, FootprintError, Footprints, check_declaration, read_violations
+from model.spec.footprint import (Components, FootprintError, Footprints, check_declaration, read_violations,
+                                  transition_read_violations)
 from model.spec.footprint import footprint_violations as kernel_footprint_violations
 from model.storage.common import budget_left
 from explorer.catalog import preset_config
@@ -138,30 +139,6 @@ def test_the_read_checker_catches_a_too_narrow_invariant_declaration(inv_id, too
     check = next(inv.check for inv in model.invariants if inv.id == inv_id)
     assert read_violations(model, check, too_narrow, sample_states(model, bfs=300, walks=20, depth=40),
                            donors_per_state=4)
-
-
-def transition_read_violations(model, check, reads, states, donors_per_state: int = 2, seed: int = 0) -> list:
-    """Where a transition invariant's ``check(model, state, action, after)`` gives another answer when the
-    components outside ``reads`` are, before and after the step alike, another sampled state's: it compares
-    something it does not declare."""
-    import random
-
-    comps, ext_index = Components.of(model), model.ext_index
-    keep = comps.mask(reads)
-    keys = [k for k in comps.keys() if not keep & comps.bit(k)]
-    rng = random.Random(seed)
-    problems = set()
-    for state in states:
-        for action, after in model.successors(state):
-            verdict = check(model, state, action, after)
-            for _ in range(donors_per_state):
-                donor = states[rng.randrange(len(states))]
-                change = {k: comps.get(donor, k, ext_index) for k in keys}
-                swapped = check(model, comps.put(state, change, ext_index), action,
-                                comps.put(after, change, ext_index))
-                if swapped != verdict:
-                    problems.add(f"reads outside {tuple(reads)}: {model.label(action)}")
-    return sorted(problems)
 
 
 @pytest.mark.parametrize("preset,overrides", INVARIANT_CONFIGS, ids=[p + "-" + "-".join(o.values()) for p, o in

@@ -392,14 +392,19 @@ def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0
     return sorted(problems.values())
 
 
+def _undeclared(model, reads) -> tuple:
+    """(components, extension index, the component keys outside ``reads``): what a read check swaps."""
+    comps = Components.of(model)
+    keep = comps.mask(reads)
+    return comps, model.ext_index, [k for k in comps.keys() if not keep & comps.bit(k)]
+
+
 def read_violations(model, check, reads, states, donors_per_state: int = 2, seed: int = 0) -> list[str]:
     """Where ``check(model, state)`` (an invariant's check) gives another answer when the components outside
     ``reads`` (patterns) are swapped for another sampled state's: the reads it declares miss something."""
     import random
 
-    comps, ext_index = Components.of(model), model.ext_index
-    keep = comps.mask(reads)
-    keys = [k for k in comps.keys() if not keep & comps.bit(k)]
+    comps, ext_index, keys = _undeclared(model, reads)
     rng = random.Random(seed)
     problems = set()
     for state in states:
@@ -410,4 +415,26 @@ def read_violations(model, check, reads, states, donors_per_state: int = 2, seed
                       if comps.get(donor, k, ext_index) != comps.get(state, k, ext_index)}
             if change and check(model, comps.put(state, change, ext_index)) != verdict:
                 problems.add(f"reads outside {tuple(reads)}: {sorted(comps.names[comps.index[k]] for k in change)}")
+    return sorted(problems)
+
+
+def transition_read_violations(model, check, reads, states, donors_per_state: int = 2, seed: int = 0) -> list[str]:
+    """Where a transition invariant's ``check(model, state, action, after)`` gives another answer when the
+    components outside ``reads`` are, before and after the step alike, another sampled state's: it compares
+    something it does not declare."""
+    import random
+
+    comps, ext_index, keys = _undeclared(model, reads)
+    rng = random.Random(seed)
+    problems = set()
+    for state in states:
+        for action, after in model.successors(state):
+            verdict = check(model, state, action, after)
+            for _ in range(donors_per_state):
+                donor = states[rng.randrange(len(states))]
+                change = {k: comps.get(donor, k, ext_index) for k in keys}
+                swapped = check(model, comps.put(state, change, ext_index), action,
+                                comps.put(after, change, ext_index))
+                if swapped != verdict:
+                    problems.add(f"reads outside {tuple(reads)}: {model.label(action)}")
     return sorted(problems)
