@@ -127,10 +127,10 @@ def claimed_by(inv, *feature_names: str):
     does not judge that design by a claim it does not make; `jbodcheck compare` judges every design by every
     claim with the unguarded checks (PORTABLE). A ``leads_to`` property's premise is guarded too (no instance on
     the other designs)."""
-    raw = inv.check
+    raw, claiming = inv.check, frozenset(feature_names)
 
     def check(model, *args):
-        if not any(model.has_feature(name) for name in feature_names):
+        if claiming.isdisjoint(model.feature_names):
             return None
         return raw(model, *args)
 
@@ -141,10 +141,10 @@ def claimed_by(inv, *feature_names: str):
     premise, goal = inv.p, inv.q
 
     def p(model, state):   # a liveness property: no premise (no instance) on the other designs
-        return premise(model, state) if any(model.has_feature(name) for name in feature_names) else 0
+        return 0 if claiming.isdisjoint(model.feature_names) else premise(model, state)
 
     def q(model, state):
-        return goal(model, state) if any(model.has_feature(name) for name in feature_names) else 0
+        return 0 if claiming.isdisjoint(model.feature_names) else goal(model, state)
 
     q.__name__, q.__module__ = goal.__name__, goal.__module__
     return attrs.evolve(inv, check=q, q=q, p=p)

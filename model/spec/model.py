@@ -54,6 +54,7 @@ class Model:
         self.plugin_features = extra
         catalog = self.design.extended(*extra) if extra else self.design
         self.features = tuple(catalog.included(cfg))
+        self.feature_names = frozenset(f.name for f in self.features)
         self.rules: tuple[Rule, ...] = self._assemble_rules()
         included_rules = {r.name for r in self.rules}
         # Rules of the design's features that this configuration leaves out: reported as not in it.
@@ -276,4 +277,4 @@ class Model:
         return self.rules[self.rule_index[name]]
 
     def has_feature(self, name: str) -> bool:
-        return any(f.name == name for f in self.features)
+        return name in self.feature_names
