@@ -45,13 +45,13 @@ def kraft_leader_passes_leader_acceptor(model, state, action, after):
         return None
     image = Image(state.controller.registrations, state.controller.partitions)
     for offset in range(len(old), len(new)):
-        record = new[offset]
-        image = replay(image, offset, record)
-        leader = getattr(record, "leader", None)
-        if record.kind not in (K_PARTITION, K_PARTITION_CHANGE) or leader is None or leader == NO_LEADER:
-            continue
-        if not leader_acceptor(model, image, record.partition, leader):
-            return (f"metadata record {offset} makes broker {leader} leader of partition {record.partition}, which "
-                    f"LeaderAcceptor refuses: registration {image.registrations[leader]}, Directories "
-                    f"{image.partitions[record.partition].dirs}")
+        for record in new[offset]:
+            image = replay(image, offset, record)
+            leader = getattr(record, "leader", None)
+            if record.kind not in (K_PARTITION, K_PARTITION_CHANGE) or leader is None or leader == NO_LEADER:
+                continue
+            if not leader_acceptor(model, image, record.partition, leader):
+                return (f"a record of metadata batch {offset} makes broker {leader} leader of partition "
+                        f"{record.partition}, which LeaderAcceptor refuses: registration "
+                        f"{image.registrations[leader]}, Directories {image.partitions[record.partition].dirs}")
     return None

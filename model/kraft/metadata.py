@@ -2,7 +2,8 @@
 (the controller's view and each broker's), as MetadataDelta/MetadataImage do in Kafka.
 
 Log dir ids are per broker: dir d of a broker has id d; the reserved ids of ``DirectoryId`` are negative.
-A record is a NamedTuple whose first field is its kind. ``PartitionChange`` and ``BrokerChange`` carry only
+The log is a tuple of batches, one per controller event (the records it wrote atomically); a broker epoch and
+a broker's applied offset count batches. A record is a NamedTuple whose first field is its kind. ``PartitionChange`` and ``BrokerChange`` carry only
 what changed (None: unchanged), as PartitionChangeRecord and BrokerRegistrationChangeRecord do.
 """
 from __future__ import annotations
@@ -117,15 +118,23 @@ def replay(image: Image, offset: int, record) -> Image:
     return image._replace(partitions=replace_at(image.partitions, p, part))
 
 
+def replay_batch(image: Image, offset: int, batch: tuple) -> Image:
+    """The image after one batch (the records of one controller event, which Kafka writes atomically and a
+    broker's MetadataLoader publishes as one delta at most) at batch offset ``offset``: its records in order."""
+    for record in batch:
+        image = replay(image, offset, record)
+    return image
+
+
 def image_of(m, log: tuple) -> Image:
-    """The image of a whole log prefix (remembered by the model: brokers replay the same prefixes often)."""
+    """The image of a log prefix, a tuple of batches (remembered by the model: brokers replay the same prefixes)."""
     return m.cached(_image_of, bind=True)(log)
 
 
 def _image_of(m, log: tuple) -> Image:
     image = empty_image(m.cfg.brokers, m.cfg.partitions)
-    for offset, record in enumerate(log):
-        image = replay(image, offset, record)
+    for offset, batch in enumerate(log):
+        image = replay_batch(image, offset, batch)
     return image
 
 
