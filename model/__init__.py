@@ -15,10 +15,8 @@ from model.spec.model import Action, ActionDisabled, Model
 from model.spec.rule import Rule
 from model.storage.state import State, fingerprint
 from model.zk.config import BOUNDS, ModelConfig
-from model.kraft.design import VARIANTS as _KRAFT_VARIANTS
-from model.zk.designs import VARIANTS as _ZK_VARIANTS
-
-VARIANTS = _ZK_VARIANTS + _KRAFT_VARIANTS  # the designs' names (explorer.catalog has them too)
+# The ZooKeeper-mode designs' names; explorer.catalog.VARIANTS has every design's, KRaft's (``kraft``) included.
+from model.zk.designs import VARIANTS
 
 __all__ = [
     "Action", "ActionDisabled", "BOUNDS", "ConfigError", "Design", "Feature", "Flag", "Model", "ModelConfig", "Option",
