@@ -60,9 +60,10 @@ CLAIMS: dict[str, tuple] = {
     # Vacuous on a model without the feature (they read its znodes).
     "kip46-self-healing": (_claimed(kip46_invariants.dead_broker_is_scheduled_for_healing, "kip46-self-healing"),
                            _claimed(kip46_invariants.replication_restored_or_premise_gone, "kip46-self-healing")),
-    # KRaft mode: the shared storage property that reads only the brokers, and its own (the data path's
-    # durability invariants come with the shared "data" feature).
-    "kraft-core": (safety.no_serving_from_offline_dir, *invariants_in(kraft_safety)),
+    # KRaft mode: the shared storage property that reads only the brokers, and its own, vacuous on a model without
+    # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
+    "kraft-core": (safety.no_serving_from_offline_dir, *(_claimed(check, "kraft-core") for check in (
+        kraft_safety.kraft_no_recreate_over_failed_dir, kraft_safety.kraft_leader_passes_leader_acceptor))),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)
