@@ -100,9 +100,13 @@ def load_plugins(names=(), *, env: bool = False) -> Plugins:
 
 
 def builtin_invariants() -> list[Invariant]:
-    """Every built-in invariant, as the features of the built-in designs claim them, in order (what
-    `jbodcheck invariants` lists)."""
-    return [i for f in features() for i in claims_of(f)]
+    """Every built-in invariant, as the features of the built-in designs claim them, in order, once (what
+    `jbodcheck invariants` lists; KRaft's core claims a storage invariant that ZooKeeper's core claims too)."""
+    out: dict = {}
+    for f in features():
+        for i in claims_of(f):
+            out.setdefault(i.id, i)
+    return list(out.values())
 
 
 def select_invariants(ids=None, extra=()) -> list[Invariant]:

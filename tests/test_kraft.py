@@ -116,3 +116,92 @@ def test_a_new_replica_is_not_stopped_at_gate3(broker):
     b = _with(broker, hosted=(H_NONE,), dirs=(OFFLINE, GOOD))
     after, why = apply_local(0, b, 0, LEADS, listed=None)
     assert why == CREATED and after.copies == (0b10,)
+
+
+# ---- the first bug switch: KAFKA-16234 ----------------------------------------------------------------------------
+
+SCENARIO_16234 = "kraft-kafka-16234-offline-partition-recreated.json"
+
+
+def _replay_16234(**options):
+    from explorer.scenario import load_scenario, replay
+    from helpers import SCENARIOS
+
+    scenario = load_scenario(str(SCENARIOS / SCENARIO_16234))
+    model = build_model(preset_config(scenario.model["preset"], options=options or None))
+    result, _, failed = replay(model, scenario, list(model.invariants))  # as `jbodcheck replay` does
+    return result, failed
+
+
+def test_kafka_16234_scenario_holds_without_the_switch():
+    result, failed = _replay_16234()
+    assert result.result == "ok" and not result.violations and failed == []
+
+
+def test_kafka_16234_scenario_recreates_the_offline_replica_with_the_switch():
+    result, _ = _replay_16234(bugs=("KAFKA-16234",))
+    assert [v.invariant.id for v in result.violations] == ["kraft_no_recreate_over_failed_dir"]
+    assert len(result.violations[0].trace) == 9  # the scenario's last step
+
+
+def test_an_unknown_bug_is_refused():
+    from model.spec.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="KAFKA-1"):
+        build_model(preset_config("kraft-tiny", options={"bugs": ("KAFKA-1",)}))
+
+
+def test_gate1_with_kafka_16234_takes_an_offline_partition_for_a_new_one(broker):
+    b = _with(broker, hosted=(H_OFFLINE,), copies=(0b01,), dirs=(OFFLINE, GOOD))
+    after, why = apply_local(0, b, 0, LEADS, listed=None, bugs=("KAFKA-16234",))
+    assert why == CREATED and after.copies == (0b11,)
+
+
+# ---- KRaft's invariants break on hand-made input (tests/test_invariants.py counts these as its breaking cases) -----
+
+def _kraft_invariant(model, id_):
+    return next(i for i in model.invariants if i.id == id_)
+
+
+def _created_over_a_failed_dir(model):
+    s = model.init_states()[0]
+    before = s.brokers[0]._replace(copies=(0b01,), dirs=(OFFLINE, GOOD))
+    after = before._replace(copies=(0b11,))
+    return (s._replace(brokers=(before, s.brokers[1])), None, s._replace(brokers=(after, s.brokers[1])))
+
+
+def _fenced_broker_elected(model):
+    from model.kraft.metadata import K_PARTITION_CHANGE, PartitionChange
+
+    s = model.init_states()[0]
+    _, s = model.step(s, "CreateTopic", (0,))
+    c = s.controller
+    fenced = c.registrations[1]._replace(fenced=True)
+    s = s._replace(controller=c._replace(registrations=(c.registrations[0], fenced)))
+    after = s._replace(controller=s.controller._replace(
+        log=s.controller.log + ((PartitionChange(K_PARTITION_CHANGE, 0, 1, None, None),),)))
+    return s, None, after
+
+
+BROKEN_HERE = {
+    "kraft_no_recreate_over_failed_dir": [_created_over_a_failed_dir],
+    "kraft_leader_passes_leader_acceptor": [_fenced_broker_elected],
+}
+
+
+@pytest.mark.parametrize("id_, make", [(i, mk) for i, makers in BROKEN_HERE.items() for mk in makers])
+def test_kraft_invariant_breaks_on_hand_made_input(id_, make):
+    model = build_model(preset_config("kraft-tiny"))
+    message = _kraft_invariant(model, id_).check(model, *make(model))
+    assert message
+
+
+def test_kraft_invariants_hold_on_the_unbroken_input():
+    model = build_model(preset_config("kraft-tiny"))
+    s, _, after = _fenced_broker_elected(model)
+    unfenced = s.controller.registrations[1]._replace(fenced=False)
+    s = s._replace(controller=s.controller._replace(registrations=(s.controller.registrations[0], unfenced)))
+    assert _kraft_invariant(model, "kraft_leader_passes_leader_acceptor").check(model, s, None, after) is None
+    before, _, created = _created_over_a_failed_dir(model)
+    good = before._replace(brokers=(before.brokers[0]._replace(dirs=(GOOD, GOOD)), before.brokers[1]))
+    assert _kraft_invariant(model, "kraft_no_recreate_over_failed_dir").check(model, good, None, created) is None

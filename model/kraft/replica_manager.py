@@ -38,14 +38,18 @@ def gate2_allows(broker: Broker, listed: int) -> bool:
     return live_here or not has_offline_dir(broker) or listed == UNASSIGNED
 
 
-def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, listed: int | None) -> tuple[Broker, str]:
+def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, listed: int | None,
+                bugs: tuple = ()) -> tuple[Broker, str]:
     """One local replica of a delta (applyLocalLeadersDelta / applyLocalFollowersDelta): the broker after it, and
-    which gate decided. ``listed``: the replica's dir if the delta listed it (TopicDelta.localChanges), else None."""
+    which gate decided. ``listed``: the replica's dir if the delta listed it (TopicDelta.localChanges), else None.
+    ``bugs``: fixed Kafka bugs re-introduced (model/kraft/rules.py BUGS)."""
     hosted = broker.hosted[p]
     # Gate 1, ReplicaManager.getOrCreatePartition: Offline (same topic id: one topic per partition here) is skipped.
-    if hosted == H_OFFLINE:
+    # KAFKA-16234 (before 3.7.1): the Offline partition's topic id came from its log, gone with the dir, so the
+    # partition counted as one of another topic: a new partition.
+    if hosted == H_OFFLINE and "KAFKA-16234" not in bugs:
         return broker, SKIPPED_OFFLINE
-    is_new = hosted == H_NONE
+    is_new = hosted in (H_NONE, H_OFFLINE)
     found = live_copy_dir(broker, p)
     outcome = FOUND
     if found < 0:

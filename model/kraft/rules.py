@@ -15,7 +15,7 @@ from model.kraft import controller as C
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
 from model.kraft.replica_manager import apply_local, queue_assignment
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
-from model.spec.feature import Feature
+from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
 from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
@@ -87,6 +87,27 @@ def isr_written(m, s, partition, isr) -> State:
     return write(m, s, [C.partition_change(m, controller_image(s), partition, isr=isr)])
 
 
+# Fixed Kafka bugs a model may re-introduce (``--option bugs=KAFKA-NNNNN``; docs/kraft.md, "Bug switches"):
+# id -> (what it broke, the first fixed version).
+BUGS = {
+    "KAFKA-16234": ("an Offline partition's topic id was read from its log, gone with the failed dir: the next delta "
+                    "treated the partition as new and re-created its log empty on another dir", "3.7.1"),
+}
+
+
+def _check_bugs(value) -> str | None:
+    ids = (value,) if isinstance(value, str) else value
+    if not isinstance(ids, tuple) or not all(isinstance(i, str) for i in ids):
+        return f"bugs must be a JIRA id or a list of them, not {value!r}"
+    unknown = [i for i in ids if i not in BUGS]
+    return f"unknown bug(s) {', '.join(unknown)} (known: {', '.join(BUGS)})" if unknown else None
+
+
+def bugs(m) -> tuple:
+    value = m.option("bugs")
+    return (value,) if isinstance(value, str) else value
+
+
 KRAFT = Feature(
     "kraft-core",
     "The KRaft controller over its metadata log (registrations with online dir ids, partitions with Directories, "
@@ -94,6 +115,7 @@ KRAFT = Feature(
     "replay it and decide per replica whether to create its log (KIP-858)",
     config_fields=("brokers", "dirs", "partitions", "rf", "max_dir_failures", "max_crashes", "max_restarts",
                    "max_fixes", "max_faults"),
+    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), _check_bugs),),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
     dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
@@ -275,7 +297,7 @@ def broker_load(m, s, broker):
         if part.leader_epoch < 0 or broker not in m.assignments[p]:
             continue
         listed = part.dirs[m.assignments[p].index(broker)]
-        b, _ = apply_local(broker, b, p, part, listed)
+        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
         b = queue_assignment(b, p, listed)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
@@ -318,7 +340,7 @@ def broker_replay(m, s, broker):
         listed = None
         if any(r.kind == K_PARTITION or r.dirs is not None for r in touching):
             listed = part.dirs[m.assignments[p].index(broker)]
-        b, _ = apply_local(broker, b, p, part, listed)
+        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
         if listed is not None:
             b = queue_assignment(b, p, listed)
     return advance_leaders(m, set_broker(s, broker, b), broker)
