@@ -90,8 +90,13 @@ def claims_of(feature: Feature) -> tuple[Invariant, ...]:
 
 
 def claimed_invariants() -> list[tuple[str, Invariant]]:
-    """(feature name, invariant) for every built-in claim, in order."""
-    return [(f.name, i) for f in features() for i in claims_of(f)]
+    """(feature name, invariant) for every built-in invariant, in order, with the first feature that claims it
+    (no_serving_from_offline_dir: kip112-core; kraft-core claims it too)."""
+    out: dict = {}
+    for f in features():
+        for i in claims_of(f):
+            out.setdefault(i.id, (f.name, i))
+    return list(out.values())
 
 
 def load_plugins(names=(), *, env: bool = False) -> Plugins:
@@ -102,11 +107,7 @@ def load_plugins(names=(), *, env: bool = False) -> Plugins:
 def builtin_invariants() -> list[Invariant]:
     """Every built-in invariant, as the features of the built-in designs claim them, in order, once (what
     `jbodcheck invariants` lists; KRaft's core claims a storage invariant that ZooKeeper's core claims too)."""
-    out: dict = {}
-    for f in features():
-        for i in claims_of(f):
-            out.setdefault(i.id, i)
-    return list(out.values())
+    return [i for _, i in claimed_invariants()]
 
 
 def select_invariants(ids=None, extra=()) -> list[Invariant]:
