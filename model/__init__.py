@@ -5,6 +5,7 @@
 - ``model.storage``: what every controller mode shares on a broker: log dirs, the LogManager's create-or-refuse
   decision, hosted replicas, crashes and restarts, the environment's faults, the data path, KIP-928 saturation.
 - ``model.zk``: the ZooKeeper-mode controller and the designs over it (KIP-112, its draft, KIP-18, KIP-46).
+- ``model.kraft``: the KRaft controller and its brokers (KIP-858; docs/kraft.md).
 
 The designs, bound to the invariants they claim, and the presets are in ``explorer.catalog``
 (``build_model(cfg)``). This package re-exports the names a user of the model needs."""
@@ -14,7 +15,8 @@ from model.spec.model import Action, ActionDisabled, Model
 from model.spec.rule import Rule
 from model.storage.state import State, fingerprint
 from model.zk.config import BOUNDS, ModelConfig
-from model.zk.designs import VARIANTS  # the designs' names (explorer.catalog has them too)
+# The ZooKeeper-mode designs' names; explorer.catalog.VARIANTS has every design's, KRaft's (``kraft``) included.
+from model.zk.designs import VARIANTS
 
 __all__ = [
     "Action", "ActionDisabled", "BOUNDS", "ConfigError", "Design", "Feature", "Flag", "Model", "ModelConfig", "Option",

@@ -47,15 +47,19 @@ EXPECTED = {
     # The broker before KIP-112 (docs/model.md 13.5) halts on a dir failure: one that halted as the last ISR member
     # restarts on a replaced disk and leads an empty log (as KIP-46's; KIP-112 needs a second crash for it).
     "pre-kip112": frozenset(_DATA_LOSS),
+    # KRaft mode (docs/kraft.md, finding 1): a replica whose assignment a crash lost is re-created over its failed
+    # dir (its presets' expectations are their own: PRESET_EXPECTED_ONLY).
+    "kraft": frozenset({"kraft_no_recreate_over_failed_dir"}),
 }
 # setting -> model parameters over the preset's.
 SETTINGS = {"kip112": {}, "kip112-no-isnew-check": {"variant": "kip112-no-isnew-check"},
             "unclean": {"unclean_election": True},
             "kip112-draft": {"variant": "kip112-draft"}, "kip18": {"variant": "kip18"}, "kip46": {"variant": "kip46"},
-            "pre-kip112": {"variant": "pre-kip112"}}
+            "pre-kip112": {"variant": "pre-kip112"}, "kraft": {"variant": "kraft"}}
 # Exhausted with every violation reported even in the ci profile (seconds each); tiny-unclean is checked to
 # lose data (BFS to the first violation) and exhausted in the thorough profile.
-CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "kip112-no-isnew-check"), ("tiny", "pre-kip112")}
+CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "kip112-no-isnew-check"), ("tiny", "pre-kip112"),
+                 ("kraft-tiny", "kraft")}
 # Variants whose first violation lies deep (pre-kip112: the replaced-disk loss, 15 steps and 809,345 states on
 # small, about a minute): caught on tiny in the ci profile (exhaustive), on the larger presets in the thorough one.
 DEEP_FIRST_VIOLATION = {"pre-kip112"}
@@ -75,19 +79,22 @@ PRESET_EXPECTED = {
 
 # The design presets run under their design only: kip18-lost-update finds KIP-18's lost /restart_partitions
 # update (docs/model.md 12.2), a partition never restarted (exhausted in the thorough profile: minutes).
-DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46"}
+DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft"}
 PRESET_EXPECTED["kip18-lost-update"] = frozenset({"offline_replicas_are_known", "metadata_shows_offline_replicas",
                                                   "leader_is_live_isr_member"})
 
 CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS
            if (DESIGN_PRESETS[preset] == setting if preset in DESIGN_PRESETS
-               else setting == "kip112" or preset not in FEATURE_PRESETS)]
+               else setting != "kraft" and (setting == "kip112" or preset not in FEATURE_PRESETS))]
 
 
 # Presets whose expected violations are theirs alone (not their variant's as well): kip46-heal (docs/model.md 13.3)
 # has no disk repair, so the halted broker never comes back on an empty disk to lose the record; only a topic
 # created on a broker after its timer fired is never healed (exhausted in the thorough profile: two minutes).
-PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_healing"})}
+PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_healing"}),
+                        # KRaft (docs/kraft.md): finding 1 needs two faults, which kraft-tiny-data does not allow.
+                        "kraft-tiny": frozenset({"kraft_no_recreate_over_failed_dir"}),
+                        "kraft-tiny-data": frozenset()}
 
 
 def expected_of(preset: str, variant: str) -> frozenset:

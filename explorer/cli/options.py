@@ -8,7 +8,8 @@ import click
 
 import invariants as invariants_pkg
 from invariants.plugins import Plugins, env_plugins
-from model import BOUNDS, VARIANTS
+from model import BOUNDS
+from explorer.catalog import VARIANTS  # every design's name, KRaft's included
 
 from explorer.catalog import PRESETS, features as catalog, load_plugins
 from explorer.errors import JbodcheckFailure

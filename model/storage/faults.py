@@ -69,7 +69,7 @@ def dir_fail(m, s, broker, dir):
     dir is simply offline when it starts again."""
     new, running = B.fail_dir(m, s.brokers[broker], dir)
     s = set_broker(s, broker, new, budget=spend(s, B_DIR_FAILURES))
-    return m.hooks.dir_event(m, s, broker) if running else s
+    return m.hooks.dir_event(m, s, broker, dir=dir) if running else s
 
 
 def broker_crash_guard(m, s, broker):

@@ -7,8 +7,9 @@ never name the mode's own mechanisms (znodes, requests, records), only these hoo
 from __future__ import annotations
 
 HOOKS = {
-    "dir_event": "(m, s, broker) -> State: a running broker tells its controller that one of its log dirs failed "
-                 "(or, with KIP-928, was saturated or recovered); it writes only DIR_EVENT_FOOTPRINT",
+    "dir_event": "(m, s, broker, dir=None) -> State: a running broker tells its controller that one of its log dirs "
+                 "failed (DirFail passes the dir; KIP-928's saturation and recovery do not) or, with KIP-928, was "
+                 "saturated or recovered; it writes only DIR_EVENT_FOOTPRINT",
     "restart_blocked": "(m, s, broker) -> str | None: why a stopped broker may not start yet as far as the "
                        "controller mode is concerned (None: it may); it reads only REGISTRATION_READS",
     "isr_writer": "(m, s, partition) -> int: the broker that may change the partition's ISR now (the leader "

@@ -41,8 +41,9 @@ def _controller_view_is_current(m, s) -> bool:
     return live == s.controller.live
 
 
-def write_log_dir_event(m, s, broker):
-    """The broker writes a /log_dir_event_notification znode (KIP-112): ControllerLogDirEvent handles it."""
+def write_log_dir_event(m, s, broker, dir=None):
+    """The broker writes a /log_dir_event_notification znode (KIP-112): ControllerLogDirEvent handles it (the
+    znode does not name the dir)."""
     return s._replace(notifications=s.notifications | 1 << broker)
 
 

@@ -1,0 +1,137 @@
+"""The active controller's handlers (QuorumController events), each computing the records of one event from the
+image before it (Kafka generates an event's records against the state at its start, then replays them).
+
+Every election goes through ``LeaderAcceptor`` (PartitionChangeBuilder with the acceptor of
+ReplicationControlManager.generateLeaderAndIsrUpdates). ELR and unclean election are off (docs/kraft.md).
+"""
+from __future__ import annotations
+
+from model.kraft.metadata import (
+    K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, BrokerChange, Image, PartitionChange,
+    PartitionRecord, RegisterBroker, default_dir, is_online,
+)
+from model.storage.state import NO_LEADER
+
+
+def exists(image: Image, p: int) -> bool:
+    return image.partitions[p].leader_epoch >= 0
+
+
+def is_active(image: Image, b: int) -> bool:
+    """ClusterControlManager.isActive: registered and not fenced (controlled shutdown is not modelled)."""
+    reg = image.registrations[b]
+    return reg is not None and not reg.fenced
+
+
+def leader_acceptor(m, image: Image, p: int, b: int, remove: int = -1, add: int = -1) -> bool:
+    """LeaderAcceptor.test: isAcceptableLeader (b is not the broker being removed, and is the broker being
+    added or active) and ClusterControlManager.hasOnlineDir(b, Directories[b])."""
+    if b == remove:
+        return False
+    reg = image.registrations[b]
+    if reg is None or (b != add and reg.fenced):
+        return False
+    part = image.partitions[p]
+    return is_online(part.dirs[m.assignments[p].index(b)], reg.dirs)
+
+
+def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1, dirs: tuple | None = None,
+                     isr: int | None = None):
+    """PartitionChangeBuilder.build (ONLINE election, no ELR, no unclean election): the target ISR (the given one,
+    or the current one without ``remove``); an election when the leader is not in the target ISR (no leader
+    included): the current leader if valid, else the first replica in assignment order that is in the target ISR
+    and passes LeaderAcceptor, else none. Without ELR an ISR that would be empty keeps its last member (the
+    leader goes to none). The record, or None when nothing changes."""
+    part = image.partitions[p]
+    target = part.isr if isr is None else isr
+    if remove >= 0:
+        target &= ~(1 << remove)
+    leader = part.leader
+    if leader == NO_LEADER or not target >> leader & 1:
+        def valid(b):
+            return target >> b & 1 and leader_acceptor(m, image, p, b, remove, add)
+        leader = part.leader if part.leader != NO_LEADER and valid(part.leader) else next(
+            (b for b in m.assignments[p] if valid(b)), NO_LEADER)
+    if not target:
+        target = part.isr  # no ELR: the last ISR member stays
+    changed_leader = None if leader == part.leader else leader
+    changed_isr = None if target == part.isr else target
+    changed_dirs = None if dirs is None or dirs == part.dirs else dirs
+    if changed_leader is None and changed_isr is None and changed_dirs is None:
+        return None
+    return PartitionChange(K_PARTITION_CHANGE, p, changed_leader, changed_isr, changed_dirs)
+
+
+def _updates(m, image, partitions, **how) -> list:
+    """ReplicationControlManager.generateLeaderAndIsrUpdates over the given partitions."""
+    return [r for r in (partition_change(m, image, p, **how) for p in partitions) if r is not None]
+
+
+def create_partition(m, image: Image, p: int) -> PartitionRecord:
+    """ReplicationControlManager.createTopic with a manual assignment: ISR = the active replicas, leader the
+    first of them, Directories from ClusterControlManager.defaultDir."""
+    replicas = m.assignments[p]
+    isr = 0
+    for b in replicas:
+        if is_active(image, b):
+            isr |= 1 << b
+    leader = next(b for b in replicas if isr >> b & 1)
+    return PartitionRecord(K_PARTITION, p, leader, isr, tuple(default_dir(image.registrations[b]) for b in replicas))
+
+
+def register(b: int, dirs: tuple) -> RegisterBroker:
+    """ClusterControlManager.registerBroker: a new incarnation, fenced, its LogDirs replacing the old ones."""
+    return RegisterBroker(K_REGISTER, b, dirs)
+
+
+def broker_fenced(m, image: Image, b: int) -> list:
+    """ReplicationControlManager.handleBrokerFenced: b leaves every ISR it is in (the last member stays) and
+    every leadership, then its registration is fenced."""
+    with_b = [p for p in range(m.cfg.partitions) if exists(image, p) and image.partitions[p].isr >> b & 1]
+    return _updates(m, image, with_b, remove=b) + [BrokerChange(K_BROKER_CHANGE, b, True, None)]
+
+
+def broker_unfenced(m, image: Image, b: int) -> list:
+    """ReplicationControlManager.handleBrokerUnfenced: the registration is unfenced, then leaders are elected
+    for the partitions without one (b counts as active)."""
+    leaderless = [p for p in range(m.cfg.partitions) if exists(image, p) and image.partitions[p].leader == NO_LEADER]
+    return [BrokerChange(K_BROKER_CHANGE, b, False, None)] + _updates(m, image, leaderless, add=b)
+
+
+def directories_offline(m, image: Image, b: int, offline: tuple) -> list:
+    """ReplicationControlManager.handleDirectoriesOffline: for each registered dir of b the heartbeat names
+    offline, the partitions indexed under it (directoriesToPartitions, which skips reserved ids) lose b from
+    their ISR and leadership; then b's registration keeps only its other dirs."""
+    reg = image.registrations[b]
+    newly = tuple(d for d in reg.dirs if d in offline)
+    if not newly:
+        return []
+    records = []
+    for d in newly:
+        under = [p for p in range(m.cfg.partitions) if exists(image, p) and b in m.assignments[p]
+                 and image.partitions[p].dirs[m.assignments[p].index(b)] == d]
+        records += _updates(m, image, under, remove=b)
+    return records + [BrokerChange(K_BROKER_CHANGE, b, None, tuple(d for d in reg.dirs if d not in newly))]
+
+
+def assign_replicas_to_dirs(m, image: Image, b: int, epoch: int, entries: tuple) -> tuple[list, str | None]:
+    """ReplicationControlManager.handleAssignReplicasToDirs: a stale broker epoch fails the whole request;
+    per entry (partition, dir) of an existing partition that b is a replica of, Directories[b] is set (no
+    partition-epoch check); for a dir not online for b, b also leaves the ISR and leadership
+    (generateLeaderAndIsrUpdates over those partitions, from the image before the request)."""
+    reg = image.registrations[b]
+    if reg is None or reg.epoch != epoch:
+        return [], "STALE_BROKER_EPOCH"
+    records, offline = [], []
+    for p, d in entries:
+        if not exists(image, p) or b not in m.assignments[p]:
+            continue  # a per-partition error (UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER)
+        i = m.assignments[p].index(b)
+        part = image.partitions[p]
+        change = partition_change(m, image, p, dirs=part.dirs[:i] + (d,) + part.dirs[i + 1:])
+        if change is not None:
+            records.append(change)
+        if not is_online(d, reg.dirs):
+            offline.append(p)
+    return records + _updates(m, image, offline, remove=b), None
+

@@ -1,0 +1,160 @@
+"""The metadata log's records and their replay: the one function that turns a prefix of the log into an image
+(the controller's view and each broker's), as MetadataDelta/MetadataImage do in Kafka.
+
+Log dir ids are per broker: dir d of a broker has id d; the reserved ids of ``DirectoryId`` are negative.
+The log is a tuple of batches, one per controller event (the records it wrote atomically); a broker epoch and
+a broker's applied offset count batches. A record is a NamedTuple whose first field is its kind. ``PartitionChange`` and ``BrokerChange`` carry only
+what changed (None: unchanged), as PartitionChangeRecord and BrokerRegistrationChangeRecord do.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from model.storage.state import NO_LEADER, replace_at
+
+# DirectoryId's reserved ids (org.apache.kafka.common.DirectoryId).
+UNASSIGNED, MIGRATING, LOST = -1, -2, -3
+RESERVED = (UNASSIGNED, MIGRATING, LOST)
+DIR_ID_NAMES = {UNASSIGNED: "UNASSIGNED", MIGRATING: "MIGRATING", LOST: "LOST"}
+
+K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE = 0, 1, 2, 3
+
+
+class RegisterBroker(NamedTuple):
+    """RegisterBrokerRecord: a new incarnation, fenced, with the dirs it registered (LogDirs)."""
+    kind: int
+    broker: int
+    dirs: tuple
+    __repr__ = tuple.__repr__
+
+
+class BrokerChange(NamedTuple):
+    """BrokerRegistrationChangeRecord: fenced (True/False) and LogDirs, each None when unchanged."""
+    kind: int
+    broker: int
+    fenced: bool | None
+    dirs: tuple | None
+    __repr__ = tuple.__repr__
+
+
+class PartitionRecord(NamedTuple):
+    """PartitionRecord: a new partition (its replicas are the configured assignment), leader epoch and partition
+    epoch 0, and Directories parallel to the replicas."""
+    kind: int
+    partition: int
+    leader: int
+    isr: int
+    dirs: tuple
+    __repr__ = tuple.__repr__
+
+
+class PartitionChange(NamedTuple):
+    """PartitionChangeRecord: leader, ISR and Directories, each None when unchanged. Replaying it bumps the
+    partition epoch, and the leader epoch when it names a leader (PartitionRegistration.merge)."""
+    kind: int
+    partition: int
+    leader: int | None
+    isr: int | None
+    dirs: tuple | None
+    __repr__ = tuple.__repr__
+
+
+class Registration(NamedTuple):
+    """BrokerRegistration: its broker epoch (the offset of its RegisterBrokerRecord), fenced, online dir ids."""
+    epoch: int
+    fenced: bool
+    dirs: tuple
+    __repr__ = tuple.__repr__
+
+
+class PartitionState(NamedTuple):
+    """PartitionRegistration (replicas: the configured assignment). The first three fields keep the names the
+    shared invariants read (invariants/storage/durability.py: leader, leader_epoch, isr)."""
+    leader: int
+    leader_epoch: int      # -1: the partition does not exist yet
+    isr: int               # bitmask of brokers
+    partition_epoch: int
+    dirs: tuple            # per replica, in assignment order: a dir id of that broker or a reserved id
+    __repr__ = tuple.__repr__
+
+
+NO_PARTITION = PartitionState(NO_LEADER, -1, 0, -1, ())
+
+
+class Image(NamedTuple):
+    """What replaying a prefix of the log gives: per broker its Registration or None, per partition its state."""
+    registrations: tuple
+    partitions: tuple
+    __repr__ = tuple.__repr__
+
+
+def empty_image(brokers: int, partitions: int) -> Image:
+    return Image((None,) * brokers, (NO_PARTITION,) * partitions)
+
+
+def replay(image: Image, offset: int, record) -> Image:
+    """The image after one record at ``offset`` (ClusterControlManager.replay, ReplicationControlManager.replay)."""
+    kind = record.kind
+    if kind == K_REGISTER:
+        reg = Registration(offset, True, record.dirs)
+        return image._replace(registrations=replace_at(image.registrations, record.broker, reg))
+    if kind == K_BROKER_CHANGE:
+        reg = image.registrations[record.broker]
+        if record.fenced is not None:
+            reg = reg._replace(fenced=record.fenced)
+        if record.dirs is not None:
+            reg = reg._replace(dirs=record.dirs)
+        return image._replace(registrations=replace_at(image.registrations, record.broker, reg))
+    p = record.partition
+    if kind == K_PARTITION:
+        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs)
+    else:
+        part = image.partitions[p]
+        leader, epoch = part.leader, part.leader_epoch
+        if record.leader is not None:
+            leader, epoch = record.leader, epoch + 1
+        part = PartitionState(leader, epoch, part.isr if record.isr is None else record.isr,
+                              part.partition_epoch + 1, part.dirs if record.dirs is None else record.dirs)
+    return image._replace(partitions=replace_at(image.partitions, p, part))
+
+
+def replay_batch(image: Image, offset: int, batch: tuple) -> Image:
+    """The image after one batch (the records of one controller event, which Kafka writes atomically and a
+    broker's MetadataLoader publishes as one delta at most) at batch offset ``offset``: its records in order."""
+    for record in batch:
+        image = replay(image, offset, record)
+    return image
+
+
+def image_of(m, log: tuple) -> Image:
+    """The image of a log prefix, a tuple of batches (remembered by the model: brokers replay the same prefixes)."""
+    return m.cached(_image_of, bind=True)(log)
+
+
+def _image_of(m, log: tuple) -> Image:
+    image = empty_image(m.cfg.brokers, m.cfg.partitions)
+    for offset, batch in enumerate(log):
+        image = replay_batch(image, offset, batch)
+    return image
+
+
+def is_online(dir_id: int, registered: tuple) -> bool:
+    """DirectoryId.isOnline: UNASSIGNED and MIGRATING are online, LOST is not; a broker that registered no dir
+    counts every dir online (KAFKA-16162); else the dir must be registered."""
+    if dir_id in (UNASSIGNED, MIGRATING):
+        return True
+    if dir_id == LOST:
+        return False
+    return not registered or dir_id in registered
+
+
+def default_dir(registration: Registration | None) -> int:
+    """ClusterControlManager.defaultDir: by the number of registered dirs, 0 -> MIGRATING, 1 -> that dir,
+    2 or more -> UNASSIGNED; an unregistered broker -> UNASSIGNED."""
+    if registration is None or len(registration.dirs) >= 2:
+        return UNASSIGNED
+    return registration.dirs[0] if registration.dirs else MIGRATING
+
+
+def dir_name(dir_id: int) -> str:
+    return DIR_ID_NAMES.get(dir_id, f"dir {dir_id}")

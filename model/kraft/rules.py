@@ -1,0 +1,380 @@
+"""KRaft mode's core feature (KIP-858 as Kafka 3.7 to 4.x implement it; docs/kraft.md): the active controller as one
+sequential machine over its metadata log, brokers that register, heartbeat and replay the log at their own pace
+and take the three-gate create-or-not decision (model/kraft/replica_manager.py), and AssignReplicasToDirs; with
+the storage layer's rules (model/storage/faults.py) at their place in its rule order and the hooks they call
+(model/storage/mode.py).
+
+Each step is one record applied by one broker, one request sent, or one controller event (which writes the
+records of its handler, computed from the image before it: model/kraft/controller.py). Guards return None when
+the rule is enabled and otherwise a short reason; effects return the next state. References name the Kafka
+class.method followed (docs/kraft.md cites the files).
+"""
+from __future__ import annotations
+
+from model.kraft import controller as C
+from model.kraft.metadata import K_PARTITION, image_of, replay_batch
+from model.kraft.replica_manager import apply_local, queue_assignment
+from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
+from model.spec.feature import Feature, Option
+from model.storage.common import brokers, budget_left, partitions, set_broker
+from model.storage.data import advance_leaders
+from model.storage.faults import STORAGE, add_storage_rules
+from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS, STORAGE_CONSTANTS, STORAGE_SCHEMA
+from model.storage.state import H_LEADER, LIVE_DIR, State
+
+# What a controller event reads and writes: the whole controller record (its log and image).
+CONTROLLER_EVENT = ("controller",)
+
+
+def write(m, s: State, records) -> State:
+    """The controller appends an event's records to its log as one batch and replays them into its image."""
+    if not records:
+        return s
+    c = s.controller
+    batch = tuple(records)
+    image = replay_batch(C.Image(c.registrations, c.partitions), len(c.log), batch)
+    return s._replace(controller=c._replace(log=c.log + (batch,), registrations=image.registrations,
+                                            partitions=image.partitions))
+
+
+def controller_image(s: State):
+    return C.Image(s.controller.registrations, s.controller.partitions)
+
+
+def broker_image(m, s: State, b: int):
+    """The image the broker published: the log up to its applied offset."""
+    return image_of(m, s.controller.log[:s.brokers[b].applied])
+
+
+# ---- the storage layer's hooks (model/storage/mode.py) -------------------------------------------------------------
+
+def dir_event(m, s, broker, dir=None):
+    """ReplicaManager.handleLogDirFailure -> BrokerLifecycleManager.propagateDirectoryFailure: the dir's id joins
+    the offline dirs every later heartbeat carries. A dir failure does not fence the broker."""
+    if dir is None:
+        return s  # KIP-928's saturation events: not part of KRaft mode here
+    b = s.brokers[broker]
+    return set_broker(s, broker, b._replace(failed=b.failed | 1 << dir))
+
+
+def restart_blocked(m, s, broker) -> str | None:
+    """A stopped broker starts again only once the controller fenced its registration (its session timed out):
+    the model leaves out a restart within the session timeout (docs/kraft.md)."""
+    reg = s.controller.registrations[broker]
+    if reg is not None and not reg.fenced:
+        return f"the controller has not fenced broker {broker} yet (its session has not timed out)"
+    return None
+
+
+def isr_writer(m, s, partition) -> int:
+    """The broker whose AlterPartition the controller accepts now: the leader of the controller's partition state,
+    running, leading at its leader epoch, with the controller's partition epoch in its own image
+    (ReplicationControlManager.alterPartition: FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION otherwise), or -1."""
+    part = s.controller.partitions[partition]
+    leader = part.leader
+    if leader < 0:
+        return -1
+    b = s.brokers[leader]
+    if not (b.up and b.hosted[partition] == H_LEADER and b.epoch[partition] == part.leader_epoch):
+        return -1
+    if broker_image(m, s, leader).partitions[partition].partition_epoch != part.partition_epoch:
+        return -1
+    return leader
+
+
+def isr_written(m, s, partition, isr) -> State:
+    """AlterPartition, sent and answered in the data path's step: a PartitionChangeRecord with the new ISR."""
+    return write(m, s, [C.partition_change(m, controller_image(s), partition, isr=isr)])
+
+
+# Fixed Kafka bugs a model may re-introduce (``--option bugs=KAFKA-NNNNN``; docs/kraft.md, "Bug switches"):
+# id -> (what it broke, the first fixed version).
+BUGS = {
+    "KAFKA-16234": ("an Offline partition's topic id was read from its log, gone with the failed dir: the next delta "
+                    "treated the partition as new and re-created its log empty on another dir", "3.7.1"),
+}
+
+
+def _check_bugs(value) -> str | None:
+    ids = (value,) if isinstance(value, str) else value
+    if not isinstance(ids, tuple) or not all(isinstance(i, str) for i in ids):
+        return f"bugs must be a JIRA id or a list of them, not {value!r}"
+    unknown = [i for i in ids if i not in BUGS]
+    return f"unknown bug(s) {', '.join(unknown)} (known: {', '.join(BUGS)})" if unknown else None
+
+
+def bugs(m) -> tuple:
+    value = m.option("bugs")
+    return (value,) if isinstance(value, str) else value
+
+
+KRAFT = Feature(
+    "kraft-core",
+    "The KRaft controller over its metadata log (registrations with online dir ids, partitions with Directories, "
+    "fencing, elections with LeaderAcceptor, handleDirectoriesOffline, AssignReplicasToDirs) and brokers that "
+    "replay it and decide per replica whether to create its log (KIP-858)",
+    config_fields=("brokers", "dirs", "partitions", "rf", "max_dir_failures", "max_crashes", "max_restarts",
+                   "max_fixes", "max_faults"),
+    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), _check_bugs),),
+    flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
+    dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
+    fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
+    constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS},
+    hooks={
+        "budget_left": budget_left,
+        "dir_event": dir_event,
+        "restart_blocked": restart_blocked,
+        "isr_writer": isr_writer,
+        "isr_written": isr_written,
+    },
+)
+
+
+# ---- the controller's events -----------------------------------------------------------------------------------
+
+def create_topic_guard(m, s, partition):
+    image = controller_image(s)
+    if C.exists(image, partition):
+        return f"partition {partition} already exists"
+    replicas = m.assignments[partition]
+    if any(image.registrations[b] is None for b in replicas):
+        return f"a broker of partition {partition}'s assignment {list(replicas)} is not registered"
+    if not any(C.is_active(image, b) for b in replicas):
+        return f"every broker of partition {partition}'s assignment is fenced (INVALID_REPLICATION_FACTOR)"
+    return None
+
+
+@KRAFT.rule("CreateTopic",
+      reads=CONTROLLER_EVENT, writes=CONTROLLER_EVENT,
+      params=("partition",), domain=partitions, guard=create_topic_guard, kind="controller", fair=False,
+      reference="ReplicationControlManager.createTopic (manual assignment); ClusterControlManager.defaultDir")
+def create_topic(m, s, partition):
+    """The controller creates the partition: a PartitionRecord with the active replicas as ISR, the first of them
+    as leader, and each replica's Directories entry from defaultDir (UNASSIGNED for a broker with two or more
+    registered dirs, its one dir for one, MIGRATING for none)."""
+    return write(m, s, [C.create_partition(m, controller_image(s), partition)])
+
+
+# The storage layer's rules (DirFail, BrokerCrash, BrokerRestart, ReplaceDisk, RemoveDirFromConfig).
+add_storage_rules(KRAFT)
+
+
+def register_guard(m, s, broker):
+    b = s.brokers[broker]
+    if not b.up:
+        return f"broker {broker} is down"
+    if b.registered:
+        return f"broker {broker} registered this incarnation already"
+    return None
+
+
+@KRAFT.rule("BrokerRegister",
+      reads=("broker[broker]", *CONTROLLER_EVENT), writes=("broker[broker].registered", *CONTROLLER_EVENT),
+      params=("broker",), domain=brokers, guard=register_guard, kind="controller",
+      reference="BrokerLifecycleManager.sendBrokerRegistration; ClusterControlManager.registerBroker")
+def broker_register(m, s, broker):
+    """A started broker registers (the request and the controller's handling are one step): LogDirs are the
+    dirs it can read now (a failed or removed dir is not listed); the controller writes a RegisterBrokerRecord,
+    fenced, whose offset is the broker epoch, replacing any older registration and its dir list."""
+    b = s.brokers[broker]
+    dirs = tuple(d for d, status in enumerate(b.dirs) if LIVE_DIR[status])
+    s = write(m, s, [C.register(broker, dirs)])
+    return set_broker(s, broker, s.brokers[broker]._replace(registered=True))
+
+
+def _unfences(s, broker) -> bool:
+    """BrokerHeartbeatManager.calculateNextBrokerState: a fenced broker that wants no fencing is unfenced once
+    its metadata offset reached its registration record."""
+    b, reg = s.brokers[broker], s.controller.registrations[broker]
+    return reg.fenced and b.loaded and b.applied > reg.epoch
+
+
+def heartbeat_guard(m, s, broker):
+    b = s.brokers[broker]
+    if not b.up or not b.registered:
+        return f"broker {broker} is not running registered"
+    if not _unfences(s, broker) and not b.failed & ~b.acked_dirs:
+        return f"a heartbeat of broker {broker} changes nothing (no unfencing due, no failed dir unacknowledged)"
+    return None
+
+
+@KRAFT.rule("BrokerHeartbeat",
+      reads=("broker[broker]", *CONTROLLER_EVENT), writes=("broker[broker].acked_dirs", *CONTROLLER_EVENT),
+      params=("broker",), domain=brokers, guard=heartbeat_guard, kind="controller",
+      reference="BrokerLifecycleManager.sendBrokerHeartbeat; ReplicationControlManager.processBrokerHeartbeat, "
+                "handleBrokerUnfenced, handleDirectoriesOffline")
+def broker_heartbeat(m, s, broker):
+    """A heartbeat carrying every dir that failed since the broker started, its answer NONE (sent, handled and
+    answered in one step; a heartbeat that would change nothing is left out). The controller unfences the broker
+    if its metadata offset reached its registration (BrokerRegistrationChangeRecord, then elections for the
+    partitions with no leader, the broker counting as active), and runs handleDirectoriesOffline for the dirs it
+    names, all computed from the image before the heartbeat. The answer acknowledges the dirs it carried."""
+    b = s.brokers[broker]
+    image = controller_image(s)
+    records = C.broker_unfenced(m, image, broker) if _unfences(s, broker) else []
+    offline = tuple(d for d in range(m.cfg.dirs) if b.failed >> d & 1)
+    records += C.directories_offline(m, image, broker, offline)
+    s = write(m, s, records)
+    return set_broker(s, broker, s.brokers[broker]._replace(acked_dirs=b.failed))
+
+
+def fence_guard(m, s, broker):
+    reg = s.controller.registrations[broker]
+    if reg is None or reg.fenced:
+        return f"broker {broker} is not registered unfenced"
+    if s.brokers[broker].up:
+        return f"broker {broker} is running (the model fences a broker only after its crash)"
+    return None
+
+
+@KRAFT.rule("ControllerFenceBroker",
+      reads=("broker[broker].up", *CONTROLLER_EVENT), writes=CONTROLLER_EVENT,
+      params=("broker",), domain=brokers, guard=fence_guard, kind="controller",
+      reference="BrokerHeartbeatManager (session timeout); QuorumController.maybeFenceOneStaleBroker; "
+                "ReplicationControlManager.handleBrokerFenced")
+def controller_fence_broker(m, s, broker):
+    """A crashed broker's session times out: it leaves every ISR (the last member stays) and every leadership,
+    with elections through LeaderAcceptor, then its registration is fenced."""
+    return write(m, s, C.broker_fenced(m, controller_image(s), broker))
+
+
+def assign_guard(m, s, broker):
+    if not s.brokers[broker].inflight:
+        return f"broker {broker} has no AssignReplicasToDirs request in flight"
+    return None
+
+
+@KRAFT.rule("ControllerAssignReplicasToDirs",
+      reads=("broker[broker]", *CONTROLLER_EVENT),
+      writes=("broker[broker].inflight", "broker[broker].queue", *CONTROLLER_EVENT),
+      needs_message=True,
+      params=("broker",), domain=brokers, guard=assign_guard, kind="controller",
+      reference="ReplicationControlManager.handleAssignReplicasToDirs; AssignmentsManager (response)")
+def controller_assign_replicas_to_dirs(m, s, broker):
+    """The controller handles the broker's AssignReplicasToDirs and the broker gets the answer: a stale broker
+    epoch fails it all (the entries go back to the queue unless a newer one for their partition is there: retried);
+    else per partition Directories[b] is written, with no partition-epoch check, and a dir not online for the broker
+    also removes it from the ISR and leadership."""
+    b = s.brokers[broker]
+    # The request's broker epoch: this incarnation's registration (a crash empties the request in flight).
+    epoch = s.controller.registrations[broker].epoch
+    records, error = C.assign_replicas_to_dirs(m, controller_image(s), broker, epoch, b.inflight)
+    s = write(m, s, records)
+    b = s.brokers[broker]
+    queue = b.queue
+    if error is not None:
+        newer = {p for p, _ in queue}
+        queue = tuple(e for e in b.inflight if e[0] not in newer) + queue
+    return set_broker(s, broker, b._replace(inflight=(), queue=queue))
+
+
+# ---- the brokers ---------------------------------------------------------------------------------------------------
+
+def load_guard(m, s, broker):
+    b = s.brokers[broker]
+    if not b.up:
+        return f"broker {broker} is down"
+    if b.loaded:
+        return f"broker {broker} published its image already"
+    return None
+
+
+@KRAFT.rule("BrokerLoad",
+      reads=("broker[broker]", "broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
+             "broker[*].hw", "broker[*].isr", "controller.log", "committed", "acked"),
+      writes=("broker[broker]", "committed", "acked"),
+      params=("broker",), domain=brokers, guard=load_guard, kind="broker",
+      reference="BrokerServer start-up (initial catch-up); BrokerMetadataPublisher first publish; "
+                "ReplicaManager.applyDelta; TopicDelta.localChanges")
+def broker_load(m, s, broker):
+    """A started broker catches up with the metadata log and publishes its first image: the delta from the empty
+    image lists every local replica as new, with its Directories entry, so each takes the create-or-not decision
+    with its dir listed; then the assignments whose dir differs are queued."""
+    log = s.controller.log
+    image = image_of(m, log)
+    b = s.brokers[broker]
+    for p, part in enumerate(image.partitions):
+        if part.leader_epoch < 0 or broker not in m.assignments[p]:
+            continue
+        listed = part.dirs[m.assignments[p].index(broker)]
+        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
+        b = queue_assignment(b, p, listed)
+    s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
+    return advance_leaders(m, s, broker)
+
+
+def replay_guard(m, s, broker):
+    b = s.brokers[broker]
+    if not b.up or not b.loaded:
+        return f"broker {broker} is not running with its image loaded"
+    if b.applied >= len(s.controller.log):
+        return f"broker {broker} applied the whole metadata log"
+    return None
+
+
+@KRAFT.rule("BrokerReplay",
+      reads=("broker[broker]", "broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
+             "broker[*].hw", "broker[*].isr", "controller.log", "committed", "acked"),
+      writes=("broker[broker]", "committed", "acked"),
+      params=("broker",), domain=brokers, guard=replay_guard, kind="broker",
+      reference="MetadataLoader (one batch a delta here); ReplicaManager.applyDelta "
+                "(getOrCreatePartition, Partition.createLogInAssignedDirectoryId, LogManager.getOrCreateLog); "
+                "TopicDelta.localChanges; AssignmentsManager.onAssignment")
+def broker_replay(m, s, broker):
+    """The broker publishes the next batch of the metadata log as one delta (TopicDelta.localChanges). For each
+    partition the batch touches that the broker is a replica of: its dir is listed if the partition is new in the
+    delta or a record of the batch carries Directories; the replica takes the create-or-not decision (gate 1:
+    an Offline partition is skipped; gate 2, if its dir is listed: create only if that dir is live here, or no
+    dir is offline, or it is UNASSIGNED; gate 3: a missing log of an existing partition with a dir offline is a
+    storage error, the partition goes Offline), then leads or follows at the delta's leader epoch; a listed dir
+    that differs from the log's queues an assignment."""
+    b = s.brokers[broker]
+    batch = s.controller.log[b.applied]
+    b = b._replace(applied=b.applied + 1)
+    image = image_of(m, s.controller.log[:b.applied])
+    for p in range(m.cfg.partitions):
+        touching = [r for r in batch if getattr(r, "partition", None) == p]
+        if not touching or broker not in m.assignments[p]:
+            continue
+        part = image.partitions[p]
+        listed = None
+        if any(r.kind == K_PARTITION or r.dirs is not None for r in touching):
+            listed = part.dirs[m.assignments[p].index(broker)]
+        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
+        if listed is not None:
+            b = queue_assignment(b, p, listed)
+    return advance_leaders(m, set_broker(s, broker, b), broker)
+
+
+def send_guard(m, s, broker):
+    b = s.brokers[broker]
+    if not b.up or not b.registered:
+        return f"broker {broker} is not running registered"
+    if not b.queue:
+        return f"broker {broker}'s assignment queue is empty"
+    if b.inflight:
+        return f"broker {broker} has an AssignReplicasToDirs request in flight"
+    return None
+
+
+@KRAFT.rule("BrokerSendAssignments",
+      reads=("broker[broker]",), writes=("broker[broker].queue", "broker[broker].inflight"),
+      params=("broker",), domain=brokers, guard=send_guard, kind="broker",
+      reference="AssignmentsManager (one request in flight, batched queue)")
+def broker_send_assignments(m, s, broker):
+    """The broker sends its queued assignments as one AssignReplicasToDirs request (one in flight at a time)."""
+    b = s.brokers[broker]
+    return set_broker(s, broker, b._replace(inflight=b.queue, queue=()))
+
+
+# kraft-tiny has no record: with one record and two faults the space is larger than a minute allows (docs/kraft.md,
+# "Presets"); kraft-tiny-data has the record and one fault. Together every rule fires.
+_TINY = dict(variant="kraft", brokers=2, dirs=2, partitions=1, rf=2, max_dir_failures=1, max_saturations=0,
+             max_crashes=1, max_restarts=1, max_fixes=1, max_failovers=0)
+KRAFT.presets.update({
+    "kraft-tiny": ("KRaft: 2 brokers x 2 dirs, 1 partition, RF 2, no record; a dir failure, a crash, a restart, a "
+                   "repair, at most two faults",
+                   dict(_TINY, max_records=0, consumer=False, max_faults=2)),
+    "kraft-tiny-data": ("KRaft: 2 brokers x 2 dirs, 1 partition, RF 2; one record, a consumer; at most one fault",
+                        dict(_TINY, max_records=1, consumer=True, max_faults=1)),
+})

@@ -1,0 +1,207 @@
+"""KRaft mode (issue 31, first slice; docs/kraft.md): kraft-tiny and kraft-tiny-data exhaust with every rule of
+their configuration fired, the finding's shortest trace, the layering, and the broker's three create-or-not gates
+each shown to refuse and to create."""
+from __future__ import annotations
+
+import grimp
+import pytest
+
+from explorer.catalog import build_model, preset_config
+from explorer.search import SearchOptions, bfs
+from model.kraft.metadata import UNASSIGNED, PartitionState
+from model.kraft.replica_manager import CREATED, SKIPPED_DIR, SKIPPED_OFFLINE, STORAGE_ERROR, apply_local
+from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_STOPPED, OFFLINE
+
+
+def _exhaust(preset: str):
+    model = build_model(preset_config(preset))
+    return model, bfs(model, list(model.invariants), SearchOptions(all_violations=True))
+
+
+def _fired(result) -> set:
+    return {name for name, n in result.coverage.items() if n}
+
+
+@pytest.mark.slow
+def test_kraft_tiny_exhausts_with_every_rule_of_its_configuration_fired_and_finds_the_recreation():
+    model, result = _exhaust("kraft-tiny")
+    assert result.result == "violation"  # all_violations: the search went on to the end
+    assert _fired(result) == {r.name for r in model.rules if r.domain(model)}
+    assert {r.name for r in model.rules if not r.domain(model)} == {"Produce", "ReplicaFetch", "LeaderShrinkIsr",
+                                                                     "Consume"}
+    assert {v.invariant.id for v in result.violations} == {"kraft_no_recreate_over_failed_dir"}
+
+
+@pytest.mark.slow
+def test_kraft_tiny_data_exhausts_with_every_rule_but_the_repairs_fired_and_holds():
+    model, result = _exhaust("kraft-tiny-data")
+    assert result.result == "ok" and not result.violations
+    # One fault: a disk is repaired only on a broker that is down with a failed dir (two faults).
+    assert _fired(result) == {r.name for r in model.rules} - {"ReplaceDisk", "RemoveDirFromConfig"}
+
+
+def test_the_recreation_finding_has_a_seven_step_shortest_trace():
+    model = build_model(preset_config("kraft-tiny"), invariants=["kraft_no_recreate_over_failed_dir"])
+    result = bfs(model, list(model.invariants), SearchOptions())
+    assert [model.rules[a.rule].name for a, _ in result.violations[0].trace[1:]] == [
+        "CreateTopic", "BrokerReplay", "DirFail", "BrokerCrash", "ControllerFenceBroker", "BrokerRestart",
+        "BrokerLoad"]
+
+
+def test_model_kraft_imports_nothing_of_model_zk():
+    graph = grimp.build_graph("model")
+    kraft = {m for m in graph.modules if m.startswith("model.kraft")}
+    assert kraft, "model.kraft is missing"
+    for module in kraft:
+        assert not {m for m in graph.find_modules_directly_imported_by(module) if m.startswith("model.zk")}, module
+
+
+# ---- the three gates, on a hand-built broker ----------------------------------------------------------------------
+
+@pytest.fixture
+def broker():
+    model = build_model(preset_config("kraft-tiny"))
+    return model.init_states()[0].brokers[0]
+
+
+LEADS = PartitionState(leader=0, leader_epoch=3, isr=0b11, partition_epoch=5, dirs=(UNASSIGNED, UNASSIGNED))
+
+
+def _with(b, **fields):
+    return b._replace(**fields)
+
+
+def test_gate1_skips_an_offline_partition(broker):
+    b = _with(broker, hosted=(H_OFFLINE,), copies=(0b01,), dirs=(OFFLINE, GOOD))
+    after, why = apply_local(0, b, 0, LEADS, listed=1)
+    assert why == SKIPPED_OFFLINE and after == b
+
+
+def test_gate1_creates_for_no_entry(broker):
+    after, why = apply_local(0, broker, 0, LEADS, listed=UNASSIGNED)
+    assert why == CREATED and after.copies == (0b01,) and after.hosted == (H_LEADER,) and after.epoch == (3,)
+
+
+def test_gate2_refuses_a_listed_dir_that_is_offline_while_a_dir_is_offline(broker):
+    b = _with(broker, copies=(0b01,), dirs=(OFFLINE, GOOD))
+    after, why = apply_local(0, b, 0, LEADS, listed=0)
+    assert why == SKIPPED_DIR and after.copies == (0b01,) and after.hosted == (H_STOPPED,)
+
+
+def test_gate2_creates_for_unassigned_even_with_a_dir_offline(broker):
+    b = _with(broker, copies=(0b01,), dirs=(OFFLINE, GOOD))
+    after, why = apply_local(0, b, 0, LEADS, listed=UNASSIGNED)
+    assert why == CREATED and after.copies == (0b11,)
+
+
+def test_gate2_creates_on_a_listed_live_dir(broker):
+    b = _with(broker, dirs=(OFFLINE, GOOD))
+    after, why = apply_local(1, b, 0, LEADS, listed=1)
+    assert why == CREATED and after.copies == (0b10,) and after.hosted == (H_FOLLOWER,)
+
+
+def test_gate3_refuses_an_existing_replica_without_a_log_while_a_dir_is_offline(broker):
+    b = _with(broker, hosted=(H_STOPPED,), dirs=(OFFLINE, GOOD))
+    after, why = apply_local(0, b, 0, LEADS, listed=None)
+    assert why == STORAGE_ERROR and after.copies == (0,) and after.hosted == (H_OFFLINE,)
+
+
+def test_gate3_creates_an_existing_replica_without_a_log_when_no_dir_is_offline(broker):
+    b = _with(broker, hosted=(H_STOPPED,))
+    after, why = apply_local(0, b, 0, LEADS, listed=None)
+    assert why == CREATED and after.copies == (0b01,) and after.hosted == (H_LEADER,)
+
+
+def test_a_new_replica_is_not_stopped_at_gate3(broker):
+    b = _with(broker, hosted=(H_NONE,), dirs=(OFFLINE, GOOD))
+    after, why = apply_local(0, b, 0, LEADS, listed=None)
+    assert why == CREATED and after.copies == (0b10,)
+
+
+# ---- the first bug switch: KAFKA-16234 ----------------------------------------------------------------------------
+
+SCENARIO_16234 = "kraft-kafka-16234-offline-partition-recreated.json"
+
+
+def _replay_16234(**options):
+    from explorer.scenario import load_scenario, replay
+    from helpers import SCENARIOS
+
+    scenario = load_scenario(str(SCENARIOS / SCENARIO_16234))
+    model = build_model(preset_config(scenario.model["preset"], options=options or None))
+    result, _, failed = replay(model, scenario, list(model.invariants))  # as `jbodcheck replay` does
+    return result, failed
+
+
+def test_kafka_16234_scenario_holds_without_the_switch():
+    result, failed = _replay_16234()
+    assert result.result == "ok" and not result.violations and failed == []
+
+
+def test_kafka_16234_scenario_recreates_the_offline_replica_with_the_switch():
+    result, _ = _replay_16234(bugs=("KAFKA-16234",))
+    assert [v.invariant.id for v in result.violations] == ["kraft_no_recreate_over_failed_dir"]
+    assert len(result.violations[0].trace) == 9  # the scenario's last step
+
+
+def test_an_unknown_bug_is_refused():
+    from model.spec.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="KAFKA-1"):
+        build_model(preset_config("kraft-tiny", options={"bugs": ("KAFKA-1",)}))
+
+
+def test_gate1_with_kafka_16234_takes_an_offline_partition_for_a_new_one(broker):
+    b = _with(broker, hosted=(H_OFFLINE,), copies=(0b01,), dirs=(OFFLINE, GOOD))
+    after, why = apply_local(0, b, 0, LEADS, listed=None, bugs=("KAFKA-16234",))
+    assert why == CREATED and after.copies == (0b11,)
+
+
+# ---- KRaft's invariants break on hand-made input (tests/test_invariants.py counts these as its breaking cases) -----
+
+def _kraft_invariant(model, id_):
+    return next(i for i in model.invariants if i.id == id_)
+
+
+def _created_over_a_failed_dir(model):
+    s = model.init_states()[0]
+    before = s.brokers[0]._replace(copies=(0b01,), dirs=(OFFLINE, GOOD))
+    after = before._replace(copies=(0b11,))
+    return (s._replace(brokers=(before, s.brokers[1])), None, s._replace(brokers=(after, s.brokers[1])))
+
+
+def _fenced_broker_elected(model):
+    from model.kraft.metadata import K_PARTITION_CHANGE, PartitionChange
+
+    s = model.init_states()[0]
+    _, s = model.step(s, "CreateTopic", (0,))
+    c = s.controller
+    fenced = c.registrations[1]._replace(fenced=True)
+    s = s._replace(controller=c._replace(registrations=(c.registrations[0], fenced)))
+    after = s._replace(controller=s.controller._replace(
+        log=s.controller.log + ((PartitionChange(K_PARTITION_CHANGE, 0, 1, None, None),),)))
+    return s, None, after
+
+
+BROKEN_HERE = {
+    "kraft_no_recreate_over_failed_dir": [_created_over_a_failed_dir],
+    "kraft_leader_passes_leader_acceptor": [_fenced_broker_elected],
+}
+
+
+@pytest.mark.parametrize("id_, make", [(i, mk) for i, makers in BROKEN_HERE.items() for mk in makers])
+def test_kraft_invariant_breaks_on_hand_made_input(id_, make):
+    model = build_model(preset_config("kraft-tiny"))
+    message = _kraft_invariant(model, id_).check(model, *make(model))
+    assert message
+
+
+def test_kraft_invariants_hold_on_the_unbroken_input():
+    model = build_model(preset_config("kraft-tiny"))
+    s, _, after = _fenced_broker_elected(model)
+    unfenced = s.controller.registrations[1]._replace(fenced=False)
+    s = s._replace(controller=s.controller._replace(registrations=(s.controller.registrations[0], unfenced)))
+    assert _kraft_invariant(model, "kraft_leader_passes_leader_acceptor").check(model, s, None, after) is None
+    before, _, created = _created_over_a_failed_dir(model)
+    good = before._replace(brokers=(before.brokers[0]._replace(dirs=(GOOD, GOOD)), before.brokers[1]))
+    assert _kraft_invariant(model, "kraft_no_recreate_over_failed_dir").check(model, good, None, created) is None
