@@ -44,6 +44,10 @@ def _claimed(check, feature: str) -> Invariant:
     return design_invariants.claimed_by(check.invariant, feature)
 
 
+# KIP-112's goal that its draft and KRaft's create-or-not decision both claim (the same property, one id).
+NO_RECREATE_OVER_OFFLINE_COPY = design_invariants.claimed_by(
+    design_invariants.no_recreate_over_offline_copy.invariant, "kip112-draft-created", "kraft-core")
+
 # Feature name -> the invariants it claims, in the order they are checked and reported.
 CLAIMS: dict[str, tuple] = {
     "kip112-core": (*invariants_in(safety), controller_invariants.controller_transitions_valid,
@@ -54,16 +58,16 @@ CLAIMS: dict[str, tuple] = {
     "replica-deletion": (kip928.deleted_replica_holds_no_data,),
     "deletion": (progress.deletion_done_or_broker_down,),
     "reassignment": (kip928.reassignment_keeps_an_in_sync_copy, progress.reassignment_done_or_broker_down),
-    "kip112-draft-created": tuple(_claimed(check, "kip112-draft-created") for check in (
-        design_invariants.refusal_only_for_a_lost_copy, design_invariants.no_recreate_over_offline_copy)),
+    "kip112-draft-created": (_claimed(design_invariants.refusal_only_for_a_lost_copy, "kip112-draft-created"),
+                             NO_RECREATE_OVER_OFFLINE_COPY),
     "kip18-restart-partitions": (_claimed(design_invariants.offline_replicas_are_known, "kip18-restart-partitions"),),
     # Vacuous on a model without the feature (they read its znodes).
     "kip46-self-healing": (_claimed(kip46_invariants.dead_broker_is_scheduled_for_healing, "kip46-self-healing"),
                            _claimed(kip46_invariants.replication_restored_or_premise_gone, "kip46-self-healing")),
     # KRaft mode: the shared storage property that reads only the brokers, and its own, vacuous on a model without
     # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
-    "kraft-core": (safety.no_serving_from_offline_dir, *(_claimed(check, "kraft-core") for check in (
-        kraft_safety.kraft_no_recreate_over_failed_dir, kraft_safety.kraft_leader_passes_leader_acceptor))),
+    "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
+                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)
@@ -91,7 +95,8 @@ def claims_of(feature: Feature) -> tuple[Invariant, ...]:
 
 def claimed_invariants() -> list[tuple[str, Invariant]]:
     """(feature name, invariant) for every built-in invariant, in order, with the first feature that claims it
-    (no_serving_from_offline_dir: kip112-core; kraft-core claims it too)."""
+    (no_serving_from_offline_dir: kip112-core, and no_recreate_over_offline_copy: kip112-draft-created; kraft-core
+    claims both too)."""
     out: dict = {}
     for f in features():
         for i in claims_of(f):

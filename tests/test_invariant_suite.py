@@ -49,7 +49,7 @@ EXPECTED = {
     "pre-kip112": frozenset(_DATA_LOSS),
     # KRaft mode (docs/kraft.md, finding 1): a replica whose assignment a crash lost is re-created over its failed
     # dir (its presets' expectations are their own: PRESET_EXPECTED_ONLY).
-    "kraft": frozenset({"kraft_no_recreate_over_failed_dir"}),
+    "kraft": frozenset({"no_recreate_over_offline_copy"}),
 }
 # setting -> model parameters over the preset's.
 SETTINGS = {"kip112": {}, "kip112-no-isnew-check": {"variant": "kip112-no-isnew-check"},
@@ -93,7 +93,7 @@ CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS
 # created on a broker after its timer fired is never healed (exhausted in the thorough profile: two minutes).
 PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_healing"}),
                         # KRaft (docs/kraft.md): finding 1 needs two faults, which kraft-tiny-data does not allow.
-                        "kraft-tiny": frozenset({"kraft_no_recreate_over_failed_dir"}),
+                        "kraft-tiny": frozenset({"no_recreate_over_offline_copy"}),
                         "kraft-tiny-data": frozenset()}
 
 

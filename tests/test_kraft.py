@@ -29,7 +29,7 @@ def test_kraft_tiny_exhausts_with_every_rule_of_its_configuration_fired_and_find
     assert _fired(result) == {r.name for r in model.rules if r.domain(model)}
     assert {r.name for r in model.rules if not r.domain(model)} == {"Produce", "ReplicaFetch", "LeaderShrinkIsr",
                                                                      "Consume"}
-    assert {v.invariant.id for v in result.violations} == {"kraft_no_recreate_over_failed_dir"}
+    assert {v.invariant.id for v in result.violations} == {"no_recreate_over_offline_copy"}
 
 
 @pytest.mark.slow
@@ -41,7 +41,7 @@ def test_kraft_tiny_data_exhausts_with_every_rule_but_the_repairs_fired_and_hold
 
 
 def test_the_recreation_finding_has_a_seven_step_shortest_trace():
-    model = build_model(preset_config("kraft-tiny"), invariants=["kraft_no_recreate_over_failed_dir"])
+    model = build_model(preset_config("kraft-tiny"), invariants=["no_recreate_over_offline_copy"])
     result = bfs(model, list(model.invariants), SearchOptions())
     assert [model.rules[a.rule].name for a, _ in result.violations[0].trace[1:]] == [
         "CreateTopic", "BrokerReplay", "DirFail", "BrokerCrash", "ControllerFenceBroker", "BrokerRestart",
@@ -140,7 +140,7 @@ def test_kafka_16234_scenario_holds_without_the_switch():
 
 def test_kafka_16234_scenario_recreates_the_offline_replica_with_the_switch():
     result, _ = _replay_16234(bugs=("KAFKA-16234",))
-    assert [v.invariant.id for v in result.violations] == ["kraft_no_recreate_over_failed_dir"]
+    assert [v.invariant.id for v in result.violations] == ["no_recreate_over_offline_copy"]
     assert len(result.violations[0].trace) == 9  # the scenario's last step
 
 
@@ -184,7 +184,7 @@ def _fenced_broker_elected(model):
 
 
 BROKEN_HERE = {
-    "kraft_no_recreate_over_failed_dir": [_created_over_a_failed_dir],
+    "no_recreate_over_offline_copy": [_created_over_a_failed_dir],
     "kraft_leader_passes_leader_acceptor": [_fenced_broker_elected],
 }
 
@@ -204,4 +204,4 @@ def test_kraft_invariants_hold_on_the_unbroken_input():
     assert _kraft_invariant(model, "kraft_leader_passes_leader_acceptor").check(model, s, None, after) is None
     before, _, created = _created_over_a_failed_dir(model)
     good = before._replace(brokers=(before.brokers[0]._replace(dirs=(GOOD, GOOD)), before.brokers[1]))
-    assert _kraft_invariant(model, "kraft_no_recreate_over_failed_dir").check(model, good, None, created) is None
+    assert _kraft_invariant(model, "no_recreate_over_offline_copy").check(model, good, None, created) is None

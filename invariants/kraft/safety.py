@@ -9,29 +9,6 @@ from model.storage.state import NO_LEADER, OFFLINE, bits
 
 
 @invariant(
-    "kraft_no_recreate_over_failed_dir", kind="transition", symmetric=True,
-    reads=("broker[*].copies", "broker[*].dirs"),
-    statement="A broker never creates a main log of a partition while it holds a copy of that partition on one of "
-              "its configured log dirs that has failed.",
-    reference="KIP-858 (a replica on a failed dir must not be re-created elsewhere); ReplicaManager.applyDelta, "
-              "Partition.createLogInAssignedDirectoryId, LogManager.getOrCreateLog",
-)
-def kraft_no_recreate_over_failed_dir(model, state, action, after):
-    for b, (before_b, after_b) in enumerate(zip(state.brokers, after.brokers)):
-        if before_b is after_b or before_b.copies == after_b.copies:
-            continue
-        for p, (old, new) in enumerate(zip(before_b.copies, after_b.copies)):
-            created = new & ~old
-            if not created:
-                continue
-            failed = [d for d in bits(old) if before_b.dirs[d] == OFFLINE]
-            if failed:
-                return (f"broker {b} created partition {p}'s log on dir {bits(created)[0]} while its copy on failed "
-                        f"dir {failed[0]} exists")
-    return None
-
-
-@invariant(
     "kraft_leader_passes_leader_acceptor", kind="transition", symmetric=True,
     reads=("controller",),
     statement="Every leader a metadata record names, as of that record's place in the log, is registered, active "
