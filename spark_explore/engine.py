@@ -204,7 +204,7 @@ class _Search:
         self.resumed = resume.read(spark.checkpoint_dir) if spark.resume else None
         default = self.resumed["identity"].get("partitions") if self.resumed else self.sc.defaultParallelism
         self.partitions = spark.partitions or max(1, default if isinstance(default, int) else 1)
-        self.identity = resume.identity(model, invariants, options.all_violations, self.partitions)
+        self.identity = resume.identity(model, invariants, options.all_violations, self.partitions, spark.version)
         if self.resumed is not None:
             resume.check(spark.checkpoint_dir, self.resumed, self.identity, options.max_depth, options.max_states)
         self.recovery = recovery_for(self.sc.master, spark.checkpoint_dir)

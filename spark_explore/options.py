@@ -25,6 +25,7 @@ class SparkOptions:
     conf: dict = attrs.Factory(dict)     # Spark settings given by the user (--spark-conf), applied last
     checkpoint_every: int = 5            # levels between reliable checkpoints (with checkpoint_dir)
     resume: bool = False                 # go on from the manifest in checkpoint_dir (spark_explore/resume.py)
+    version: str = "unknown"            # jbodcheck's, named by the manifest: another version's is not resumed
 
 
 # Settings that mattered on a 2-core machine (docs/spark.md); the user's --spark-conf overrides each.

@@ -12,10 +12,11 @@ The two record functions at the end run in the executors (re-keying the restored
 """
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import shutil
+
+from model.spec.jsonfile import read_json
 
 from .options import SparkSetupError
 
@@ -24,20 +25,11 @@ FORMAT = 1
 _MAX_BYTES = 8 << 20
 
 
-def jbodcheck_version() -> str:
-    """The installed jbodcheck's version (pyproject.toml: explorer/__init__.py's __version__); spark_explore
-    imports nothing of explorer/, which holds it."""
-    try:
-        return importlib.metadata.version("jbodcheck")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def identity(model, invariants, all_violations: bool, partitions: int, version: str | None = None) -> dict:
-    """What a checkpoint must match to be resumed (JSON-normalised, so that it compares with a read one).
-    ``version``: jbodcheck's (default: the installed one's)."""
+def identity(model, invariants, all_violations: bool, partitions: int, version: str) -> dict:
+    """What a checkpoint must match to be resumed (JSON-normalised, so that it compares with a read one);
+    ``version``: jbodcheck's, as its caller knows it (SparkOptions.version)."""
     return json.loads(json.dumps({
-        "version": version or jbodcheck_version(), "model": model.cfg.as_dict(), "symmetry": model.symmetry,
+        "version": version, "model": model.cfg.as_dict(), "symmetry": model.symmetry,
         "plugins": [f.name for f in model.plugin_features], "invariants": [inv.id for inv in invariants],
         "all_violations": bool(all_violations), "partitions": partitions}))
 
@@ -90,25 +82,11 @@ def _read_quietly(path: str) -> dict | None:
         return None
 
 
-def _read_json(path: str):
-    """The JSON value of a manifest file; SparkSetupError (one line) when it cannot be read, is larger than
-    _MAX_BYTES or is not JSON."""
-    what = "Spark checkpoint manifest"
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(_MAX_BYTES + 1)
-    except OSError as e:
-        raise SparkSetupError(f"cannot read {what} {path}: {e.strerror or e}") from None
-    if len(raw) > _MAX_BYTES:
-        raise SparkSetupError(f"{what} {path} is larger than {_MAX_BYTES >> 20} MB: not a {what} file")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, RecursionError, ValueError) as e:
-        raise SparkSetupError(f"{what} {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
-
-
 def read_manifest(path: str) -> dict:
-    manifest = _read_json(path)
+    try:
+        manifest = read_json(path, "Spark checkpoint manifest", _MAX_BYTES)
+    except ValueError as e:
+        raise SparkSetupError(str(e)) from None
     needed = {"format", "identity", "level", "rdd", "distinct", "generated", "coverage", "depth", "found"}
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not needed <= manifest.keys():
         raise SparkSetupError(f"{path} is not a Spark checkpoint manifest of format {FORMAT}")

@@ -10,7 +10,6 @@ from explorer.catalog import features as catalog
 from model.spec.footprint import (Components, FootprintError, Footprints, check_declaration, read_violations,
                                   transition_read_violations)
 from model.spec.footprint import footprint_violations as kernel_footprint_violations
-from model.storage.common import budget_left
 from explorer.catalog import preset_config
 from model.storage.state import B_FAILOVERS
 
@@ -19,7 +18,7 @@ from helpers import bfs_states, walk_states
 
 def footprint_violations(model, states, **options):
     """The kernel's checker, told how the storage layer's event budgets are spent (they must only grow)."""
-    return kernel_footprint_violations(model, states, spent=budget_left, budgets=lambda state: state.budget, **options)
+    return kernel_footprint_violations(model, states, budgets=lambda state: state.budget, **options)
 from profiles import THOROUGH
 from explorer.catalog import build_model
 

@@ -7,6 +7,7 @@ import os
 
 import click
 
+from explorer import __version__
 from explorer.errors import JbodcheckFailure
 
 from .exits import BadInput
@@ -40,7 +41,8 @@ def options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path
                                   f"--checkpoint-dir ({checkpoint_dir})")
         checkpoint_dir = resume_path
     return validate(SparkOptions(master=master, partitions=partitions, checkpoint_dir=checkpoint_dir,
-                                 conf=parse_conf(conf_pairs), resume=resume_path is not None))
+                                 conf=parse_conf(conf_pairs), resume=resume_path is not None,
+                                 version=__version__))
 
 
 def spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_path=None):

@@ -464,7 +464,8 @@ def page(report: dict, refs: dict | None = None, title: str | None = None, walkt
 def load_report(path: str) -> dict:
     """A saved JSON report (``jbodcheck view``); ValueError (one line) when it is not one."""
     from .report_shape import ShapeError, check_report
-    from explorer.scenario import MAX_SCENARIO_BYTES, read_json
+    from explorer.scenario import MAX_SCENARIO_BYTES
+    from model.spec.jsonfile import read_json
 
     data = read_json(path, "report", 64 * MAX_SCENARIO_BYTES)
     if not isinstance(data, dict) or data.get("tool") != "jbodcheck":

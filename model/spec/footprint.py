@@ -260,18 +260,18 @@ def _enabled(model, rule, state, args) -> bool:
 
 
 def footprint_violations(model, states, donors_per_state: int = 2, seed: int = 0, rules=None,
-                         spent=lambda model, state, index: None, budgets=None) -> list[str]:
+                         budgets=None) -> list[str]:
     """Run every action of the model (of the named ``rules`` only, when given) on the given (reachable) states and
     report, one line each, where a rule writes a component outside its declared writes, where its guard's verdict
     or what it writes changes when the components outside its (guard) reads are swapped for another sampled
     state's (donors), and likewise for the footprint it computes at the state (``footprint_at``, which must not
     change either); where a ``needs_message`` rule is enabled in a quiescent state, a rule is enabled with the
-    budget it ``spends`` used up, or an action lowers a budget (budgets must only grow). ``spent(model, state,
-    index)``: None while the budget of an action's ``spends`` is left; ``budgets(state)``: the budgets, which
-    must only grow (the storage layer's ``budget_left`` and ``State.budget``)."""
+    budget it ``spends`` used up, or an action lowers a budget (budgets must only grow). Whether a budget is left
+    is the model's ``budget_left`` hook, as partial-order reduction asks it (none declared: always left);
+    ``budgets(state)``: the budgets, which must only grow (the storage layer's ``State.budget``)."""
     import random
 
-    budget_left = spent
+    budget_left = getattr(model.hooks, "budget_left", lambda model, state, index: None)
 
     fp = Footprints(model)
     comps, ext_index = fp.components, model.ext_index
