@@ -42,7 +42,7 @@ def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, li
                 bugs: tuple = ()) -> tuple[Broker, str]:
     """One local replica of a delta (applyLocalLeadersDelta / applyLocalFollowersDelta): the broker after it, and
     which gate decided. ``listed``: the replica's dir if the delta listed it (TopicDelta.localChanges), else None.
-    ``bugs``: fixed Kafka bugs re-introduced (model/kraft/rules.py BUGS)."""
+    ``bugs``: fixed Kafka bugs re-introduced (model/kraft/bugs.py)."""
     hosted = broker.hosted[p]
     # Gate 1, ReplicaManager.getOrCreatePartition: Offline (same topic id: one topic per partition here) is skipped.
     # KAFKA-16234 (before 3.7.1): the Offline partition's topic id came from its log, gone with the dir, so the

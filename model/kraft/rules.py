@@ -12,6 +12,7 @@ class.method followed (docs/kraft.md cites the files).
 from __future__ import annotations
 
 from model.kraft import controller as C
+from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
 from model.kraft.replica_manager import apply_local, queue_assignment
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
@@ -87,27 +88,6 @@ def isr_written(m, s, partition, isr) -> State:
     return write(m, s, [C.partition_change(m, controller_image(s), partition, isr=isr)])
 
 
-# Fixed Kafka bugs a model may re-introduce (``--option bugs=KAFKA-NNNNN``; docs/kraft.md, "Bug switches"):
-# id -> (what it broke, the first fixed version).
-BUGS = {
-    "KAFKA-16234": ("an Offline partition's topic id was read from its log, gone with the failed dir: the next delta "
-                    "treated the partition as new and re-created its log empty on another dir", "3.7.1"),
-}
-
-
-def _check_bugs(value) -> str | None:
-    ids = (value,) if isinstance(value, str) else value
-    if not isinstance(ids, tuple) or not all(isinstance(i, str) for i in ids):
-        return f"bugs must be a JIRA id or a list of them, not {value!r}"
-    unknown = [i for i in ids if i not in BUGS]
-    return f"unknown bug(s) {', '.join(unknown)} (known: {', '.join(BUGS)})" if unknown else None
-
-
-def bugs(m) -> tuple:
-    value = m.option("bugs")
-    return (value,) if isinstance(value, str) else value
-
-
 KRAFT = Feature(
     "kraft-core",
     "The KRaft controller over its metadata log (registrations with online dir ids, partitions with Directories, "
@@ -115,7 +95,7 @@ KRAFT = Feature(
     "replay it and decide per replica whether to create its log (KIP-858)",
     config_fields=("brokers", "dirs", "partitions", "rf", "max_dir_failures", "max_crashes", "max_restarts",
                    "max_fixes", "max_faults"),
-    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), _check_bugs),),
+    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs),),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
     dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
