@@ -95,7 +95,8 @@ KRAFT = Feature(
     "replay it and decide per replica whether to create its log (KIP-858)",
     config_fields=("brokers", "dirs", "partitions", "rf", "max_dir_failures", "max_crashes", "max_restarts",
                    "max_fixes", "max_faults"),
-    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs),),
+    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs,
+                    in_bounds=True),),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
     dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
