@@ -20,6 +20,13 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16234": Bug("an Offline partition's topic id was read from its log, gone with the failed dir: the next "
                        "delta treated the partition as new and re-created its log empty on another dir", "3.7.1",
                        "kraft-kafka-16234-offline-partition-recreated.json"),
+    "KAFKA-16162": Bug("after the upgrade to metadata.version 3.7-IV2 a registration without dirs (from before it) "
+                       "made every dir offline: AssignReplicasToDirs removed each broker from the ISR and no replica "
+                       "was an acceptable leader; brokers did not re-register their dirs", "3.7.0",
+                       "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json"),
+    "KAFKA-16757": Bug("a broker's re-registration with its dirs after the upgrade to metadata.version 3.7-IV2 was a "
+                       "new registration: it fenced the broker (and gave it a new broker epoch) while it led "
+                       "partitions", "3.7.1", "kraft-kafka-16757-reregistration-fences-the-leader.json"),
 }
 
 

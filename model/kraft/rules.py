@@ -279,7 +279,8 @@ def broker_load(m, s, broker):
             continue
         listed = part.dirs[m.assignments[p].index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
-        b = queue_assignment(b, p, listed)
+        if image.jbod:  # ReplicaManager.applyDelta: assignments only at a metadata.version that supports them
+            b = queue_assignment(b, p, listed)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
 
@@ -322,7 +323,7 @@ def broker_replay(m, s, broker):
         if any(r.kind == K_PARTITION or r.dirs is not None for r in touching):
             listed = part.dirs[m.assignments[p].index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
-        if listed is not None:
+        if listed is not None and image.jbod:  # (as in BrokerLoad)
             b = queue_assignment(b, p, listed)
     return advance_leaders(m, set_broker(s, broker, b), broker)
 
