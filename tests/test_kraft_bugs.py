@@ -144,3 +144,100 @@ def test_a_bug_with_a_switch_is_not_listed_as_not_expressed(monkeypatch):
     some_gap = next(iter(NOT_EXPRESSED))
     monkeypatch.setitem(registry.BUGS, some_gap, registry.Bug("x", "9.9", "x.json"))
     assert some_gap not in registry.not_expressed()
+
+
+# ---- the metadata.version upgrade: KAFKA-16162 and KAFKA-16757 ------------------------------------------------------
+
+from explorer.catalog import build_model, preset_config  # noqa: E402
+from explorer.scenario import load_scenario, replay  # noqa: E402
+from explorer.search import SearchOptions, bfs  # noqa: E402
+from model.kraft.metadata import MIGRATING, UNASSIGNED, is_online  # noqa: E402
+from model.spec.errors import ConfigError  # noqa: E402
+
+MV_SCENARIOS = {"KAFKA-16162": "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json",
+                "KAFKA-16757": "kraft-kafka-16757-reregistration-fences-the-leader.json"}
+LEADERSHIP = "kraft_leadership_as_leader_acceptor_allows"
+
+
+def _replay(file: str, switches=()):
+    scenario = load_scenario(str(SCENARIOS / file))
+    params = dict(scenario.model)
+    preset = params.pop("preset")
+    options = {**params.pop("options", {}), "mv_upgrade": True}
+    if switches:
+        options["bugs"] = tuple(switches)
+    model = build_model(preset_config(preset, **params, options=options))
+    result, _trace, failed = replay(model, scenario, list(model.invariants))
+    return result, failed
+
+
+def test_the_mv_scenarios_are_the_switches_scenarios():
+    for bug_id, file in MV_SCENARIOS.items():
+        assert BUGS[bug_id].scenario == file and (SCENARIOS / file).is_file()
+
+
+@pytest.mark.parametrize("bug_id", MV_SCENARIOS)
+def test_mv_scenario_holds_without_its_switch(bug_id):
+    result, failed = _replay(MV_SCENARIOS[bug_id])
+    assert result.result == "ok" and not result.violations and failed == []
+
+
+@pytest.mark.parametrize("bug_id", MV_SCENARIOS)
+def test_mv_scenario_violates_leadership_with_its_switch(bug_id):
+    result, failed = _replay(MV_SCENARIOS[bug_id], (bug_id,))
+    assert result.result == "violation"
+    assert [v.invariant.id for v in result.violations] == [LEADERSHIP]
+
+
+def test_kafka_16162_leaves_the_partition_without_a_leader_while_an_isr_member_could_lead():
+    result, failed = _replay(MV_SCENARIOS["KAFKA-16162"], ("KAFKA-16162",))
+    assert "has no leader although its ISR member(s) [1]" in result.violations[0].message
+    assert "expected partition 0's leader to be 0, found None" in failed
+
+
+def test_kafka_16757_fences_the_leader_by_its_reregistration():
+    result, _ = _replay(MV_SCENARIOS["KAFKA-16757"], ("KAFKA-16757",))
+    assert "broker 0 leads partition 0 but LeaderAcceptor refuses it" in result.violations[0].message
+
+
+def test_is_online_of_an_empty_list_before_and_after_kafka_16162():
+    assert is_online(0, ()) and is_online(0, (0,)) and not is_online(1, (0,))
+    assert not is_online(0, (), empty_is_online=False)
+    assert is_online(MIGRATING, (), empty_is_online=False) and is_online(UNASSIGNED, (), empty_is_online=False)
+
+
+def test_before_kafka_16162s_fix_no_broker_reregisters():
+    model = build_model(preset_config("kraft-mv-upgrade", options={"mv_upgrade": True, "bugs": ["KAFKA-16162"]}))
+    result = bfs(model, [], SearchOptions(max_depth=6))
+    assert result.coverage["BrokerReregister"] == 0 and result.coverage["UpgradeMetadataVersion"] > 0
+
+
+@pytest.mark.parametrize("bug_id", MV_SCENARIOS)
+def test_the_search_finds_each_switch(bug_id):
+    model = build_model(preset_config("kraft-mv-upgrade", options={"mv_upgrade": True, "bugs": [bug_id]}),
+                        invariants=[LEADERSHIP])
+    result = bfs(model, list(model.invariants), SearchOptions(max_depth=12))
+    assert result.result == "violation" and result.violations[0].invariant.id == LEADERSHIP
+
+
+def test_mv_upgrade_needs_one_dir_per_broker():
+    with pytest.raises(ConfigError, match="--dirs must be 1"):
+        build_model(preset_config("kraft-mv-upgrade", dirs=2))
+    p = jbodcheck("explore", "--preset", "kraft-mv-upgrade", "--dirs", "2")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_kraft_tiny_has_neither_the_upgrade_nor_its_invariant():
+    model = build_model(preset_config("kraft-tiny"))
+    assert not model.has_feature("kraft-mv-upgrade")
+    assert LEADERSHIP not in {i.id for i in model.invariants}
+    assert {"UpgradeMetadataVersion", "BrokerReregister"} <= set(model.absent_rules)
+
+
+@pytest.mark.slow
+def test_kraft_mv_upgrade_exhausts_ok_with_every_rule_of_its_configuration_fired():
+    model = build_model(preset_config("kraft-mv-upgrade"))
+    assert LEADERSHIP in {i.id for i in model.invariants}
+    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
+    assert result.result == "ok" and not result.violations
+    assert {n for n, k in result.coverage.items() if k} == {r.name for r in model.rules if r.domain(model)}

@@ -115,5 +115,5 @@ _PRESET = dict(variant="kraft", brokers=2, dirs=1, partitions=1, rf=2, max_dir_f
                max_crashes=1, max_restarts=1, max_fixes=1, max_failovers=0, max_records=0, consumer=False,
                max_faults=1, options={MV_UPGRADE_OPTION: True})
 MV_UPGRADE.presets["kraft-mv-upgrade"] = (
-    "KRaft from metadata.version 3.6 upgraded to 3.7-IV2: 2 brokers x 1 dir, 1 partition, RF 2, no record; a dir "
+    "KRaft from before metadata.version 3.7-IV2, upgraded: 2 brokers x 1 dir, 1 partition, RF 2, no record; a dir "
     "failure, a crash, a restart, a repair, at most one fault", _PRESET)
