@@ -241,3 +241,12 @@ def test_kraft_mv_upgrade_exhausts_ok_with_every_rule_of_its_configuration_fired
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
     assert result.result == "ok" and not result.violations
     assert {n for n, k in result.coverage.items() if k} == {r.name for r in model.rules if r.domain(model)}
+
+
+@pytest.mark.slow
+def test_the_leadership_invariant_holds_on_kraft_tiny_too():
+    from invariants.kraft.safety import kraft_leadership_as_leader_acceptor_allows as leadership
+
+    model = build_model(preset_config("kraft-tiny"), invariants=[leadership.invariant])
+    result = bfs(model, list(model.invariants), SearchOptions())
+    assert result.result == "ok"
