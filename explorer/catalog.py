@@ -68,6 +68,7 @@ CLAIMS: dict[str, tuple] = {
     # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
     "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
                    _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
+    "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)

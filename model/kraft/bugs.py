@@ -1,7 +1,9 @@
 """Fixed Kafka bugs that KRaft mode can re-introduce (``--bug KAFKA-NNNNN``; docs/kraft.md, "Bug switches").
 
 Each switch brings back the code path of the versions before the fix. ``BUGS`` is the one list: the option's check,
-``jbodcheck bugs`` and the docs read it.
+``jbodcheck bugs`` and the docs read it. ``NOT_EXPRESSED``: the other known bugs of KIP-858's code (the facts
+read from Kafka's JIRA), each with what the model lacks to express it; an id that gets a switch in ``BUGS`` is no
+longer listed there (``not_expressed``).
 """
 from __future__ import annotations
 
@@ -18,7 +20,53 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16234": Bug("an Offline partition's topic id was read from its log, gone with the failed dir: the next "
                        "delta treated the partition as new and re-created its log empty on another dir", "3.7.1",
                        "kraft-kafka-16234-offline-partition-recreated.json"),
+    "KAFKA-16162": Bug("after the upgrade to metadata.version 3.7-IV2 a registration without dirs (from before it) "
+                       "made every dir offline: AssignReplicasToDirs removed each broker from the ISR and no replica "
+                       "was an acceptable leader; brokers did not re-register their dirs", "3.7.0",
+                       "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json"),
+    "KAFKA-16757": Bug("a broker's re-registration with its dirs after the upgrade to metadata.version 3.7-IV2 was a "
+                       "new registration: it fenced the broker (and gave it a new broker epoch) while it led "
+                       "partitions", "3.7.1", "kraft-kafka-16757-reregistration-fences-the-leader.json"),
 }
+
+
+class NotExpressed(NamedTuple):
+    broke: str        # what the bug broke, in a line
+    fixed: str        # the first Kafka version with the fix
+    why: str          # what the model lacks to express it
+
+
+NOT_EXPRESSED: dict[str, NotExpressed] = {
+    "KAFKA-16157": NotExpressed("Offline partitions had no topic id: a re-created topic was never hosted", "3.7.0",
+                                "needs topic deletion and a new topic id for a re-created topic: KRaft mode has "
+                                "neither (one topic id per partition)"),
+    "KAFKA-15649": NotExpressed("an unacknowledged dir failure left an unfenced leader on a dead dir", "3.8.0",
+                                "needs a lost or late heartbeat answer and log.dir.failure.timeout.ms: every "
+                                "heartbeat is answered in its own step"),
+    "KAFKA-16297": NotExpressed("a future replica's promotion aborted after its acknowledgement left the metadata "
+                                "naming the wrong dir", "3.7.1",
+                                "needs future replicas (AlterReplicaLogDirs): not modelled in KRaft mode"),
+    "KAFKA-16082": NotExpressed("a stale -future log after a crash marked a healthy dir offline", "3.7.1",
+                                "needs future replicas (AlterReplicaLogDirs): not modelled in KRaft mode"),
+    "KAFKA-16886": NotExpressed("assignments of removed replicas were retried forever", "3.7.1",
+                                "needs reassignment (a replica removed while its assignment is queued): not "
+                                "modelled in KRaft mode"),
+    "KAFKA-17190": NotExpressed("assignments of deleted topics were retried forever", "3.8.1",
+                                "needs topic deletion (a topic deleted while its assignment is queued): not "
+                                "modelled in KRaft mode"),
+    "KAFKA-16365": NotExpressed("AssignmentsManager fired the callbacks of superseded assignments, or lost them",
+                                "3.7.1", "the callbacks serve future replicas' promotions, which KRaft mode does not "
+                                "model; its queue keeps the latest entry per partition, as the fix does"),
+    "KAFKA-19522": NotExpressed("the last-known-leader election ignored LeaderAcceptor", "2025-07 (trunk)",
+                                "needs ELR (KIP-966): the election of the last known leader runs only when the ISR "
+                                "and ELR are empty; without ELR the model's ISR keeps its last member and every "
+                                "election goes through LeaderAcceptor"),
+}
+
+
+def not_expressed() -> dict[str, NotExpressed]:
+    """The known bugs without a switch yet (an id with a switch in BUGS is left out)."""
+    return {i: gap for i, gap in NOT_EXPRESSED.items() if i not in BUGS}
 
 
 def check_bugs(value) -> str | None:

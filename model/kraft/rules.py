@@ -95,7 +95,8 @@ KRAFT = Feature(
     "replay it and decide per replica whether to create its log (KIP-858)",
     config_fields=("brokers", "dirs", "partitions", "rf", "max_dir_failures", "max_crashes", "max_restarts",
                    "max_fixes", "max_faults"),
-    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs),),
+    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs,
+                    in_bounds=True),),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
     dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
@@ -278,7 +279,8 @@ def broker_load(m, s, broker):
             continue
         listed = part.dirs[m.assignments[p].index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
-        b = queue_assignment(b, p, listed)
+        if image.jbod:  # ReplicaManager.applyDelta: assignments only at a metadata.version that supports them
+            b = queue_assignment(b, p, listed)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
 
@@ -321,7 +323,7 @@ def broker_replay(m, s, broker):
         if any(r.kind == K_PARTITION or r.dirs is not None for r in touching):
             listed = part.dirs[m.assignments[p].index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
-        if listed is not None:
+        if listed is not None and image.jbod:  # (as in BrokerLoad)
             b = queue_assignment(b, p, listed)
     return advance_leaders(m, set_broker(s, broker, b), broker)
 
