@@ -18,6 +18,10 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16234": Bug("an Offline partition's topic id was read from its log, gone with the failed dir: the next "
                        "delta treated the partition as new and re-created its log empty on another dir", "3.7.1",
                        "kraft-kafka-16234-offline-partition-recreated.json"),
+    "KAFKA-15649": Bug("no log.dir.failure.timeout.ms: a broker whose dir failure no heartbeat answer acknowledged "
+                       "(the controller timing its heartbeats out) stayed up, an unfenced leader on the dead dir, "
+                       "for ever (with the feature kraft-sessions)", "3.8.0",
+                       "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json"),
 }
 
 
