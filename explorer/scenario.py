@@ -145,16 +145,20 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
 
 def _lasso_violations(model: Model, invariants: list, trace: list, loop_start: int) -> list:
     """The liveness properties among ``invariants`` (named with --invariant) that the lasso breaks under weak
-    fairness (explorer/liveness.py lasso_breaks)."""
-    from explorer.liveness import LivenessViolation, lasso_breaks
+    fairness (explorer/liveness.py lasso_breaks); as in `explore --liveness`, a lasso that needs a step a bound of
+    0 leaves out (left_out_progress) is no violation."""
+    from explorer.liveness import LivenessViolation, lasso_breaks, left_out_progress
     from model.spec.invariant import is_liveness
 
     found = []
     for inv in invariants:
         message = lasso_breaks(model, inv, trace, loop_start) if is_liveness(inv) else None
-        if message is not None:
-            found.append(LivenessViolation(inv, message, list(trace), loop_start=loop_start,
-                                           stutters=loop_start == len(trace) - 1))
+        if message is None:
+            continue
+        violation = LivenessViolation(inv, message, list(trace), loop_start=loop_start,
+                                      stutters=loop_start == len(trace) - 1)
+        if not left_out_progress(model, violation):
+            found.append(violation)
     return found
 
 
