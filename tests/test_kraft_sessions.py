@@ -172,6 +172,7 @@ def test_liveness_search_on_a_small_configuration(bugs, verdict):
     if bugs:
         v = result.violations[0]
         assert v.stutters and cycle_is_fair(m, v.trace, v.loop_start)
+        assert lasso_breaks(m, LIVENESS, v.trace, v.loop_start) is not None, "replay's check agrees"
 
 
 def _fired(result) -> set:
