@@ -11,7 +11,7 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import safety as kraft_safety
+from invariants.kraft import safety as kraft_safety, sessions as kraft_sessions
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -69,6 +69,7 @@ CLAIMS: dict[str, tuple] = {
     "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
                    _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
     "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
+    "kraft-sessions": (kraft_sessions.dir_failure_acknowledged_or_broker_stops,),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)

@@ -79,8 +79,8 @@ PRESET_EXPECTED = {
 
 # The design presets run under their design only: kip18-lost-update finds KIP-18's lost /restart_partitions
 # update (docs/model.md 12.2), a partition never restarted (exhausted in the thorough profile: minutes).
-DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft"}
-DESIGN_PRESETS["kraft-mv-upgrade"] = "kraft"
+DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft",
+                  "kraft-mv-upgrade": "kraft", "kraft-heartbeat": "kraft", "kraft-session-expiry": "kraft"}
 PRESET_EXPECTED["kip18-lost-update"] = frozenset({"offline_replicas_are_known", "metadata_shows_offline_replicas",
                                                   "leader_is_live_isr_member"})
 
@@ -97,7 +97,10 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                         "kraft-tiny": frozenset({"no_recreate_over_offline_copy"}),
                         "kraft-tiny-data": frozenset(),
                         # The metadata.version upgrade (docs/kraft.md): holds without the bug switches.
-                        "kraft-mv-upgrade": frozenset()}
+                        "kraft-mv-upgrade": frozenset(),
+                        # kraft-sessions (docs/kraft.md): the dir failure timeout stops a broker, finding 1 follows.
+                        "kraft-heartbeat": frozenset({"no_recreate_over_offline_copy"}),
+                        "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"})}
 
 
 def expected_of(preset: str, variant: str) -> frozenset:

@@ -27,6 +27,10 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16757": Bug("a broker's re-registration with its dirs after the upgrade to metadata.version 3.7-IV2 was a "
                        "new registration: it fenced the broker (and gave it a new broker epoch) while it led "
                        "partitions", "3.7.1", "kraft-kafka-16757-reregistration-fences-the-leader.json"),
+    "KAFKA-15649": Bug("no log.dir.failure.timeout.ms: a broker whose dir failure no heartbeat answer acknowledged "
+                       "(the controller timing its heartbeats out) stayed up, an unfenced leader on the dead dir, "
+                       "for ever (with the feature kraft-sessions)", "3.8.0",
+                       "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json"),
 }
 
 

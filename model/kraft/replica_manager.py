@@ -82,3 +82,12 @@ def queue_assignment(broker: Broker, p: int, listed: int) -> Broker:
         return broker
     queue = tuple(e for e in broker.queue if e[0] != p) + ((p, actual),)
     return broker._replace(queue=queue)
+
+
+def requeue_inflight(broker: Broker) -> Broker:
+    """AssignmentsManager.handleResponse on a global error (a stale broker epoch, a failed or lost request): the
+    request's entries go back to the queue (``putIfAbsent``: not over a newer entry for the same partition), and
+    nothing is in flight."""
+    newer = {p for p, _ in broker.queue}
+    queue = tuple(e for e in broker.inflight if e[0] not in newer) + broker.queue
+    return broker._replace(inflight=(), queue=queue)

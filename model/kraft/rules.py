@@ -14,7 +14,7 @@ from __future__ import annotations
 from model.kraft import controller as C
 from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
-from model.kraft.replica_manager import apply_local, queue_assignment
+from model.kraft.replica_manager import apply_local, queue_assignment, requeue_inflight
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
@@ -242,11 +242,7 @@ def controller_assign_replicas_to_dirs(m, s, broker):
     records, error = C.assign_replicas_to_dirs(m, controller_image(s), broker, epoch, b.inflight)
     s = write(m, s, records)
     b = s.brokers[broker]
-    queue = b.queue
-    if error is not None:
-        newer = {p for p, _ in queue}
-        queue = tuple(e for e in b.inflight if e[0] not in newer) + queue
-    return set_broker(s, broker, b._replace(inflight=(), queue=queue))
+    return set_broker(s, broker, requeue_inflight(b) if error is not None else b._replace(inflight=()))
 
 
 # ---- the brokers ---------------------------------------------------------------------------------------------------
