@@ -18,6 +18,15 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16234": Bug("an Offline partition's topic id was read from its log, gone with the failed dir: the next "
                        "delta treated the partition as new and re-created its log empty on another dir", "3.7.1",
                        "kraft-kafka-16234-offline-partition-recreated.json"),
+    # kraft-future's switches (model/kraft/future.py): naming one turns that feature on.
+    "KAFKA-16297": Bug("a promotion the controller had accepted (Directories = the future dir) was not reverted "
+                       "when a dir failure aborted it: the metadata kept naming the future dir, so the controller "
+                       "never moved the partition off the failed dir", "3.7.1",
+                       "kraft-kafka-16297-aborted-promotion-not-reverted.json"),
+    "KAFKA-16082": Bug("a -future log abandoned by a crash after its promotion was accepted was not promoted at "
+                       "start-up: the current log was re-created empty in the future log's dir, the stale future "
+                       "log resumed, and its rename failed and took the healthy dir offline", "3.7.1",
+                       "kraft-kafka-16082-stale-future-log-takes-a-dir-offline.json"),
 }
 
 
