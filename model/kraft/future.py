@@ -256,12 +256,14 @@ def promote_future_replica(m, s, broker, partition):
 
 
 def _answered(m, s, broker, sent) -> object:
-    """AssignmentsManager's callback for each entry of the answered request: Assign(future dir) of a promotion
-    Queued makes it Accepted."""
+    """AssignmentsManager.handleAssignmentResponse runs the success callback of each entry answered: that of a
+    promotion's Assign(future dir) sets the promotion Accepted, whatever its state now, while the thread has
+    the partition (ReplicaAlterLogDirsThread.updateReassignmentState; a delta may have reset it to None since).
+    Only a promotion queues the future dir, so the entry names its callback."""
     b = s.brokers[broker]
     mover = b.mover
     for p, d in sent:
-        if mover[p] == P_QUEUED and b.future[p] == d:
+        if mover[p] != NO_FETCHER and b.future[p] == d:
             mover = replace_at(mover, p, P_ACCEPTED)
     return set_broker(s, broker, b._replace(mover=mover)) if mover != b.mover else s
 
@@ -274,8 +276,8 @@ def _answered(m, s, broker, sent) -> object:
       reference="ReplicationControlManager.handleAssignReplicasToDirs; AssignmentsManager (response, callbacks); "
                 "ReplicaAlterLogDirsThread (promotion Accepted)")
 def controller_assign_replicas_to_dirs(m, s, broker):
-    """As kraft-core's rule; the answer also runs the callbacks of the entries it carried: a promotion Queued
-    for that dir becomes Accepted."""
+    """As kraft-core's rule; the answer also runs the callbacks of the entries it carried: a promotion's
+    Assign(future dir) sets the promotion Accepted."""
     sent = s.brokers[broker].inflight
     failed = s.controller.registrations[broker] is None
     s = R.controller_assign_replicas_to_dirs(m, s, broker)
