@@ -59,7 +59,7 @@ SETTINGS = {"kip112": {}, "kip112-no-isnew-check": {"variant": "kip112-no-isnew-
 # Exhausted with every violation reported even in the ci profile (seconds each); tiny-unclean is checked to
 # lose data (BFS to the first violation) and exhausted in the thorough profile.
 CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "kip112-no-isnew-check"), ("tiny", "pre-kip112"),
-                 ("kraft-tiny", "kraft")}
+                 ("kraft-tiny", "kraft"), ("kraft-future", "kraft")}
 # Variants whose first violation lies deep (pre-kip112: the replaced-disk loss, 15 steps and 809,345 states on
 # small, about a minute): caught on tiny in the ci profile (exhaustive), on the larger presets in the thorough one.
 DEEP_FIRST_VIOLATION = {"pre-kip112"}
@@ -79,7 +79,8 @@ PRESET_EXPECTED = {
 
 # The design presets run under their design only: kip18-lost-update finds KIP-18's lost /restart_partitions
 # update (docs/model.md 12.2), a partition never restarted (exhausted in the thorough profile: minutes).
-DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft"}
+DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft",
+                  "kraft-future": "kraft"}
 PRESET_EXPECTED["kip18-lost-update"] = frozenset({"offline_replicas_are_known", "metadata_shows_offline_replicas",
                                                   "leader_is_live_isr_member"})
 
@@ -94,7 +95,10 @@ CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS
 PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_healing"}),
                         # KRaft (docs/kraft.md): finding 1 needs two faults, which kraft-tiny-data does not allow.
                         "kraft-tiny": frozenset({"no_recreate_over_offline_copy"}),
-                        "kraft-tiny-data": frozenset()}
+                        "kraft-tiny-data": frozenset(),
+                        # docs/kraft.md "Future replicas": finding 1, and candidate findings 2 and 3.
+                        "kraft-future": frozenset({"no_recreate_over_offline_copy", "kraft_directories_name_the_log_dir",
+                                                   "kraft_leader_passes_leader_acceptor"})}
 
 
 def expected_of(preset: str, variant: str) -> frozenset:
