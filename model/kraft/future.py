@@ -23,7 +23,6 @@ from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, LIVE_DIR, replace_at
 
 # ReplicaAlterLogDirsThread's PromotionState per partition; NO_FETCHER: the thread does not have the partition.
 NO_FETCHER, P_NONE, P_QUEUED, P_ACCEPTED = -1, 0, 1, 2
-PROMOTION_NAMES = {NO_FETCHER: "no fetcher", P_NONE: "None", P_QUEUED: "Queued", P_ACCEPTED: "Accepted"}
 NOT_FETCHED = None  # a future log the thread has not fetched into since it was created (flog)
 OWN_BUGS = ("KAFKA-16297", "KAFKA-16082")
 
