@@ -1,5 +1,5 @@
 """KRaft mode's designs (issue 31): ``kraft``, Kafka's trunk behaviour (3.9/4.x) over the storage layer and its
-data path."""
+data path, with intra-broker moves (``kraft-future``, model/kraft/future.py) when a configuration asks for them."""
 from __future__ import annotations
 
 from model.kraft.future import FUTURE
