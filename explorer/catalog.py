@@ -12,6 +12,7 @@ from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
 from invariants.kraft import safety as kraft_safety, sessions as kraft_sessions
+from invariants.kraft import future as kraft_future, safety as kraft_safety
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -70,6 +71,9 @@ CLAIMS: dict[str, tuple] = {
                    _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
     "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
     "kraft-sessions": (kraft_sessions.dir_failure_acknowledged_or_broker_stops,),
+    # Intra-broker moves (model/kraft/future.py): vacuous without the feature's moves.
+    "kraft-future": (_claimed(kraft_future.kraft_directories_name_the_log_dir, "kraft-future"),
+                     _claimed(kraft_future.healthy_dir_never_goes_offline, "kraft-future")),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)

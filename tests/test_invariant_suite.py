@@ -59,7 +59,7 @@ SETTINGS = {"kip112": {}, "kip112-no-isnew-check": {"variant": "kip112-no-isnew-
 # Exhausted with every violation reported even in the ci profile (seconds each); tiny-unclean is checked to
 # lose data (BFS to the first violation) and exhausted in the thorough profile.
 CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "kip112-no-isnew-check"), ("tiny", "pre-kip112"),
-                 ("kraft-tiny", "kraft")}
+                 ("kraft-tiny", "kraft"), ("kraft-future", "kraft")}
 # Variants whose first violation lies deep (pre-kip112: the replaced-disk loss, 15 steps and 809,345 states on
 # small, about a minute): caught on tiny in the ci profile (exhaustive), on the larger presets in the thorough one.
 DEEP_FIRST_VIOLATION = {"pre-kip112"}
@@ -80,7 +80,8 @@ PRESET_EXPECTED = {
 # The design presets run under their design only: kip18-lost-update finds KIP-18's lost /restart_partitions
 # update (docs/model.md 12.2), a partition never restarted (exhausted in the thorough profile: minutes).
 DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft",
-                  "kraft-mv-upgrade": "kraft", "kraft-heartbeat": "kraft", "kraft-session-expiry": "kraft"}
+                  "kraft-mv-upgrade": "kraft", "kraft-heartbeat": "kraft", "kraft-session-expiry": "kraft",
+                  "kraft-future": "kraft"}
 PRESET_EXPECTED["kip18-lost-update"] = frozenset({"offline_replicas_are_known", "metadata_shows_offline_replicas",
                                                   "leader_is_live_isr_member"})
 
@@ -100,7 +101,10 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                         "kraft-mv-upgrade": frozenset(),
                         # kraft-sessions (docs/kraft.md): the dir failure timeout stops a broker, finding 1 follows.
                         "kraft-heartbeat": frozenset({"no_recreate_over_offline_copy"}),
-                        "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"})}
+                        "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"}),
+                        # docs/kraft.md "Future replicas": finding 1, and candidate findings 2 and 3.
+                        "kraft-future": frozenset({"no_recreate_over_offline_copy", "kraft_directories_name_the_log_dir",
+                                                   "kraft_leader_passes_leader_acceptor"})}
 
 
 def expected_of(preset: str, variant: str) -> frozenset:

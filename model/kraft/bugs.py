@@ -31,6 +31,15 @@ BUGS: dict[str, Bug] = {
                        "(the controller timing its heartbeats out) stayed up, an unfenced leader on the dead dir, "
                        "for ever (with the feature kraft-sessions)", "3.8.0",
                        "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json"),
+    # kraft-future's switches (model/kraft/future.py): naming one turns that feature on.
+    "KAFKA-16297": Bug("a promotion the controller had accepted (Directories = the future dir) was not reverted "
+                       "when a dir failure aborted it: the metadata kept naming the future dir, so the controller "
+                       "never moved the partition off the failed dir", "3.7.1",
+                       "kraft-kafka-16297-aborted-promotion-not-reverted.json"),
+    "KAFKA-16082": Bug("a -future log abandoned by a crash after its promotion was accepted was not promoted at "
+                       "start-up: the current log was re-created empty in the future log's dir, the stale future "
+                       "log resumed, and its rename failed and took the healthy dir offline", "3.7.1",
+                       "kraft-kafka-16082-stale-future-log-takes-a-dir-offline.json"),
 }
 
 

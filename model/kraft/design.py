@@ -1,7 +1,8 @@
 """KRaft mode's designs (issue 31): ``kraft``, Kafka's trunk behaviour (3.9/4.x) over the storage layer and its
-data path."""
+data path, with intra-broker moves (``kraft-future``, model/kraft/future.py) when a configuration asks for them."""
 from __future__ import annotations
 
+from model.kraft.future import FUTURE
 from model.kraft.migration import MV_UPGRADE
 from model.kraft.rules import KRAFT
 from model.kraft.sessions import SESSIONS
@@ -10,7 +11,7 @@ from model.storage.rules_data import DATA
 
 KRAFT_DESIGN = Design("kraft", "KRaft JBOD (KIP-858) as Kafka 3.9/4.x implement it: the controller's metadata log, "
                       "brokers replaying it, the three-gate create-or-not decision, AssignReplicasToDirs",
-                      (KRAFT, DATA, MV_UPGRADE, SESSIONS))
+                      (KRAFT, DATA, MV_UPGRADE, SESSIONS, FUTURE))
 
 DESIGNS = {KRAFT_DESIGN.name: KRAFT_DESIGN}
 VARIANTS = tuple(DESIGNS)
