@@ -11,7 +11,7 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import safety as kraft_safety
+from invariants.kraft import quiescent as kraft_quiescent, safety as kraft_safety
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -67,7 +67,11 @@ CLAIMS: dict[str, tuple] = {
     # KRaft mode: the shared storage property that reads only the brokers, and its own, vacuous on a model without
     # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
     "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
-                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
+                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core"),
+                   # metadata_shows_offline_replicas: ZooKeeper's id and meaning, read from KRaft's metadata.
+                   safety.leader_is_live_isr_member, kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS,
+                   _claimed(kraft_quiescent.kraft_directories_match_actual_dir, "kraft-core"),
+                   _claimed(kraft_quiescent.no_dir_failure_cascade, "kraft-core")),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)
