@@ -11,8 +11,8 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import safety as kraft_safety, sessions as kraft_sessions
-from invariants.kraft import future as kraft_future, safety as kraft_safety
+from invariants.kraft import future as kraft_future, quiescent as kraft_quiescent, safety as kraft_safety
+from invariants.kraft import sessions as kraft_sessions
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -68,7 +68,11 @@ CLAIMS: dict[str, tuple] = {
     # KRaft mode: the shared storage property that reads only the brokers, and its own, vacuous on a model without
     # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
     "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
-                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
+                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core"),
+                   # metadata_shows_offline_replicas: ZooKeeper's id and meaning, read from KRaft's metadata.
+                   safety.leader_is_live_isr_member, kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS,
+                   _claimed(kraft_quiescent.kraft_directories_match_actual_dir, "kraft-core"),
+                   _claimed(kraft_quiescent.no_dir_failure_cascade, "kraft-core")),
     "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
     "kraft-sessions": (kraft_sessions.dir_failure_acknowledged_or_broker_stops,),
     # Intra-broker moves (model/kraft/future.py): vacuous without the feature's moves.

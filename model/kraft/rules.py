@@ -88,6 +88,23 @@ def isr_written(m, s, partition, isr) -> State:
     return write(m, s, [C.partition_change(m, controller_image(s), partition, isr=isr)])
 
 
+def quiescent(m, s) -> bool:
+    """Nothing of the control plane is pending (beside the assignment queues, which are channels): every running
+    broker has registered, published the whole metadata log and has no unfencing or failed dir left to report
+    (its heartbeat would change nothing), and every broker that is down is fenced or unregistered (no session
+    left to time out). The data path (fetches, ISR changes) is not part of it, as in ZooKeeper mode."""
+    log_length = len(s.controller.log)
+    for broker, b in enumerate(s.brokers):
+        reg = s.controller.registrations[broker]
+        if not b.up:
+            if reg is not None and not reg.fenced:
+                return False
+        elif (not b.registered or not b.loaded or b.applied < log_length or b.failed & ~b.acked_dirs
+              or _unfences(s, broker)):
+            return False
+    return True
+
+
 KRAFT = Feature(
     "kraft-core",
     "The KRaft controller over its metadata log (registrations with online dir ids, partitions with Directories, "
@@ -99,6 +116,7 @@ KRAFT = Feature(
                     in_bounds=True),),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
     dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
+    quiescent=quiescent,
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
     constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS},
     hooks={
