@@ -76,8 +76,7 @@ CLAIMS: dict[str, tuple] = {
     "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
     "kraft-sessions": (kraft_sessions.dir_failure_acknowledged_or_broker_stops,),
     # Intra-broker moves (model/kraft/future.py): vacuous without the feature's moves.
-    "kraft-future": (_claimed(kraft_future.kraft_directories_name_the_log_dir, "kraft-future"),
-                     _claimed(kraft_future.healthy_dir_never_goes_offline, "kraft-future")),
+    "kraft-future": (_claimed(kraft_future.kraft_directories_name_the_log_dir, "kraft-future"),),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)

@@ -152,8 +152,11 @@ def test_kafka_16297_scenario_holds_without_the_switch():
 
 def test_kafka_16297_scenario_leaves_the_metadata_naming_the_future_dir_with_the_switch():
     result, _ = _replay(SCENARIO_16297, bugs=("KAFKA-16297",))
-    assert [v.invariant.id for v in result.violations] == ["kraft_directories_name_the_log_dir"]
-    assert len(result.violations[0].trace) == 15  # the scenario's last step
+    # The metadata names the future dir (dir 1, online) for a log on failed dir 0: kraft-core's quiescent checks see
+    # the same state from their side (a leader that is not live, a replica not shown offline).
+    assert {v.invariant.id for v in result.violations} == {
+        "kraft_directories_name_the_log_dir", "leader_is_live_isr_member", "metadata_shows_offline_replicas"}
+    assert {len(v.trace) for v in result.violations} == {15}  # the scenario's last step
 
 
 def test_kafka_16082_scenario_holds_without_the_switch():
@@ -179,7 +182,7 @@ def test_with_kafka_16082_the_resumed_future_log_takes_the_healthy_dir_offline()
     for number, text in enumerate(load_scenario(str(SCENARIOS / SCENARIO_16082)).steps, start=1):
         _, s = model.step(s, *parse_step(model, text, number))
     assert s.brokers[0].future == (1,) and s.brokers[0].copies == (0b11,)   # a new log beside the stale future log
-    cascade = next(i for i in model.invariants if i.id == "healthy_dir_never_goes_offline")
+    cascade = next(i for i in model.invariants if i.id == "no_dir_failure_cascade")
     for text in CASCADE:
         before = s
         action, s = model.step(s, *_parsed(text))
@@ -213,15 +216,8 @@ def _named_dir_differs(model):
     return (s._replace(controller=c._replace(partitions=(part,))),)
 
 
-def _dir_goes_offline_by_itself(model):
-    s = model.init_states()[0]
-    after = s._replace(brokers=(s.brokers[0]._replace(dirs=(GOOD, OFFLINE)),))
-    return s, None, after
-
-
 BROKEN_HERE = {
     "kraft_directories_name_the_log_dir": [_named_dir_differs],
-    "healthy_dir_never_goes_offline": [_dir_goes_offline_by_itself],
 }
 
 
@@ -239,9 +235,6 @@ def test_invariants_hold_on_the_unbroken_input():
     model = _model()
     s = _run(model, ACCEPTED_STEPS[:5])
     assert _invariant(model, "kraft_directories_name_the_log_dir").check(model, s) is None
-    _, _, after = _dir_goes_offline_by_itself(model)
-    spent = after._replace(budget=(1,) + after.budget[1:])
-    assert _invariant(model, "healthy_dir_never_goes_offline").check(model, model.init_states()[0], None, spent) is None
 
 
 @pytest.mark.slow

@@ -1,11 +1,12 @@
-"""KRaft mode's properties of intra-broker moves (model/kraft/future.py): at quiescence the metadata names the dir
-each replica's log is in, and a healthy dir goes offline only by a dir failure of the environment."""
+"""KRaft mode's property of intra-broker moves (model/kraft/future.py): at quiescence the metadata names the dir
+each replica's log is in. (That a healthy dir goes offline only by its own failure is kraft-core's
+``no_dir_failure_cascade``, invariants/kraft/quiescent.py.)"""
 from __future__ import annotations
 
 from model.kraft.metadata import dir_name
 from model.spec.invariant import invariant
 from model.storage.broker import live_copy_dir
-from model.storage.state import B_DIR_FAILURES, LIVE_DIR, OFFLINE
+from model.storage.state import OFFLINE
 
 
 def log_dir(broker, p: int) -> int:
@@ -39,18 +40,3 @@ def kraft_directories_name_the_log_dir(model, state):
                         f"dir {actual}")
     return None
 
-
-@invariant(
-    "healthy_dir_never_goes_offline", kind="transition", symmetric=True,
-    reads=("broker[*].dirs", "budget"),
-    statement="A log dir goes offline only by a dir failure of the environment (DirFail, one dir each): no step of "
-              "the brokers takes a healthy dir offline (no cascade).",
-    reference="KIP-858 (a dir failure affects that dir only); KAFKA-16082",
-)
-def healthy_dir_never_goes_offline(model, state, action, after):
-    gone = [(b, d) for b, (old, new) in enumerate(zip(state.brokers, after.brokers)) if old is not new
-            for d, (x, y) in enumerate(zip(old.dirs, new.dirs)) if LIVE_DIR[x] and y == OFFLINE]
-    spent = after.budget[B_DIR_FAILURES] - state.budget[B_DIR_FAILURES]
-    if len(gone) > spent:
-        return f"dir(s) {[f'{d} of broker {b}' for b, d in gone]} went offline without a dir failure"
-    return None
