@@ -15,7 +15,8 @@ from model.storage.state import E_STORAGE
 from helpers import SCENARIOS
 from explorer.catalog import build_model, select_invariants
 
-FILES = sorted(SCENARIOS.glob("*.json"))
+# A finding's scenario replays to its violation (tests/test_kraft_candidates.py), every other one cleanly.
+FILES = sorted(p for p in SCENARIOS.glob("*.json") if not p.name.startswith("kraft-finding-"))
 KIP_TEST_PLAN = {
     1: "kip112-1-dir-failure-at-bootstrap.json",
     2: "kip112-2-leader-dir-failure-at-runtime.json",
