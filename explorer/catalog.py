@@ -19,6 +19,7 @@ from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
 from model.spec.model import Model
 from model.zk.config import ModelConfig
 from model.kraft import design as kraft_designs
+from model.kraft.bugs import refuse_without_feature
 from model.zk import designs as zk_designs
 from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
     DEPRECATED_VARIANTS, canonical_variant, deprecation_note,
@@ -35,6 +36,10 @@ def check_variant(cfg) -> None:
         for switch in ("saturation", "deletion", "reassignment"):
             if getattr(cfg, switch):
                 raise ConfigError(f"--{switch} is not modelled with --variant {cfg.variant} yet (docs/kraft.md)")
+        design = kraft_designs.DESIGNS[canonical_variant(cfg.variant)]
+        why = refuse_without_feature(dict(cfg.options).get("bugs", ()), {f.name for f in design.included(cfg)})
+        if why:
+            raise ConfigError(why)
         return
     zk_designs.check_variant(cfg)
 

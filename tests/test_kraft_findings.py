@@ -36,11 +36,6 @@ FINDING_SCENARIOS = {
 }
 
 
-def test_every_finding_scenario_is_replayed_here():
-    """tests/test_scenarios.py leaves a finding's scenario (it replays to a violation) to this file."""
-    assert {f.name for f in SCENARIOS.glob("*-finding-*.json")} == set(FINDING_SCENARIOS)
-
-
 def _replay(file: str):
     from explorer.cli.model_value import command_model
     from explorer.scenario import load_scenario, replay

@@ -11,7 +11,7 @@ import json
 import attrs
 import click
 
-from model.kraft.bugs import BUGS, not_expressed
+from model.kraft.bugs import BUGS, TURN_ON, not_expressed
 
 from .exits import EXIT_OK, BadInput
 
@@ -49,7 +49,7 @@ def with_bugs(cfg, ids: tuple, features) -> object:
 def bug_entries() -> list[dict]:
     """Every switch of BUGS, then every known bug not expressed yet, as `jbodcheck bugs --json` prints them."""
     entries = [{"id": bug_id, "expressed": True, "broke": bug.broke, "fixed": bug.fixed,
-                "scenario": f"scenarios/{bug.scenario}"} for bug_id, bug in BUGS.items()]
+                "scenario": f"scenarios/{bug.scenario}", "feature": bug.feature} for bug_id, bug in BUGS.items()]
     entries += [{"id": bug_id, "expressed": False, "broke": gap.broke, "fixed": gap.fixed, "why": gap.why}
                 for bug_id, gap in not_expressed().items()]
     return entries
@@ -67,7 +67,10 @@ def bugs_command(as_json):
     for e in entries:
         if e["expressed"]:
             click.echo(f"{e['id']}  [--bug {e['id']}; fixed in {e['fixed']}]\n    {e['broke']}\n"
-                       f"    scenario: {e['scenario']}\n")
+                       f"    scenario: {e['scenario']}")
+            if e["feature"]:
+                click.echo(f"    needs the feature {e['feature']}: {TURN_ON[e['feature']]}")
+            click.echo()
     missing = [e for e in entries if not e["expressed"]]
     if missing:
         click.echo("Not expressed yet:\n")

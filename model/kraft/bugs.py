@@ -14,6 +14,9 @@ class Bug(NamedTuple):
     broke: str        # what the bug broke, in a line
     fixed: str        # the first Kafka version with the fix
     scenario: str     # the scenario file (scenarios/) that replays to its violation with the switch
+    # The feature the switch needs, besides kraft-core (which takes the option): without it the switch would change
+    # nothing, and the configuration is refused (refuse_without_feature). None: kraft-core's own code path.
+    feature: str | None = None
 
 
 BUGS: dict[str, Bug] = {
@@ -23,23 +26,33 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16162": Bug("after the upgrade to metadata.version 3.7-IV2 a registration without dirs (from before it) "
                        "made every dir offline: AssignReplicasToDirs removed each broker from the ISR and no replica "
                        "was an acceptable leader; brokers did not re-register their dirs", "3.7.0",
-                       "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json"),
+                       "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json", "kraft-mv-upgrade"),
     "KAFKA-16757": Bug("a broker's re-registration with its dirs after the upgrade to metadata.version 3.7-IV2 was a "
                        "new registration: it fenced the broker (and gave it a new broker epoch) while it led "
-                       "partitions", "3.7.1", "kraft-kafka-16757-reregistration-fences-the-leader.json"),
+                       "partitions", "3.7.1", "kraft-kafka-16757-reregistration-fences-the-leader.json",
+                       "kraft-mv-upgrade"),
     "KAFKA-15649": Bug("no log.dir.failure.timeout.ms: a broker whose dir failure no heartbeat answer acknowledged "
                        "(the controller timing its heartbeats out) stayed up, an unfenced leader on the dead dir, "
                        "for ever (with the feature kraft-sessions)", "3.8.0",
-                       "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json"),
+                       "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json", "kraft-sessions"),
     # kraft-future's switches (model/kraft/future.py): naming one turns that feature on.
     "KAFKA-16297": Bug("a promotion the controller had accepted (Directories = the future dir) was not reverted "
                        "when a dir failure aborted it: the metadata kept naming the future dir, so the controller "
                        "never moved the partition off the failed dir", "3.7.1",
-                       "kraft-kafka-16297-aborted-promotion-not-reverted.json"),
+                       "kraft-kafka-16297-aborted-promotion-not-reverted.json", "kraft-future"),
     "KAFKA-16082": Bug("a -future log abandoned by a crash after its promotion was accepted was not promoted at "
                        "start-up: the current log was re-created empty in the future log's dir, the stale future "
                        "log resumed, and its rename failed and took the healthy dir offline", "3.7.1",
-                       "kraft-kafka-16082-stale-future-log-takes-a-dir-offline.json"),
+                       "kraft-kafka-16082-stale-future-log-takes-a-dir-offline.json", "kraft-future"),
+}
+
+# How a configuration includes each feature a switch needs (kraft-future is never refused: naming its switch
+# includes it, model/kraft/future.py).
+TURN_ON: dict[str, str] = {
+    "kraft-mv-upgrade": "--preset kraft-mv-upgrade or --option mv_upgrade=true (with --dirs 1)",
+    "kraft-sessions": "--preset kraft-heartbeat or --option max_lost_heartbeats=N (or max_session_expiries=N)",
+    "kraft-future": "naming the switch turns it on (alter_log_dirs 1), as --preset kraft-future or --option "
+                    "alter_log_dirs=N do",
 }
 
 
@@ -88,6 +101,21 @@ def check_bugs(value) -> str | None:
         return f"bugs must be a JIRA id or a list of them, not {value!r}"
     unknown = [i for i in ids if i not in BUGS]
     return f"unknown bug(s) {', '.join(unknown)} (known: {', '.join(BUGS)})" if unknown else None
+
+
+def refuse_without_feature(value, included: set) -> str | None:
+    """Why a configuration whose features are ``included`` cannot take the switches ``value`` (one line), or None:
+    a switch whose feature is not in the model would change nothing, a silent no-op. Unknown ids and malformed
+    values are left to ``check_bugs``."""
+    ids = (value,) if isinstance(value, str) else value
+    if not isinstance(ids, tuple):
+        return None
+    for i in ids:
+        bug = BUGS.get(i) if isinstance(i, str) else None
+        if bug is not None and bug.feature is not None and bug.feature not in included:
+            return (f"{i} needs the feature {bug.feature}, which this model does not include (the switch would "
+                    f"change nothing): turn it on with {TURN_ON[bug.feature]}")
+    return None
 
 
 def bugs(m) -> tuple:
