@@ -102,9 +102,11 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                         # kraft-sessions (docs/kraft.md): the dir failure timeout stops a broker, finding 1 follows.
                         "kraft-heartbeat": frozenset({"no_recreate_over_offline_copy"}),
                         "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"}),
-                        # docs/kraft.md "Future replicas": finding 1, and candidate findings 2 and 3.
+                        # docs/kraft.md "Future replicas" and "Findings": findings 1 to 3 and what they lead to at quiescence.
                         "kraft-future": frozenset({"no_recreate_over_offline_copy", "kraft_directories_name_the_log_dir",
-                                                   "kraft_leader_passes_leader_acceptor"})}
+                                                   "kraft_leader_passes_leader_acceptor", "leader_is_live_isr_member",
+                                                   "metadata_shows_offline_replicas",
+                                                   "kraft_directories_match_actual_dir"})}
 
 
 def expected_of(preset: str, variant: str) -> frozenset:
