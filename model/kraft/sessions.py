@@ -159,7 +159,7 @@ def dir_timeout_guard(m, s, broker):
         return f"broker {broker} is down"
     if not b.failed & ~b.acked_dirs:
         return f"broker {broker} has no failed dir that a heartbeat answer has not acknowledged"
-    return None
+    return m.hooks.shutdown_under_way(m, s, broker)
 
 
 @SESSIONS.rule("BrokerDirFailureTimeout",
@@ -172,8 +172,9 @@ def broker_dir_failure_timeout(m, s, broker):
     """log.dir.failure.timeout.ms after a dir failed, no heartbeat answer has acknowledged it: the broker shuts
     down. Its memory is lost as in a crash (AssignmentsManager's queue is not flushed); the controller, which did not
     answer its heartbeats, fences it when its session expires (ControllerFenceBroker). No crash budget is spent: the
-    shutdown follows from the dir failure."""
-    return set_broker(s, broker, m.crashed(s.brokers[broker]))
+    shutdown follows from the dir failure. With the feature kraft-shutdown a running broker begins a controlled
+    shutdown instead (BrokerServer.shutdown: model/kraft/shutdown.py)."""
+    return m.hooks.shut_down(m, s, broker)
 
 
 # ---- controller failover -----------------------------------------------------------------------------------
