@@ -136,3 +136,30 @@ def test_the_dir_failure_timeout_begins_a_controlled_shutdown_with_the_feature()
     s = _run(m, ["BrokerHeartbeatControlledShutdown(broker=0)"], s)
     assert s.brokers[0].acked_dirs == 0b01 and s.controller.registrations[0].dirs == (1,)
     assert s.controller.partitions[0].leader == 1
+
+
+def _kraft_shaped(model):
+    """The storage rules declare ZooKeeper mode's components for their hooks; in KRaft mode they are the controller
+    record (as tests/test_kraft_future.py does)."""
+    import attrs
+
+    zk = ("notifications", "controller.live", "controller.partitions")
+
+    def shaped(declared):
+        return None if declared is None else tuple("controller" if d in zk else d for d in declared)
+    model.action_space = tuple(
+        (ri, attrs.evolve(r, reads=shaped(r.reads), writes=shaped(r.writes), guard_reads=shaped(r.guard_reads)), args)
+        for ri, r, args in model.action_space)
+    return model
+
+
+def test_the_feature_rules_stay_within_their_declared_footprints():
+    from test_footprints import footprint_violations, sample_states
+
+    for model in (_model(max_controlled_shutdowns=2),
+                  _model("kraft-heartbeat", max_lost_heartbeats=1, max_controlled_shutdowns=1)):
+        model = _kraft_shaped(model)
+        states = sample_states(model, bfs=400, walks=60, depth=40)
+        fired = {model.rules[a.rule].name for s in states for a, _ in model.successors(s)}
+        assert SHUTDOWN_RULES <= fired
+        assert footprint_violations(model, states) == []

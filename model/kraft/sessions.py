@@ -163,7 +163,8 @@ def dir_timeout_guard(m, s, broker):
 
 
 @SESSIONS.rule("BrokerDirFailureTimeout",
-               reads=("broker[broker]",), writes=("broker[broker]",),
+               # controller.registrations: kraft-shutdown's shut_down hook (is the broker RUNNING?)
+               reads=("broker[broker]", "controller.registrations"), writes=("broker[broker]",),
                params=("broker",), domain=_timeout_domain, guard=dir_timeout_guard, kind="broker",
                reference="BrokerLifecycleManager.propagateDirectoryFailure (scheduleDeferred after "
                          "log.dir.failure.timeout.ms), OfflineDirBrokerFailureEvent.run -> shutdownHook "
