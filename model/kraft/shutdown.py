@@ -308,4 +308,8 @@ SHUTDOWN.presets.update({
     "kraft-controlled-shutdown": ("KRaft controlled shutdown: 2 brokers x 2 dirs, 1 partition, RF 2, no record; "
                                   "a controlled shutdown, a dir failure, a restart",
                                   dict(_TINY, options={OPTION: 1})),
+    "kraft-controlled-shutdown-data": ("KRaft controlled shutdown with the data path: the same cluster, one record "
+                                       "and a consumer; a controlled shutdown, a restart, no fault",
+                                       dict(_TINY, max_records=1, consumer=True, max_dir_failures=0,
+                                            options={OPTION: 1})),
 })
