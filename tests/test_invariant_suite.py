@@ -100,13 +100,13 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                         "kraft-tiny-data": frozenset(),
                         # The metadata.version upgrade (docs/kraft.md): holds without the bug switches.
                         "kraft-mv-upgrade": frozenset(),
-                        # kraft-sessions (docs/kraft.md): the dir failure timeout stops a broker, finding 1 follows.
-                        "kraft-heartbeat": frozenset({"no_recreate_over_offline_copy"}),
-                        "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"}),
                         # kraft-shutdown (docs/kraft.md "Controlled shutdown"): a stop on the timeout after a dir
                         # failure, then finding 1; with the record and no fault the data path's properties hold.
                         "kraft-controlled-shutdown": frozenset({"no_recreate_over_offline_copy"}),
                         "kraft-controlled-shutdown-data": frozenset(),
+                        # kraft-sessions (docs/kraft.md): the dir failure timeout stops a broker, finding 1 follows.
+                        "kraft-heartbeat": frozenset({"no_recreate_over_offline_copy"}),
+                        "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"}),
                         # docs/kraft.md "Future replicas": finding 1, and candidate findings 2 and 3.
                         "kraft-future": frozenset({"no_recreate_over_offline_copy", "kraft_directories_name_the_log_dir",
                                                    "kraft_leader_passes_leader_acceptor"})}
