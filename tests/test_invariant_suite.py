@@ -81,7 +81,8 @@ PRESET_EXPECTED = {
 # update (docs/model.md 12.2), a partition never restarted (exhausted in the thorough profile: minutes).
 DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft",
                   "kraft-mv-upgrade": "kraft", "kraft-heartbeat": "kraft", "kraft-session-expiry": "kraft",
-                  "kraft-future": "kraft"}
+                  "kraft-future": "kraft", "kraft-controlled-shutdown": "kraft",
+                  "kraft-controlled-shutdown-data": "kraft"}
 PRESET_EXPECTED["kip18-lost-update"] = frozenset({"offline_replicas_are_known", "metadata_shows_offline_replicas",
                                                   "leader_is_live_isr_member"})
 
@@ -99,6 +100,10 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                         "kraft-tiny-data": frozenset(),
                         # The metadata.version upgrade (docs/kraft.md): holds without the bug switches.
                         "kraft-mv-upgrade": frozenset(),
+                        # kraft-shutdown (docs/kraft.md "Controlled shutdown"): a stop on the timeout after a dir
+                        # failure, then finding 1; with the record and no fault the data path's properties hold.
+                        "kraft-controlled-shutdown": frozenset({"no_recreate_over_offline_copy"}),
+                        "kraft-controlled-shutdown-data": frozenset(),
                         # kraft-sessions (docs/kraft.md): the dir failure timeout stops a broker, finding 1 follows.
                         "kraft-heartbeat": frozenset({"no_recreate_over_offline_copy"}),
                         "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"}),

@@ -19,9 +19,9 @@ def exists(image: Image, p: int) -> bool:
 
 
 def is_active(image: Image, b: int) -> bool:
-    """ClusterControlManager.isActive: registered and not fenced (controlled shutdown is not modelled)."""
+    """ClusterControlManager.isActive: registered, not fenced and not in controlled shutdown."""
     reg = image.registrations[b]
-    return reg is not None and not reg.fenced
+    return reg is not None and not reg.fenced and not reg.in_controlled_shutdown
 
 
 def online(m, dir_id: int, registered: tuple, switches: tuple | None = None) -> bool:
@@ -33,12 +33,12 @@ def online(m, dir_id: int, registered: tuple, switches: tuple | None = None) -> 
 def leader_acceptor(m, image: Image, p: int, b: int, remove: int = -1, add: int = -1,
                     switches: tuple | None = None) -> bool:
     """LeaderAcceptor.test: isAcceptableLeader (b is not the broker being removed, and is the broker being
-    added or active) and ClusterControlManager.hasOnlineDir(b, Directories[b]). ``switches``: the bug switches
+    added or active: ClusterControlManager.isActive, unfenced and not in controlled shutdown) and ClusterControlManager.hasOnlineDir(b, Directories[b]). ``switches``: the bug switches
     (the model's by default; () for Kafka's fixed code, as the invariants judge)."""
     if b == remove:
         return False
     reg = image.registrations[b]
-    if reg is None or (b != add and reg.fenced):
+    if reg is None or (b != add and (reg.fenced or reg.in_controlled_shutdown)):
         return False
     part = image.partitions[p]
     return online(m, part.dirs[m.assignments[p].index(b)], reg.dirs, switches)

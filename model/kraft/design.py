@@ -6,12 +6,13 @@ from model.kraft.future import FUTURE
 from model.kraft.migration import MV_UPGRADE
 from model.kraft.rules import KRAFT
 from model.kraft.sessions import SESSIONS
+from model.kraft.shutdown import SHUTDOWN
 from model.spec.feature import Design
 from model.storage.rules_data import DATA
 
 KRAFT_DESIGN = Design("kraft", "KRaft JBOD (KIP-858) as Kafka 3.9/4.x implement it: the controller's metadata log, "
                       "brokers replaying it, the three-gate create-or-not decision, AssignReplicasToDirs",
-                      (KRAFT, DATA, MV_UPGRADE, SESSIONS, FUTURE))
+                      (KRAFT, DATA, MV_UPGRADE, SESSIONS, FUTURE, SHUTDOWN))
 
 DESIGNS = {KRAFT_DESIGN.name: KRAFT_DESIGN}
 VARIANTS = tuple(DESIGNS)

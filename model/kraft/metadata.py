@@ -32,11 +32,13 @@ class RegisterBroker(NamedTuple):
 
 
 class BrokerChange(NamedTuple):
-    """BrokerRegistrationChangeRecord: fenced (True/False) and LogDirs, each None when unchanged."""
+    """BrokerRegistrationChangeRecord: fenced (True/False), LogDirs and InControlledShutdown, each None when
+    unchanged (only the feature kraft-shutdown writes InControlledShutdown: model/kraft/shutdown.py)."""
     kind: int
     broker: int
     fenced: bool | None
     dirs: tuple | None
+    in_controlled_shutdown: bool | None = None
     __repr__ = tuple.__repr__
 
 
@@ -72,10 +74,12 @@ class FeatureLevel(NamedTuple):
 
 
 class Registration(NamedTuple):
-    """BrokerRegistration: its broker epoch (the offset of its RegisterBrokerRecord), fenced, online dir ids."""
+    """BrokerRegistration: its broker epoch (the offset of its RegisterBrokerRecord), fenced, online dir ids, and
+    inControlledShutdown (False for a new registration; set only by the feature kraft-shutdown)."""
     epoch: int
     fenced: bool
     dirs: tuple
+    in_controlled_shutdown: bool = False
     __repr__ = tuple.__repr__
 
 
@@ -119,6 +123,8 @@ def replay(image: Image, offset: int, record) -> Image:
             reg = reg._replace(fenced=record.fenced)
         if record.dirs is not None:
             reg = reg._replace(dirs=record.dirs)
+        if record.in_controlled_shutdown is not None:
+            reg = reg._replace(in_controlled_shutdown=record.in_controlled_shutdown)
         return image._replace(registrations=replace_at(image.registrations, record.broker, reg))
     if kind == K_FEATURE_LEVEL:
         return image._replace(jbod=record.jbod)

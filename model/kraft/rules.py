@@ -67,6 +67,17 @@ def restart_blocked(m, s, broker) -> str | None:
     return None
 
 
+def shutdown_under_way(m, s, broker) -> str | None:
+    """Why the broker's shutdown is under way (None: it is not): kraft-core has no controlled shutdown, and a
+    broker that shuts down stops in the same step (model/kraft/shutdown.py provides the feature's own)."""
+    return None
+
+
+def shut_down(m, s, broker) -> State:
+    """BrokerServer.shutdown without controlled shutdown: the broker stops, its memory lost as in a crash."""
+    return set_broker(s, broker, m.crashed(s.brokers[broker]))
+
+
 def isr_writer(m, s, partition) -> int:
     """The broker whose AlterPartition the controller accepts now: the leader of the controller's partition state,
     running, leading at its leader epoch, with the controller's partition epoch in its own image
@@ -125,6 +136,9 @@ KRAFT = Feature(
         "restart_blocked": restart_blocked,
         "isr_writer": isr_writer,
         "isr_written": isr_written,
+        # KRaft mode's own (model/kraft/shutdown.py overrides them): BrokerHeartbeat's and BrokerDirFailureTimeout's.
+        "shutdown_under_way": shutdown_under_way,
+        "shut_down": shut_down,
     },
 )
 
@@ -192,6 +206,9 @@ def heartbeat_guard(m, s, broker):
     b = s.brokers[broker]
     if not b.up or not b.registered:
         return f"broker {broker} is not running registered"
+    why = m.hooks.shutdown_under_way(m, s, broker)
+    if why is not None:
+        return why
     if not _unfences(s, broker) and not b.failed & ~b.acked_dirs:
         return f"a heartbeat of broker {broker} changes nothing (no unfencing due, no failed dir unacknowledged)"
     return None

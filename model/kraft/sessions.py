@@ -159,11 +159,12 @@ def dir_timeout_guard(m, s, broker):
         return f"broker {broker} is down"
     if not b.failed & ~b.acked_dirs:
         return f"broker {broker} has no failed dir that a heartbeat answer has not acknowledged"
-    return None
+    return m.hooks.shutdown_under_way(m, s, broker)
 
 
 @SESSIONS.rule("BrokerDirFailureTimeout",
-               reads=("broker[broker]",), writes=("broker[broker]",),
+               # controller.registrations: kraft-shutdown's shut_down hook (is the broker RUNNING?)
+               reads=("broker[broker]", "controller.registrations"), writes=("broker[broker]",),
                params=("broker",), domain=_timeout_domain, guard=dir_timeout_guard, kind="broker",
                reference="BrokerLifecycleManager.propagateDirectoryFailure (scheduleDeferred after "
                          "log.dir.failure.timeout.ms), OfflineDirBrokerFailureEvent.run -> shutdownHook "
@@ -172,8 +173,9 @@ def broker_dir_failure_timeout(m, s, broker):
     """log.dir.failure.timeout.ms after a dir failed, no heartbeat answer has acknowledged it: the broker shuts
     down. Its memory is lost as in a crash (AssignmentsManager's queue is not flushed); the controller, which did not
     answer its heartbeats, fences it when its session expires (ControllerFenceBroker). No crash budget is spent: the
-    shutdown follows from the dir failure."""
-    return set_broker(s, broker, m.crashed(s.brokers[broker]))
+    shutdown follows from the dir failure. With the feature kraft-shutdown a running broker begins a controlled
+    shutdown instead (BrokerServer.shutdown: model/kraft/shutdown.py)."""
+    return m.hooks.shut_down(m, s, broker)
 
 
 # ---- controller failover -----------------------------------------------------------------------------------
