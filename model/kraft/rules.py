@@ -20,6 +20,7 @@ from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
 from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
+from model.storage.mode import declares
 from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS, STORAGE_CONSTANTS, STORAGE_SCHEMA
 from model.storage.state import H_LEADER, LIVE_DIR, State
 
@@ -47,8 +48,9 @@ def broker_image(m, s: State, b: int):
     return image_of(m, s.controller.log[:s.brokers[b].applied])
 
 
-# ---- the storage layer's hooks (model/storage/mode.py) -------------------------------------------------------------
+# ---- the storage layer's hooks (model/storage/mode.py), with what each reads and writes ----------------------------
 
+@declares(reads=("broker[broker].failed",), writes=("broker[broker].failed",))
 def dir_event(m, s, broker, dir=None):
     """ReplicaManager.handleLogDirFailure -> BrokerLifecycleManager.propagateDirectoryFailure: the dir's id joins
     the offline dirs every later heartbeat carries. A dir failure does not fence the broker."""
@@ -58,6 +60,7 @@ def dir_event(m, s, broker, dir=None):
     return set_broker(s, broker, b._replace(failed=b.failed | 1 << dir))
 
 
+@declares(reads=("controller.registrations",), writes=())
 def restart_blocked(m, s, broker) -> str | None:
     """A stopped broker starts again only once the controller fenced its registration (its session timed out):
     the model leaves out a restart within the session timeout (docs/kraft.md)."""
@@ -67,6 +70,9 @@ def restart_blocked(m, s, broker) -> str | None:
     return None
 
 
+# The leader's own image: the log up to its applied offset.
+@declares(reads=("controller.partitions", "controller.log", "broker[*].up", "broker[*].hosted", "broker[*].epoch",
+                 "broker[*].applied"), writes=())
 def isr_writer(m, s, partition) -> int:
     """The broker whose AlterPartition the controller accepts now: the leader of the controller's partition state,
     running, leading at its leader epoch, with the controller's partition epoch in its own image
@@ -83,6 +89,7 @@ def isr_writer(m, s, partition) -> int:
     return leader
 
 
+@declares(reads=CONTROLLER_EVENT, writes=("controller.log", "controller.partitions"))
 def isr_written(m, s, partition, isr) -> State:
     """AlterPartition, sent and answered in the data path's step: a PartitionChangeRecord with the new ISR."""
     return write(m, s, [C.partition_change(m, controller_image(s), partition, isr=isr)])
