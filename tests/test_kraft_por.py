@@ -22,7 +22,7 @@ CONFIGS = [
     ("kraft-tiny", dict(max_faults=1, max_fixes=0, options={"bugs": ("KAFKA-16234",)})),
     ("kraft-tiny", dict(max_faults=1, max_fixes=0)),
     ("kraft-tiny-data", dict(max_faults=0)),
-] + ([("kraft-tiny", {}), ("kraft-tiny-data", {})] if THOROUGH else [])
+] + ([("kraft-tiny", {}), ("kraft-tiny-data", {}), ("kraft-small", {})] if THOROUGH else [])
 
 
 def _ids(configs):
