@@ -30,6 +30,8 @@ REGISTRATION_READS = ("@restart_blocked.reads",)
 ISR_WRITER_READS = ("@isr_writer.reads",)
 ISR_RECORD_READS = ("@isr_written.reads",)
 ISR_RECORD = ("@isr_written.writes",)
+# The old name, for a plugin's rule that calls dir_event: both (a superset where it declared reads or writes).
+DIR_EVENT_FOOTPRINT = DIR_EVENT_READS + DIR_EVENT_WRITES
 
 
 def missing_hooks(hooks: dict) -> list[str]:
