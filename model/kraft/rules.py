@@ -16,6 +16,7 @@ from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
 from model.kraft.replica_manager import apply_local, queue_assignment
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
+from model.kraft.symmetry import dir_symmetry as kraft_dir_symmetry, permute_index_refs
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
 from model.storage.data import advance_leaders
@@ -104,10 +105,9 @@ KRAFT = Feature(
                    "max_fixes", "max_faults"),
     options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs),),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
-    # The controller's record (metadata log, registrations, Directories) and the assignment queues hold dir ids,
-    # outside the broker fields that the index symmetry permutes (model/spec/symmetry.py): not declared yet.
-    dir_symmetry=lambda cfg: ("KRaft mode's dir ids (in the metadata log, the registrations, Directories and the "
-                              "assignment queues) are dir indices the index symmetry does not permute yet"),
+    # The controller's record (metadata log, registrations, Directories) and the assignment queues hold dir ids:
+    # permute_index_refs renames them with the brokers' dirs (model/kraft/symmetry.py).
+    dir_symmetry=lambda cfg: STORAGE.dir_symmetry(cfg) or kraft_dir_symmetry(cfg),
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
     constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS},
     hooks={
@@ -116,6 +116,7 @@ KRAFT = Feature(
         "restart_blocked": restart_blocked,
         "isr_writer": isr_writer,
         "isr_written": isr_written,
+        "permute_index_refs": permute_index_refs,
     },
 )
 
