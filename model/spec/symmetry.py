@@ -96,9 +96,11 @@ class IndexSymmetry:
         return type(state)._make(values)
 
     def canonical(self, state):
-        if self.rewrite is not None:
-            return self.permute_state(state, [self.canonical_order(b) for b in state[self.group_index]])
-        return self._with_members(state, map(self.canonical_member, state[self.group_index]))
+        members = state[self.group_index]
+        canonical = self._with_members(state, map(self.canonical_member, members))
+        if self.rewrite is None:
+            return canonical
+        return self.rewrite(self.model, canonical, tuple(map(self.canonical_order, members)))
 
     def orbit(self, state) -> set:
         """Every state reachable from this one by permuting each member's indices (for checks on small models)."""
