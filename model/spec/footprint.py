@@ -32,6 +32,7 @@ over the model's components.
 """
 from __future__ import annotations
 
+import inspect
 import re
 
 EVERYTHING = ("*",)
@@ -45,8 +46,6 @@ def declares(reads=EVERYTHING, writes=EVERYTHING):
     """Decorate a hook's implementation with what it reads and writes (patterns of this module, over its own
     parameters): what ``@<hook>.reads`` and ``@<hook>.writes`` stand for in its callers' declarations."""
     def mark(fn):
-        import inspect
-
         params = tuple(inspect.signature(fn).parameters)
         for declared in (reads, writes):
             check_declaration(declared, params)
