@@ -16,10 +16,12 @@ from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
 from model.kraft.replica_manager import apply_local, queue_assignment, requeue_inflight
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
+from model.kraft.symmetry import dir_symmetry as kraft_dir_symmetry, permute_index_refs
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
 from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
+from model.storage.mode import declares
 from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS, STORAGE_CONSTANTS, STORAGE_SCHEMA
 from model.storage.state import H_LEADER, LIVE_DIR, State
 
@@ -47,8 +49,9 @@ def broker_image(m, s: State, b: int):
     return image_of(m, s.controller.log[:s.brokers[b].applied])
 
 
-# ---- the storage layer's hooks (model/storage/mode.py) -------------------------------------------------------------
+# ---- the storage layer's hooks (model/storage/mode.py), with what each reads and writes ----------------------------
 
+@declares(reads=("broker[broker].failed",), writes=("broker[broker].failed",))
 def dir_event(m, s, broker, dir=None):
     """ReplicaManager.handleLogDirFailure -> BrokerLifecycleManager.propagateDirectoryFailure: the dir's id joins
     the offline dirs every later heartbeat carries. A dir failure does not fence the broker."""
@@ -58,6 +61,7 @@ def dir_event(m, s, broker, dir=None):
     return set_broker(s, broker, b._replace(failed=b.failed | 1 << dir))
 
 
+@declares(reads=("controller.registrations",), writes=())
 def restart_blocked(m, s, broker) -> str | None:
     """A stopped broker starts again only once the controller fenced its registration (its session timed out):
     the model leaves out a restart within the session timeout (docs/kraft.md)."""
@@ -78,6 +82,9 @@ def shut_down(m, s, broker) -> State:
     return set_broker(s, broker, m.crashed(s.brokers[broker]))
 
 
+# The leader's own image: the log up to its applied offset.
+@declares(reads=("controller.partitions", "controller.log", "broker[*].up", "broker[*].hosted", "broker[*].epoch",
+                 "broker[*].applied"), writes=())
 def isr_writer(m, s, partition) -> int:
     """The broker whose AlterPartition the controller accepts now: the leader of the controller's partition state,
     running, leading at its leader epoch, with the controller's partition epoch in its own image
@@ -94,6 +101,7 @@ def isr_writer(m, s, partition) -> int:
     return leader
 
 
+@declares(reads=CONTROLLER_EVENT, writes=("controller.log", "controller.partitions"))
 def isr_written(m, s, partition, isr) -> State:
     """AlterPartition, sent and answered in the data path's step: a PartitionChangeRecord with the new ISR."""
     return write(m, s, [C.partition_change(m, controller_image(s), partition, isr=isr)])
@@ -116,6 +124,10 @@ def quiescent(m, s) -> bool:
     return True
 
 
+def _check_flag(value) -> str | None:
+    return None if isinstance(value, bool) else f"dir_symmetry must be true or false, not {value!r}"
+
+
 KRAFT = Feature(
     "kraft-core",
     "The KRaft controller over its metadata log (registrations with online dir ids, partitions with Directories, "
@@ -124,9 +136,13 @@ KRAFT = Feature(
     config_fields=("brokers", "dirs", "partitions", "rf", "max_dir_failures", "max_crashes", "max_restarts",
                    "max_fixes", "max_faults"),
     options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs,
-                    in_bounds=True),),
+                    in_bounds=True),
+             Option("dir_symmetry", False, "Dir symmetry reduction in KRaft mode (with --symmetry, the default): "
+                    "opt-in, as it saves states but not time (docs/performance.md)", _check_flag)),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
-    dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
+    # The controller's record (metadata log, registrations, Directories) and the assignment queues hold dir ids:
+    # permute_index_refs renames them with the brokers' dirs (model/kraft/symmetry.py).
+    dir_symmetry=lambda cfg: STORAGE.dir_symmetry(cfg) or kraft_dir_symmetry(cfg),
     quiescent=quiescent,
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
     constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS},
@@ -139,6 +155,7 @@ KRAFT = Feature(
         # KRaft mode's own (model/kraft/shutdown.py overrides them): BrokerHeartbeat's and BrokerDirFailureTimeout's.
         "shutdown_under_way": shutdown_under_way,
         "shut_down": shut_down,
+        "permute_index_refs": permute_index_refs,
     },
 )
 
@@ -380,8 +397,10 @@ def broker_send_assignments(m, s, broker):
     return set_broker(s, broker, b._replace(inflight=b.queue, queue=()))
 
 
-# kraft-tiny has no record: with one record and two faults the space is larger than a minute allows (docs/kraft.md,
-# "Presets"); kraft-tiny-data has the record and one fault. Together every rule fires.
+# kraft-tiny has no record: with one record and two faults the space is larger than a minute allows, and neither
+# --por nor dir symmetry reduces it yet (docs/kraft.md, "Presets"); kraft-tiny-data has the record and one fault.
+# Together every rule fires. kraft-small: two partitions, each on one broker (RF 1: the facts file's smallest bounds
+# for the crash and restart paths), no repair.
 _TINY = dict(variant="kraft", brokers=2, dirs=2, partitions=1, rf=2, max_dir_failures=1, max_saturations=0,
              max_crashes=1, max_restarts=1, max_fixes=1, max_failovers=0)
 KRAFT.presets.update({
@@ -390,4 +409,7 @@ KRAFT.presets.update({
                    dict(_TINY, max_records=0, consumer=False, max_faults=2)),
     "kraft-tiny-data": ("KRaft: 2 brokers x 2 dirs, 1 partition, RF 2; one record, a consumer; at most one fault",
                         dict(_TINY, max_records=1, consumer=True, max_faults=1)),
+    "kraft-small": ("KRaft: 2 brokers x 2 dirs, 2 partitions, RF 1, no record; a dir failure, a crash, a restart, no "
+                    "repair, at most two faults",
+                    dict(_TINY, partitions=2, rf=1, max_fixes=0, max_records=0, consumer=False, max_faults=2)),
 })
