@@ -118,11 +118,15 @@ def test_the_checker_catches_a_kraft_hook_declaring_too_little(hook, declaration
 
 # ---- --por keeps the verdicts --------------------------------------------------------------------------------------
 
-def test_por_is_used_on_kraft():
+def test_por_is_used_on_kraft_unless_the_quiescence_condition_leaves_no_stubborn_set():
     model = build_model(preset_config("kraft-tiny"))
+    without_quiescent = [i for i in model.invariants if i.kind != "quiescent"]
+    reduction, note = reduction_for(model, without_quiescent, SearchOptions(por=True))
+    assert note is None and reduction is not None and not reduction.quiescence
+    # kraft-core's quiescent invariants need C2q, and every action that needs a message is visible to its
+    # transition invariants: POR says it is off rather than reduce unsoundly (docs/kraft.md, "Departures").
     reduction, note = reduction_for(model, model.invariants, SearchOptions(por=True))
-    assert note is None and reduction is not None
-    assert not reduction.quiescence                   # KRaft claims no quiescent invariant: no C2q
+    assert reduction is None and "POR is off" in note
 
 
 @pytest.mark.parametrize("preset,overrides", CONFIGS, ids=_ids(CONFIGS))
