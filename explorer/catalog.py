@@ -11,7 +11,7 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import safety as kraft_safety
+from invariants.kraft import liveness as kraft_liveness, safety as kraft_safety
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -67,7 +67,8 @@ CLAIMS: dict[str, tuple] = {
     # KRaft mode: the shared storage property that reads only the brokers, and its own, vacuous on a model without
     # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
     "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
-                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
+                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core"),
+                   *(design_invariants.claimed_by(i, "kraft-core") for i in invariants_in(kraft_liveness))),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)
