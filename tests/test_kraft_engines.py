@@ -154,9 +154,9 @@ def _violates(model, actions) -> list[str]:
 
 def test_fuzz_variant_kraft_on_the_command_line_saves_a_scenario_that_replays(tmp_path):
     scenario = tmp_path / "fuzz.json"
+    bounds = [f"--{k.replace('_', '-')}={v}" for k, v in NO_DATA.items() if k.startswith("max_")]
     run = cli("fuzz", "--variant", "kraft", "--brokers", "2", "--dirs", "2", "--partitions", "1", "--rf", "2",
-              "--max-records", "0", "--no-consumer", "--model-bounds", *(f"--{k.replace('_', '-')}={v}"
-                                                                         for k, v in NO_DATA.items() if k.startswith("max_") and k != "max_records"),
+              "--no-consumer", "--model-bounds", *bounds,
               "--examples", "1000", "--steps", "30", "-q", "--json", "-", "--save-scenario", scenario)
     assert run.returncode == 1, run.stderr
     report = json.loads(run.stdout)
@@ -176,14 +176,15 @@ def test_fuzz_variant_kraft_on_the_command_line_saves_a_scenario_that_replays(tm
 
 
 def test_minimize_keeps_the_violation_and_never_lengthens_the_trace():
-    """Finding 1's shortest run, with a protocol step (no fault) of the other broker before each step where one fits, shrinks
-    back: still violating, no longer than the padded run."""
+    """Finding 1's shortest run, with a protocol step (no fault) of the other broker before each step where one
+    fits, shrinks back: still violating, no longer than the padded run."""
     model = kraft(**NO_DATA)
     shortest = [a for a, _ in bfs(model, list(model.invariants), SearchOptions(workers=1)).violations[0].trace[1:]]
     state, padded = model.init_states()[0], []
     for action in shortest:
         for extra, probe in model.successors(state):
-            if model.rules[extra.rule].fair and extra.args[:1] == (1,) and any(x == action for x, _ in model.successors(probe)):
+            if model.rules[extra.rule].fair and extra.args[:1] == (1,) and \
+                    any(x == action for x, _ in model.successors(probe)):
                 padded.append(extra)
                 state = probe
                 break
@@ -331,13 +332,15 @@ def _unfair(model, rule: str):
 def _unfencing_elects_nothing(monkeypatch):
     from model.kraft.metadata import K_BROKER_CHANGE, BrokerChange
 
-    monkeypatch.setattr(controller, "broker_unfenced", lambda m, image, b: [BrokerChange(K_BROKER_CHANGE, b, False, None)])
+    monkeypatch.setattr(controller, "broker_unfenced",
+                        lambda m, image, b: [BrokerChange(K_BROKER_CHANGE, b, False, None)])
     # One dir a broker, two crashes: the last ISR member is fenced (no leader), restarts and is unfenced.
     return kraft(**dict(SMALL, dirs=1, max_dir_failures=0, max_fixes=0, max_crashes=2, max_faults=2))
 
 
 def _assignments_always_stale(monkeypatch):
-    monkeypatch.setattr(controller, "assign_replicas_to_dirs", lambda m, image, b, epoch, entries: ([], "STALE_BROKER_EPOCH"))
+    monkeypatch.setattr(controller, "assign_replicas_to_dirs",
+                        lambda m, image, b, epoch, entries: ([], "STALE_BROKER_EPOCH"))
     return kraft(**SMALL)
 
 
@@ -350,7 +353,8 @@ BROKEN = {
     # property: (how the model breaks it, in words; the broken model)
     "kraft_leader_eventually": ("handleBrokerUnfenced elects no leader", _unfencing_elects_nothing),
     "kraft_assignments_drain": ("every AssignReplicasToDirs answer is STALE_BROKER_EPOCH", _assignments_always_stale),
-    "kraft_dir_failure_acknowledged": ("heartbeats are not fair", lambda mp: _unfair(kraft(**SMALL), "BrokerHeartbeat")),
+    "kraft_dir_failure_acknowledged": ("heartbeats are not fair",
+                                       lambda mp: _unfair(kraft(**SMALL), "BrokerHeartbeat")),
     "kraft_replica_dir_recorded": ("assignments are never sent (not fair)",
                                    lambda mp: _unfair(kraft(**SMALL), "BrokerSendAssignments")),
     "kraft_leadership_leaves_failed_dir": ("handleDirectoriesOffline moves nothing", _dir_failures_ignored),

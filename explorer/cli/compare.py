@@ -86,7 +86,8 @@ ZK_KRAFT = Configuration(
            "finding 1 leads to with one record). What differs: KRaft mode's cluster starts with every broker "
            "registered and unfenced (the metadata log holds their registrations and unfencings); ZooKeeper mode's "
            "starts as docs/model.md says. The data invariants are not checked (no record); "
-           "`offline_replicas_are_known` reads the ZooKeeper controller's offline replicas (n/a for KRaft); the invariants each design claims "
+           "`offline_replicas_are_known` reads the ZooKeeper controller's offline replicas (n/a for KRaft); the "
+           "invariants each design claims "
            "for its own state (KIP-112's broker and controller rules, KRaft's `LeaderAcceptor`) are n/a for the "
            "other. Symmetry: ZooKeeper mode's dir symmetry reduces KIP-112's count; KRaft mode declares none."),
     not_checked=_DATA)
