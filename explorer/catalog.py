@@ -11,8 +11,8 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import future as kraft_future, quiescent as kraft_quiescent, safety as kraft_safety
-from invariants.kraft import sessions as kraft_sessions
+from invariants.kraft import future as kraft_future, liveness as kraft_liveness, quiescent as kraft_quiescent
+from invariants.kraft import safety as kraft_safety, sessions as kraft_sessions
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -77,9 +77,12 @@ CLAIMS: dict[str, tuple] = {
                    # metadata_shows_offline_replicas: ZooKeeper's id and meaning, read from KRaft's metadata.
                    safety.leader_is_live_isr_member, kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS,
                    _claimed(kraft_quiescent.kraft_directories_match_actual_dir, "kraft-core"),
-                   _claimed(kraft_quiescent.no_dir_failure_cascade, "kraft-core")),
+                   _claimed(kraft_quiescent.no_dir_failure_cascade, "kraft-core"),
+                   *(design_invariants.claimed_by(i, "kraft-core") for i in invariants_in(kraft_liveness)),
+                   # "A failure is acknowledged, or the broker stops": the broker stops by a crash, or with
+                   # kraft-sessions by the 3.8+ dir failure timeout (invariants/kraft/sessions.py).
+                   kraft_sessions.dir_failure_acknowledged_or_broker_stops),
     "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
-    "kraft-sessions": (kraft_sessions.dir_failure_acknowledged_or_broker_stops,),
     # Intra-broker moves (model/kraft/future.py): vacuous without the feature's moves.
     "kraft-future": (_claimed(kraft_future.kraft_directories_name_the_log_dir, "kraft-future"),),
 }
