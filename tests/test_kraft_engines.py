@@ -272,7 +272,8 @@ def test_checkpoint_and_resume_give_one_runs_counts(small, tmp_path, workers):
     report = json.loads(resumed.stdout)
     assert (report["result"], report["distinct_states"], report["states_generated"], report["depth"]) == \
         (one.result, one.distinct_states, one.states_generated, one.depth)
-    assert report["coverage"] == one.coverage
+    # The report also lists the rules of the design's features that are off, with 0 firings.
+    assert {r: n for r, n in report["coverage"].items() if n} == {r: n for r, n in one.coverage.items() if n}
 
 
 # ---- liveness --------------------------------------------------------------------------------------------------
