@@ -250,3 +250,38 @@ def test_the_leadership_invariant_holds_on_kraft_tiny_too():
     model = build_model(preset_config("kraft-tiny"), invariants=[leadership.invariant])
     result = bfs(model, list(model.invariants), SearchOptions())
     assert result.result == "ok"
+
+
+# ---- kraft_leadership_as_leader_acceptor_allows breaks on hand-made states ------------------------------------------
+
+def _with_partition(model, **changes):
+    """kraft-mv-upgrade's cluster with partition 0 created, then its partition state changed."""
+    from explorer.scenario import parse_step
+
+    _, s = model.step(model.init_states()[0], *parse_step(model, "CreateTopic(partition=0)", 1))
+    c = s.controller
+    part = c.partitions[0]._replace(**changes)
+    return (s._replace(controller=c._replace(partitions=(part,) + c.partitions[1:])),)
+
+
+def _leader_fenced(model):
+    (s,) = _with_partition(model)
+    leader = s.controller.partitions[0].leader
+    regs = list(s.controller.registrations)
+    regs[leader] = regs[leader]._replace(fenced=True)
+    return (s._replace(controller=s.controller._replace(registrations=tuple(regs))),)
+
+
+def _leaderless_with_an_acceptable_member(model):
+    return _with_partition(model, leader=-1)
+
+
+BROKEN_HERE = {LEADERSHIP: [_leader_fenced, _leaderless_with_an_acceptable_member]}
+
+
+@pytest.mark.parametrize("make", BROKEN_HERE[LEADERSHIP], ids=lambda f: f.__name__)
+def test_the_leadership_invariant_breaks_on_hand_made_states(make):
+    model = build_model(preset_config("kraft-mv-upgrade"))
+    check = next(i for i in model.invariants if i.id == LEADERSHIP).check
+    assert check(model, *make(model))
+    assert check(model, *_with_partition(model)) is None     # the state they start from holds
