@@ -19,7 +19,7 @@ def log_dir(broker, p: int) -> int:
 
 
 @invariant(
-    "kraft_directories_name_the_log_dir", kind="quiescent", symmetric=False,
+    "kraft_directories_name_the_log_dir", kind="quiescent", symmetric=True,  # dir symmetry renames Directories too
     statement="When nothing is in flight (no assignment queued or in flight, every running broker published the "
               "whole metadata log, no move under way), the Directories entry of every replica a running broker holds "
               "a log of names the dir that log is in (a failed one included).",
