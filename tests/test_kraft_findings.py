@@ -38,7 +38,8 @@ FINDING_SCENARIOS = {
 
 def test_every_finding_scenario_is_replayed_here():
     """tests/test_scenarios.py leaves a finding's scenario (it replays to a violation) to this file."""
-    assert {f.name for f in SCENARIOS.glob("*-finding-*.json")} == set(FINDING_SCENARIOS)
+    from test_kraft_findings2 import FINDING2_SCENARIOS
+    assert {f.name for f in SCENARIOS.glob("*-finding-*.json")} == set(FINDING_SCENARIOS) | set(FINDING2_SCENARIOS)
 
 
 def _replay(file: str):
