@@ -11,7 +11,7 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import safety as kraft_safety
+from invariants.kraft import deletion as kraft_deletion, safety as kraft_safety
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -31,9 +31,12 @@ def check_variant(cfg) -> None:
     """Raise ConfigError unless the configuration's variant names a design (old names included) that takes the
     configuration's features."""
     if canonical_variant(cfg.variant) in kraft_designs.DESIGNS:
-        for switch in ("saturation", "deletion", "reassignment"):
+        for switch in ("saturation", "reassignment"):
             if getattr(cfg, switch):
                 raise ConfigError(f"--{switch} is not modelled with --variant {cfg.variant} yet (docs/kraft.md)")
+        if cfg.deletion and cfg.max_records:
+            raise ConfigError(f"--deletion with --variant {cfg.variant} is modelled without records: use "
+                              "--max-records 0 (docs/kraft.md)")
         return
     zk_designs.check_variant(cfg)
 
@@ -67,7 +70,9 @@ CLAIMS: dict[str, tuple] = {
     # KRaft mode: the shared storage property that reads only the brokers, and its own, vacuous on a model without
     # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
     "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
-                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core")),
+                   _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core"),
+                   _claimed(kraft_deletion.kraft_assignments_drained_or_broker_down, "kraft-core")),
+    "kraft-deletion": (_claimed(kraft_deletion.kraft_recreated_topic_hosted, "kraft-deletion"),),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)

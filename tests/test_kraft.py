@@ -29,7 +29,7 @@ def test_kraft_tiny_exhausts_with_every_rule_of_its_configuration_fired_and_find
     assert result.result == "violation"  # all_violations: the search went on to the end
     assert _fired(result) == {r.name for r in model.rules if r.domain(model)}
     assert {r.name for r in model.rules if not r.domain(model)} == {"Produce", "ReplicaFetch", "LeaderShrinkIsr",
-                                                                     "Consume"}
+                                                                     "Consume", "DeleteTopic"}
     assert {v.invariant.id for v in result.violations} == {"no_recreate_over_offline_copy"}
 
 
@@ -38,7 +38,7 @@ def test_kraft_tiny_data_exhausts_with_every_rule_but_the_repairs_fired_and_hold
     model, result = _exhaust("kraft-tiny-data")
     assert result.result == "ok" and not result.violations
     # One fault: a disk is repaired only on a broker that is down with a failed dir (two faults).
-    assert _fired(result) == {r.name for r in model.rules} - {"ReplaceDisk", "RemoveDirFromConfig"}
+    assert _fired(result) == {r.name for r in model.rules} - {"ReplaceDisk", "RemoveDirFromConfig", "DeleteTopic"}
 
 
 def test_the_recreation_finding_has_a_seven_step_shortest_trace():
@@ -208,7 +208,7 @@ def test_kraft_invariants_hold_on_the_unbroken_input():
     assert _kraft_invariant(model, "no_recreate_over_offline_copy").check(model, good, None, created) is None
 
 
-@pytest.mark.parametrize("switch", ["saturation", "deletion", "reassignment"])
+@pytest.mark.parametrize("switch", ["saturation", "reassignment"])
 def test_a_zookeeper_mode_feature_is_refused_with_kraft_until_it_is_modelled(switch):
     """KRaft composes with no ZooKeeper-mode feature yet (docs/kraft.md): asking for one is bad input, not a model
     that silently leaves it out."""

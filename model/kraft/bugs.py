@@ -18,6 +18,12 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16234": Bug("an Offline partition's topic id was read from its log, gone with the failed dir: the next "
                        "delta treated the partition as new and re-created its log empty on another dir", "3.7.1",
                        "kraft-kafka-16234-offline-partition-recreated.json"),
+    "KAFKA-16157": Bug("an Offline partition kept no topic id: gate 1 skipped it even for a re-created topic, so "
+                       "the broker never hosted the new topic's replica", "3.7.0",
+                       "kraft-kafka-16157-recreated-topic-never-hosted.json"),
+    "KAFKA-17190": Bug("AssignmentsManager sent assignments of deleted topics and retried the controller's "
+                       "UNKNOWN_TOPIC_ID forever: the queue never drained", "3.8.1",
+                       "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json"),
 }
 
 

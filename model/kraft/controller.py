@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from model.kraft.metadata import (
     K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, BrokerChange, Image, PartitionChange,
-    PartitionRecord, RegisterBroker, default_dir, is_online,
+    K_REMOVE_TOPIC, PartitionRecord, RegisterBroker, RemoveTopic, default_dir, is_online,
 )
 from model.storage.state import NO_LEADER
 
@@ -76,7 +76,14 @@ def create_partition(m, image: Image, p: int) -> PartitionRecord:
         if is_active(image, b):
             isr |= 1 << b
     leader = next(b for b in replicas if isr >> b & 1)
-    return PartitionRecord(K_PARTITION, p, leader, isr, tuple(default_dir(image.registrations[b]) for b in replicas))
+    # A new topic id (Uuid.randomUuid in Kafka): the partition's last one + 1, unique as the model deletes once.
+    return PartitionRecord(K_PARTITION, p, leader, isr, tuple(default_dir(image.registrations[b]) for b in replicas),
+                           image.partitions[p].topic + 1)
+
+
+def remove_topic(p: int) -> RemoveTopic:
+    """ReplicationControlManager.deleteTopic: a RemoveTopicRecord (the partitions go with their topic)."""
+    return RemoveTopic(K_REMOVE_TOPIC, p)
 
 
 def register(b: int, dirs: tuple) -> RegisterBroker:
@@ -114,24 +121,33 @@ def directories_offline(m, image: Image, b: int, offline: tuple) -> list:
     return records + [BrokerChange(K_BROKER_CHANGE, b, None, tuple(d for d in reg.dirs if d not in newly))]
 
 
-def assign_replicas_to_dirs(m, image: Image, b: int, epoch: int, entries: tuple) -> tuple[list, str | None]:
+# Per-partition errors of an AssignReplicasToDirs answer.
+UNKNOWN_TOPIC_ID, NOT_LEADER_OR_FOLLOWER = "UNKNOWN_TOPIC_ID", "NOT_LEADER_OR_FOLLOWER"
+
+
+def assign_replicas_to_dirs(m, image: Image, b: int, epoch: int, entries: tuple) -> tuple[list, str | None, tuple]:
     """ReplicationControlManager.handleAssignReplicasToDirs: a stale broker epoch fails the whole request;
-    per entry (partition, dir) of an existing partition that b is a replica of, Directories[b] is set (no
-    partition-epoch check); for a dir not online for b, b also leaves the ISR and leadership
-    (generateLeaderAndIsrUpdates over those partitions, from the image before the request)."""
+    per entry (partition, dir, topic id): an unknown topic id (the topic was deleted) or a broker that is not a
+    replica is a per-partition error; else Directories[b] is set (no partition-epoch check); for a dir not online
+    for b, b also leaves the ISR and leadership (generateLeaderAndIsrUpdates over those partitions, from the image
+    before the request). The records, the request's error, and the (entry, error) of the failed entries."""
     reg = image.registrations[b]
     if reg is None or reg.epoch != epoch:
-        return [], "STALE_BROKER_EPOCH"
-    records, offline = [], []
-    for p, d in entries:
-        if not exists(image, p) or b not in m.assignments[p]:
-            continue  # a per-partition error (UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER)
-        i = m.assignments[p].index(b)
+        return [], "STALE_BROKER_EPOCH", ()
+    records, offline, failed = [], [], []
+    for entry in entries:
+        p, d, topic = entry
         part = image.partitions[p]
+        if not exists(image, p) or part.topic != topic:
+            failed.append((entry, UNKNOWN_TOPIC_ID))
+            continue
+        if b not in m.assignments[p]:
+            failed.append((entry, NOT_LEADER_OR_FOLLOWER))
+            continue
+        i = m.assignments[p].index(b)
         change = partition_change(m, image, p, dirs=part.dirs[:i] + (d,) + part.dirs[i + 1:])
         if change is not None:
             records.append(change)
         if not is_online(d, reg.dirs):
             offline.append(p)
-    return records + _updates(m, image, offline, remove=b), None
-
+    return records + _updates(m, image, offline, remove=b), None, tuple(failed)

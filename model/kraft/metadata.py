@@ -17,7 +17,7 @@ UNASSIGNED, MIGRATING, LOST = -1, -2, -3
 RESERVED = (UNASSIGNED, MIGRATING, LOST)
 DIR_ID_NAMES = {UNASSIGNED: "UNASSIGNED", MIGRATING: "MIGRATING", LOST: "LOST"}
 
-K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE = 0, 1, 2, 3
+K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REMOVE_TOPIC = 0, 1, 2, 3, 4
 
 
 class RegisterBroker(NamedTuple):
@@ -45,6 +45,14 @@ class PartitionRecord(NamedTuple):
     leader: int
     isr: int
     dirs: tuple
+    topic: int = 1         # the topic id (TopicRecord's): 1 for the first topic of the partition, 2 if re-created
+    __repr__ = tuple.__repr__
+
+
+class RemoveTopic(NamedTuple):
+    """RemoveTopicRecord: the partition's topic is deleted (one partition a topic)."""
+    kind: int
+    partition: int
     __repr__ = tuple.__repr__
 
 
@@ -75,6 +83,7 @@ class PartitionState(NamedTuple):
     isr: int               # bitmask of brokers
     partition_epoch: int
     dirs: tuple            # per replica, in assignment order: a dir id of that broker or a reserved id
+    topic: int = 0         # the topic id: 0 before the first creation; a deleted topic's id stays (the next is +1)
     __repr__ = tuple.__repr__
 
 
@@ -106,15 +115,18 @@ def replay(image: Image, offset: int, record) -> Image:
             reg = reg._replace(dirs=record.dirs)
         return image._replace(registrations=replace_at(image.registrations, record.broker, reg))
     p = record.partition
-    if kind == K_PARTITION:
-        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs)
+    if kind == K_REMOVE_TOPIC:
+        part = NO_PARTITION._replace(topic=image.partitions[p].topic)
+    elif kind == K_PARTITION:
+        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs, record.topic)
     else:
         part = image.partitions[p]
         leader, epoch = part.leader, part.leader_epoch
         if record.leader is not None:
             leader, epoch = record.leader, epoch + 1
-        part = PartitionState(leader, epoch, part.isr if record.isr is None else record.isr,
-                              part.partition_epoch + 1, part.dirs if record.dirs is None else record.dirs)
+        part = part._replace(leader=leader, leader_epoch=epoch, isr=part.isr if record.isr is None else record.isr,
+                             partition_epoch=part.partition_epoch + 1,
+                             dirs=part.dirs if record.dirs is None else record.dirs)
     return image._replace(partitions=replace_at(image.partitions, p, part))
 
 

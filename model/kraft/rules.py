@@ -14,7 +14,7 @@ from __future__ import annotations
 from model.kraft import controller as C
 from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
-from model.kraft.replica_manager import apply_local, queue_assignment
+from model.kraft.replica_manager import apply_local, drop_stray, queue_assignment, stop_and_delete
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
@@ -234,17 +234,23 @@ def controller_assign_replicas_to_dirs(m, s, broker):
     """The controller handles the broker's AssignReplicasToDirs and the broker gets the answer: a stale broker
     epoch fails it all (the entries go back to the queue unless a newer one for their partition is there: retried);
     else per partition Directories[b] is written, with no partition-epoch check, and a dir not online for the broker
-    also removes it from the ISR and leadership."""
+    also removes it from the ISR and leadership; an entry of a deleted topic (UNKNOWN_TOPIC_ID) or of a partition
+    the broker is no longer a replica of (NOT_LEADER_OR_FOLLOWER) fails and goes back to the queue likewise."""
     b = s.brokers[broker]
     # The request's broker epoch: this incarnation's registration (a crash empties the request in flight).
     epoch = s.controller.registrations[broker].epoch
-    records, error = C.assign_replicas_to_dirs(m, controller_image(s), broker, epoch, b.inflight)
+    records, error, failed = C.assign_replicas_to_dirs(m, controller_image(s), broker, epoch, b.inflight)
     s = write(m, s, records)
     b = s.brokers[broker]
-    queue = b.queue
     if error is not None:
-        newer = {p for p, _ in queue}
-        queue = tuple(e for e in b.inflight if e[0] not in newer) + queue
+        retried = b.inflight
+    else:
+        # Kafka 3.7.1 to 3.8.0 (KAFKA-16886's fix, KAFKA-17190 not yet): NOT_LEADER_OR_FOLLOWER is dropped; since
+        # 3.8.1 every per-partition error is retried, the entry being checked against the image before sending.
+        drops = C.NOT_LEADER_OR_FOLLOWER if "KAFKA-17190" in bugs(m) and "KAFKA-16886" not in bugs(m) else None
+        retried = tuple(entry for entry, why in failed if why != drops)
+    newer = {e[::2] for e in b.queue}  # (partition, topic id): TopicIdPartition
+    queue = tuple(e for e in retried if e[::2] not in newer) + b.queue  # AssignmentsManager: ready.putIfAbsent
     return set_broker(s, broker, b._replace(inflight=(), queue=queue))
 
 
@@ -274,11 +280,12 @@ def broker_load(m, s, broker):
     image = image_of(m, log)
     b = s.brokers[broker]
     for p, part in enumerate(image.partitions):
+        b = drop_stray(b, p)  # LogManager.startup: logs of deleted topics are stray (isStrayKraftReplica)
         if part.leader_epoch < 0 or broker not in m.assignments[p]:
             continue
         listed = part.dirs[m.assignments[p].index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
-        b = queue_assignment(b, p, listed)
+        b = queue_assignment(b, p, listed, part.topic)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
 
@@ -317,12 +324,15 @@ def broker_replay(m, s, broker):
         if not touching or broker not in m.assignments[p]:
             continue
         part = image.partitions[p]
+        if part.leader_epoch < 0:  # TopicDelta.localChanges: deletes (the topic was deleted)
+            b = stop_and_delete(b, p)
+            continue
         listed = None
         if any(r.kind == K_PARTITION or r.dirs is not None for r in touching):
             listed = part.dirs[m.assignments[p].index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
         if listed is not None:
-            b = queue_assignment(b, p, listed)
+            b = queue_assignment(b, p, listed, part.topic)
     return advance_leaders(m, set_broker(s, broker, b), broker)
 
 
@@ -338,13 +348,21 @@ def send_guard(m, s, broker):
 
 
 @KRAFT.rule("BrokerSendAssignments",
-      reads=("broker[broker]",), writes=("broker[broker].queue", "broker[broker].inflight"),
+      reads=("broker[broker]", "controller.log"), writes=("broker[broker].queue", "broker[broker].inflight"),
       params=("broker",), domain=brokers, guard=send_guard, kind="broker",
-      reference="AssignmentsManager (one request in flight, batched queue)")
+      reference="AssignmentsManager.maybeSendAssignments (one request in flight, batched queue); Assignment.valid")
 def broker_send_assignments(m, s, broker):
-    """The broker sends its queued assignments as one AssignReplicasToDirs request (one in flight at a time)."""
+    """The broker sends its queued assignments as one AssignReplicasToDirs request (one in flight at a time),
+    dropping first those its published image no longer backs: the topic id is gone (deleted) or the broker is no
+    longer a replica (Assignment.valid, since 3.8.1; KAFKA-17190 and KAFKA-16886 send them all); nothing is sent
+    if none is left."""
     b = s.brokers[broker]
-    return set_broker(s, broker, b._replace(inflight=b.queue, queue=()))
+    queue = b.queue
+    if "KAFKA-17190" not in bugs(m) and "KAFKA-16886" not in bugs(m):
+        image = broker_image(m, s, broker)
+        queue = tuple(e for e in queue if image.partitions[e[0]].leader_epoch >= 0
+                      and image.partitions[e[0]].topic == e[2] and broker in m.assignments[e[0]])
+    return set_broker(s, broker, b._replace(inflight=queue, queue=()))
 
 
 # kraft-tiny has no record: with one record and two faults the space is larger than a minute allows (docs/kraft.md,
