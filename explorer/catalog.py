@@ -11,7 +11,7 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import deletion as kraft_deletion, safety as kraft_safety
+from invariants.kraft import deletion as kraft_deletion, reassignment as kraft_reassignment, safety as kraft_safety
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -31,12 +31,12 @@ def check_variant(cfg) -> None:
     """Raise ConfigError unless the configuration's variant names a design (old names included) that takes the
     configuration's features."""
     if canonical_variant(cfg.variant) in kraft_designs.DESIGNS:
-        for switch in ("saturation", "reassignment"):
-            if getattr(cfg, switch):
-                raise ConfigError(f"--{switch} is not modelled with --variant {cfg.variant} yet (docs/kraft.md)")
-        if cfg.deletion and cfg.max_records:
-            raise ConfigError(f"--deletion with --variant {cfg.variant} is modelled without records: use "
-                              "--max-records 0 (docs/kraft.md)")
+        if cfg.saturation:
+            raise ConfigError(f"--saturation is not modelled with --variant {cfg.variant} yet (docs/kraft.md)")
+        for switch in ("deletion", "reassignment"):
+            if getattr(cfg, switch) and cfg.max_records:
+                raise ConfigError(f"--{switch} with --variant {cfg.variant} is modelled without records: use "
+                                  "--max-records 0 (docs/kraft.md)")
         return
     zk_designs.check_variant(cfg)
 
@@ -73,6 +73,7 @@ CLAIMS: dict[str, tuple] = {
                    _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core"),
                    _claimed(kraft_deletion.kraft_assignments_drained_or_broker_down, "kraft-core")),
     "kraft-deletion": (_claimed(kraft_deletion.kraft_recreated_topic_hosted, "kraft-deletion"),),
+    "kraft-reassignment": (_claimed(kraft_reassignment.kraft_directories_match_logs, "kraft-reassignment"),),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)
@@ -148,7 +149,10 @@ def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> 
     if name not in presets:
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     params = dict(presets[name][1])
-    params.update({k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if params.get("options") and given.get("options"):  # the preset's feature options, with the given ones over them
+        given["options"] = {**dict(ModelConfig(options=params["options"]).options), **dict(given["options"])}
+    params.update(given)
     cfg = ModelConfig(**params)
     check_variant(cfg)
     return cfg

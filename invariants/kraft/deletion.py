@@ -21,7 +21,7 @@ def kraft_recreated_topic_hosted(model, state):
         if not (broker.up and broker.loaded and broker.applied == len(log)):
             continue
         for p, part in enumerate(state.controller.partitions):
-            if (part.leader_epoch >= 0 and b in model.assignments[p] and broker.hosted[p] == H_OFFLINE
+            if (part.leader_epoch >= 0 and b in part.replicas and broker.hosted[p] == H_OFFLINE
                     and broker.topics[p] != part.topic):
                 return (f"broker {b} applied the whole metadata log but holds partition {p} Offline under topic id "
                         f"{broker.topics[p]}, while the partition's topic id is {part.topic}: the re-created "

@@ -24,6 +24,9 @@ BUGS: dict[str, Bug] = {
     "KAFKA-17190": Bug("AssignmentsManager sent assignments of deleted topics and retried the controller's "
                        "UNKNOWN_TOPIC_ID forever: the queue never drained", "3.8.1",
                        "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json"),
+    "KAFKA-16886": Bug("AssignmentsManager retried the controller's NOT_LEADER_OR_FOLLOWER forever: the assignment of "
+                       "a replica reassigned away never left the queue", "3.7.1",
+                       "kraft-kafka-16886-assignment-of-a-removed-replica-retried.json"),
 }
 
 

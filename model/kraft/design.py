@@ -3,13 +3,14 @@ data path."""
 from __future__ import annotations
 
 from model.kraft.deletion import KRAFT_DELETION
+from model.kraft.reassignment import KRAFT_REASSIGNMENT
 from model.kraft.rules import KRAFT
 from model.spec.feature import Design
 from model.storage.rules_data import DATA
 
 KRAFT_DESIGN = Design("kraft", "KRaft JBOD (KIP-858) as Kafka 3.9/4.x implement it: the controller's metadata log, "
                       "brokers replaying it, the three-gate create-or-not decision, AssignReplicasToDirs",
-                      (KRAFT, DATA, KRAFT_DELETION))
+                      (KRAFT, DATA, KRAFT_DELETION, KRAFT_REASSIGNMENT))
 
 DESIGNS = {KRAFT_DESIGN.name: KRAFT_DESIGN}
 VARIANTS = tuple(DESIGNS)

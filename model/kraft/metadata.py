@@ -46,6 +46,7 @@ class PartitionRecord(NamedTuple):
     isr: int
     dirs: tuple
     topic: int = 1         # the topic id (TopicRecord's): 1 for the first topic of the partition, 2 if re-created
+    replicas: tuple = ()   # Replicas, in assignment order
     __repr__ = tuple.__repr__
 
 
@@ -64,6 +65,9 @@ class PartitionChange(NamedTuple):
     leader: int | None
     isr: int | None
     dirs: tuple | None
+    replicas: tuple | None = None   # Replicas, AddingReplicas, RemovingReplicas (reassignment)
+    adding: tuple | None = None
+    removing: tuple | None = None
     __repr__ = tuple.__repr__
 
 
@@ -84,6 +88,9 @@ class PartitionState(NamedTuple):
     partition_epoch: int
     dirs: tuple            # per replica, in assignment order: a dir id of that broker or a reserved id
     topic: int = 0         # the topic id: 0 before the first creation; a deleted topic's id stays (the next is +1)
+    replicas: tuple = ()   # Replicas, in assignment order (Directories is parallel to it)
+    adding: tuple = ()     # AddingReplicas and RemovingReplicas while a reassignment is in progress
+    removing: tuple = ()
     __repr__ = tuple.__repr__
 
 
@@ -118,7 +125,7 @@ def replay(image: Image, offset: int, record) -> Image:
     if kind == K_REMOVE_TOPIC:
         part = NO_PARTITION._replace(topic=image.partitions[p].topic)
     elif kind == K_PARTITION:
-        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs, record.topic)
+        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs, record.topic, record.replicas)
     else:
         part = image.partitions[p]
         leader, epoch = part.leader, part.leader_epoch
@@ -126,7 +133,10 @@ def replay(image: Image, offset: int, record) -> Image:
             leader, epoch = record.leader, epoch + 1
         part = part._replace(leader=leader, leader_epoch=epoch, isr=part.isr if record.isr is None else record.isr,
                              partition_epoch=part.partition_epoch + 1,
-                             dirs=part.dirs if record.dirs is None else record.dirs)
+                             dirs=part.dirs if record.dirs is None else record.dirs,
+                             replicas=part.replicas if record.replicas is None else record.replicas,
+                             adding=part.adding if record.adding is None else record.adding,
+                             removing=part.removing if record.removing is None else record.removing)
     return image._replace(partitions=replace_at(image.partitions, p, part))
 
 

@@ -281,9 +281,9 @@ def broker_load(m, s, broker):
     b = s.brokers[broker]
     for p, part in enumerate(image.partitions):
         b = drop_stray(b, p)  # LogManager.startup: logs of deleted topics are stray (isStrayKraftReplica)
-        if part.leader_epoch < 0 or broker not in m.assignments[p]:
+        if part.leader_epoch < 0 or broker not in part.replicas:
             continue
-        listed = part.dirs[m.assignments[p].index(broker)]
+        listed = part.dirs[part.replicas.index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
         b = queue_assignment(b, p, listed, part.topic)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
@@ -317,19 +317,23 @@ def broker_replay(m, s, broker):
     that differs from the log's queues an assignment."""
     b = s.brokers[broker]
     batch = s.controller.log[b.applied]
+    before = image_of(m, s.controller.log[:b.applied])
     b = b._replace(applied=b.applied + 1)
     image = image_of(m, s.controller.log[:b.applied])
     for p in range(m.cfg.partitions):
         touching = [r for r in batch if getattr(r, "partition", None) == p]
-        if not touching or broker not in m.assignments[p]:
+        part, was = image.partitions[p], broker in before.partitions[p].replicas
+        if not touching or not (was or broker in part.replicas):
             continue
-        part = image.partitions[p]
-        if part.leader_epoch < 0:  # TopicDelta.localChanges: deletes (the topic was deleted)
+        if broker not in part.replicas:  # TopicDelta.localChanges: deletes (topic deleted, or replica removed)
             b = stop_and_delete(b, p)
             continue
         listed = None
-        if any(r.kind == K_PARTITION or r.dirs is not None for r in touching):
-            listed = part.dirs[m.assignments[p].index(broker)]
+        # directory(b) of the previous registration throws for a replica it does not have: an added replica is
+        # never listed (the exception is swallowed).
+        if any(r.kind == K_PARTITION or r.dirs is not None for r in touching) and (
+                was or any(r.kind == K_PARTITION for r in touching)):
+            listed = part.dirs[part.replicas.index(broker)]
         b, _ = apply_local(broker, b, p, part, listed, bugs(m))
         if listed is not None:
             b = queue_assignment(b, p, listed, part.topic)
@@ -361,7 +365,7 @@ def broker_send_assignments(m, s, broker):
     if "KAFKA-17190" not in bugs(m) and "KAFKA-16886" not in bugs(m):
         image = broker_image(m, s, broker)
         queue = tuple(e for e in queue if image.partitions[e[0]].leader_epoch >= 0
-                      and image.partitions[e[0]].topic == e[2] and broker in m.assignments[e[0]])
+                      and image.partitions[e[0]].topic == e[2] and broker in image.partitions[e[0]].replicas)
     return set_broker(s, broker, b._replace(inflight=queue, queue=()))
 
 
