@@ -90,6 +90,16 @@ def queue_assignment(broker: Broker, p: int, listed: int, topic: int) -> Broker:
     return broker._replace(queue=queue)
 
 
+def label_stray(before: Broker, after: Broker, p: int, deleted: bool) -> Broker:
+    """A copy created for a topic the controller has deleted already (a broker replaying behind the log) is that
+    topic's: labelled stray, as DeleteTopic labels the copies existing when it runs (the model's stand-in for
+    the topic id in each log's partition.metadata)."""
+    new = after.copies[p] & ~before.copies[p]
+    if not (deleted and new):
+        return after
+    return after._replace(stray=replace_at(after.stray, p, after.stray[p] | new))
+
+
 def drop_stray(broker: Broker, p: int) -> Broker:
     """The copies of a deleted topic's partition (``stray``) leave the broker's copies: those on live dirs are
     deleted (LogManager.asyncDelete, or at start-up LogManager's stray logs), those on offline dirs are out of

@@ -14,7 +14,7 @@ from __future__ import annotations
 from model.kraft import controller as C
 from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
-from model.kraft.replica_manager import apply_local, drop_stray, queue_assignment, stop_and_delete
+from model.kraft.replica_manager import apply_local, drop_stray, label_stray, queue_assignment, stop_and_delete
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
@@ -40,6 +40,12 @@ def write(m, s: State, records) -> State:
 
 def controller_image(s: State):
     return C.Image(s.controller.registrations, s.controller.partitions)
+
+
+def topic_deleted(s: State, p: int, topic: int) -> bool:
+    """Whether the controller has deleted partition p's topic ``topic`` (a later topic id, or none)."""
+    now = s.controller.partitions[p]
+    return now.topic != topic or now.leader_epoch < 0
 
 
 def broker_image(m, s: State, b: int):
@@ -267,7 +273,7 @@ def load_guard(m, s, broker):
 
 @KRAFT.rule("BrokerLoad",
       reads=("broker[broker]", "broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
-             "broker[*].hw", "broker[*].isr", "controller.log", "committed", "acked"),
+             "broker[*].hw", "broker[*].isr", "controller.log", "controller.partitions", "committed", "acked"),
       writes=("broker[broker]", "committed", "acked"),
       params=("broker",), domain=brokers, guard=load_guard, kind="broker",
       reference="BrokerServer start-up (initial catch-up); BrokerMetadataPublisher first publish; "
@@ -284,7 +290,8 @@ def broker_load(m, s, broker):
         if part.leader_epoch < 0 or broker not in part.replicas:
             continue
         listed = part.dirs[part.replicas.index(broker)]
-        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
+        before, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        b = label_stray(before, b, p, topic_deleted(s, p, part.topic))
         b = queue_assignment(b, p, listed, part.topic)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
@@ -301,7 +308,7 @@ def replay_guard(m, s, broker):
 
 @KRAFT.rule("BrokerReplay",
       reads=("broker[broker]", "broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
-             "broker[*].hw", "broker[*].isr", "controller.log", "committed", "acked"),
+             "broker[*].hw", "broker[*].isr", "controller.log", "controller.partitions", "committed", "acked"),
       writes=("broker[broker]", "committed", "acked"),
       params=("broker",), domain=brokers, guard=replay_guard, kind="broker",
       reference="MetadataLoader (one batch a delta here); ReplicaManager.applyDelta "
@@ -334,7 +341,8 @@ def broker_replay(m, s, broker):
         if any(r.kind == K_PARTITION or r.dirs is not None for r in touching) and (
                 was or any(r.kind == K_PARTITION for r in touching)):
             listed = part.dirs[part.replicas.index(broker)]
-        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
+        before, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        b = label_stray(before, b, p, topic_deleted(s, p, part.topic))
         if listed is not None:
             b = queue_assignment(b, p, listed, part.topic)
     return advance_leaders(m, set_broker(s, broker, b), broker)
