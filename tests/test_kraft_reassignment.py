@@ -137,3 +137,11 @@ def test_deleting_a_topic_under_reassignment_ends_it_and_the_re_created_topic_st
     part = s.controller.partitions[0]
     assert part.replicas == (0,) and part.adding == () and part.topic == 2
     assert model.rule("ReassignPartition").guard(model, s, 0) is None  # the new topic may be reassigned again
+
+
+def test_deletion_and_reassignment_together_without_faults_find_only_the_unlisted_added_replica():
+    model = build_model(preset_config("kraft-reassignment", deletion=True, max_faults=0))
+    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
+    assert {"DeleteTopic", "ReassignPartition", "ReplicaCatchUp", "CreateTopic"} <= {
+        name for name, n in result.coverage.items() if n}
+    assert {v.invariant.id for v in result.violations} == {"kraft_directories_match_logs"}
