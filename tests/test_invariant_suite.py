@@ -80,6 +80,7 @@ PRESET_EXPECTED = {
 # The design presets run under their design only: kip18-lost-update finds KIP-18's lost /restart_partitions
 # update (docs/model.md 12.2), a partition never restarted (exhausted in the thorough profile: minutes).
 DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft"}
+DESIGN_PRESETS.update({"kraft-deletion": "kraft", "kraft-reassignment": "kraft", "kraft-reassignment-move": "kraft"})
 PRESET_EXPECTED["kip18-lost-update"] = frozenset({"offline_replicas_are_known", "metadata_shows_offline_replicas",
                                                   "leader_is_live_isr_member"})
 
@@ -94,7 +95,11 @@ CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS
 PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_healing"}),
                         # KRaft (docs/kraft.md): finding 1 needs two faults, which kraft-tiny-data does not allow.
                         "kraft-tiny": frozenset({"no_recreate_over_offline_copy"}),
-                        "kraft-tiny-data": frozenset()}
+                        "kraft-tiny-data": frozenset(),
+                        # docs/kraft.md: finding 1 on kraft-deletion, finding 2 on the reassignment presets.
+                        "kraft-deletion": frozenset({"no_recreate_over_offline_copy"}),
+                        "kraft-reassignment": frozenset({"kraft_directories_match_logs"}),
+                        "kraft-reassignment-move": frozenset({"kraft_directories_match_logs"})}
 
 
 def expected_of(preset: str, variant: str) -> frozenset:
