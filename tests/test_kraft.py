@@ -29,7 +29,7 @@ def test_kraft_tiny_exhausts_with_every_rule_of_its_configuration_fired_and_find
     assert result.result == "violation"  # all_violations: the search went on to the end
     assert _fired(result) == {r.name for r in model.rules if r.domain(model)}
     assert {r.name for r in model.rules if not r.domain(model)} == {"Produce", "ReplicaFetch", "LeaderShrinkIsr",
-                                                                     "Consume", "DeleteTopic"}
+                                                                     "Consume"}
     assert {v.invariant.id for v in result.violations} == {"no_recreate_over_offline_copy"}
 
 
@@ -38,7 +38,7 @@ def test_kraft_tiny_data_exhausts_with_every_rule_but_the_repairs_fired_and_hold
     model, result = _exhaust("kraft-tiny-data")
     assert result.result == "ok" and not result.violations
     # One fault: a disk is repaired only on a broker that is down with a failed dir (two faults).
-    assert _fired(result) == {r.name for r in model.rules} - {"ReplaceDisk", "RemoveDirFromConfig", "DeleteTopic"}
+    assert _fired(result) == {r.name for r in model.rules} - {"ReplaceDisk", "RemoveDirFromConfig"}
 
 
 def test_the_recreation_finding_has_a_seven_step_shortest_trace():

@@ -162,3 +162,9 @@ def test_kraft_deletion_exhausts_with_every_rule_of_its_configuration_fired():
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
     assert {name for name, n in result.coverage.items() if n} == {r.name for r in model.rules if r.domain(model)}
     assert {v.invariant.id for v in result.violations} == {"no_recreate_over_offline_copy"}  # finding 1
+
+
+def test_kraft_tiny_includes_neither_deletion_nor_reassignment():
+    model = build_model(preset_config("kraft-tiny"))
+    assert not model.has_feature("kraft-deletion") and not model.has_feature("kraft-reassignment")
+    assert not {"DeleteTopic", "ReassignPartition", "ReplicaCatchUp"} & {r.name for r in model.rules}
