@@ -11,13 +11,15 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import deletion as kraft_deletion, reassignment as kraft_reassignment, safety as kraft_safety
+from invariants.kraft import deletion as kraft_deletion, future as kraft_future, liveness as kraft_liveness
+from invariants.kraft import quiescent as kraft_quiescent, safety as kraft_safety, sessions as kraft_sessions
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
 from model.spec.model import Model
 from model.zk.config import ModelConfig
 from model.kraft import design as kraft_designs
+from model.kraft.bugs import refuse_without_feature
 from model.zk import designs as zk_designs
 from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
     DEPRECATED_VARIANTS, canonical_variant, deprecation_note,
@@ -37,6 +39,10 @@ def check_variant(cfg) -> None:
             if getattr(cfg, switch) and cfg.max_records:
                 raise ConfigError(f"--{switch} with --variant {cfg.variant} is modelled without records: use "
                                   "--max-records 0 (docs/kraft.md)")
+        design = kraft_designs.DESIGNS[canonical_variant(cfg.variant)]
+        why = refuse_without_feature(dict(cfg.options).get("bugs", ()), {f.name for f in design.included(cfg)})
+        if why:
+            raise ConfigError(why)
         return
     zk_designs.check_variant(cfg)
 
@@ -71,9 +77,18 @@ CLAIMS: dict[str, tuple] = {
     # the feature (they read its metadata log); the data path's durability invariants come with the "data" feature.
     "kraft-core": (safety.no_serving_from_offline_dir, NO_RECREATE_OVER_OFFLINE_COPY,
                    _claimed(kraft_safety.kraft_leader_passes_leader_acceptor, "kraft-core"),
-                   _claimed(kraft_deletion.kraft_assignments_drained_or_broker_down, "kraft-core")),
+                   # metadata_shows_offline_replicas: ZooKeeper's id and meaning, read from KRaft's metadata.
+                   safety.leader_is_live_isr_member, kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS,
+                   _claimed(kraft_quiescent.kraft_directories_match_actual_dir, "kraft-core"),
+                   _claimed(kraft_quiescent.no_dir_failure_cascade, "kraft-core"),
+                   *(design_invariants.claimed_by(i, "kraft-core") for i in invariants_in(kraft_liveness)),
+                   # "A failure is acknowledged, or the broker stops": the broker stops by a crash, or with
+                   # kraft-sessions by the 3.8+ dir failure timeout (invariants/kraft/sessions.py).
+                   kraft_sessions.dir_failure_acknowledged_or_broker_stops),
+    "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
+    # Intra-broker moves (model/kraft/future.py): vacuous without the feature's moves.
+    "kraft-future": (_claimed(kraft_future.kraft_directories_name_the_log_dir, "kraft-future"),),
     "kraft-deletion": (_claimed(kraft_deletion.kraft_recreated_topic_hosted, "kraft-deletion"),),
-    "kraft-reassignment": (_claimed(kraft_reassignment.kraft_directories_match_logs, "kraft-reassignment"),),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)

@@ -75,6 +75,9 @@ class Snapshot:
     elapsed_s: float            # the search's time up to this boundary
     workers: int = 1            # of the run that wrote it (information only)
     states: list | None = None  # read from a file: the frontier's states in BFS order (the blocks decoded)
+    # read from a file whose state types this process has not built yet (a model's record types exist once the
+    # model is built: model/spec/schema.py record_type): the blocks, decoded by check_fits
+    encoded: tuple | None = None
 
     @property
     def distinct(self) -> int:
@@ -331,7 +334,16 @@ def _snapshot(search: dict, sections: dict) -> Snapshot:
     return Snapshot(int(search["depth"]), int(search["generated"]), [int(c) for c in search["coverage"]],
                     [str(i) for i in search["failed"]], violations, parents.astype(np.uint32),
                     actions.astype(np.uint32 if actions.dtype.itemsize == 4 else np.uint16), fps, [], size,
-                    float(search["elapsed_s"]), int(search.get("workers", 1)), _decode_frontier(frontier, size))
+                    float(search["elapsed_s"]), int(search.get("workers", 1)), *_decoded_or_deferred(frontier, size))
+
+
+def _decoded_or_deferred(frontier: list, size: int) -> tuple:
+    """(states, None), or (None, the blocks) when the states are of a record type not built yet in this process
+    (a KRaft model's, before the model is built): check_fits decodes them then."""
+    try:
+        return _decode_frontier(frontier, size), None
+    except _UnbuiltType:
+        return None, (frontier, size)
 
 
 def check_fits(path: str, snapshot: Snapshot, model: Model) -> None:
@@ -345,6 +357,12 @@ def check_fits(path: str, snapshot: Snapshot, model: Model) -> None:
         raise _corrupt(path, "an action id outside the model's actions")
     if any(i not in invariants for i, *_ in snapshot.violations) or not set(snapshot.failed) <= invariants:
         raise _corrupt(path, "a violation of an invariant this run does not check")
+    if snapshot.encoded is not None:
+        try:
+            snapshot.states = _decode_frontier(*snapshot.encoded)
+        except Exception as e:  # noqa: BLE001 - as read's: a file that passed its checksums but is not this model's
+            raise _corrupt(path, f"{type(e).__name__}: {' '.join(str(e).split())[:120]}") from None
+        snapshot.encoded = None
     if any(type(s) is not type(init) or len(s) != len(init) for s in snapshot.states or ()):
         raise _corrupt(path, "a frontier entry that is not a state of this model")
 
@@ -354,6 +372,10 @@ _SAFE_BUILTINS = {"frozenset", "set", "tuple", "list", "dict", "int", "float", "
 _SAFE_NUMPY = {("numpy", "dtype"), ("numpy", "ndarray"), ("numpy._core.numeric", "_frombuffer"),
                ("numpy.core.numeric", "_frombuffer"), ("numpy._core.multiarray", "_reconstruct"),
                ("numpy.core.multiarray", "_reconstruct")}
+
+
+class _UnbuiltType(pickle.UnpicklingError):
+    """A record type of model/spec/schema.py that no model built in this process has (yet)."""
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
@@ -366,6 +388,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
             cls = getattr(sys.modules.get(module), name, None)
             if isinstance(cls, type) and issubclass(cls, tuple):
                 return cls
+            if cls is None and module == "model.spec.schema":
+                raise _UnbuiltType(f"a checkpoint holds no {module}.{name}")
         raise pickle.UnpicklingError(f"a checkpoint holds no {module}.{name}")
 
 

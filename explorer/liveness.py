@@ -405,6 +405,30 @@ def cycle_is_fair(model: Model, trace: list, loop_start: int) -> bool:
     return always <= taken
 
 
+def lasso_breaks(model: Model, prop, trace: list, loop_start: int) -> str | None:
+    """Whether a lasso (a replayed scenario with ``loop_start``) is a counterexample to a liveness property: its
+    cycle is fair (cycle_is_fair) and, for some instance, the premise holds at a state from which the goal never
+    holds again (every state after it and every state of the cycle, which the behaviour repeats for ever); for
+    ``eventually``, the goal holds nowhere. Returns why, or None."""
+    states = [s for _a, s in trace]
+    goals = [_mask(prop.q(model, s)) for s in states]
+    premises = [_mask(prop.p(model, s)) if prop.p is not None else 0 for s in states]
+    if prop.p is None:
+        premises[0] = 1
+    for i in range(64):
+        bit = 1 << i
+        for j, premise in enumerate(premises):
+            if premise & bit and not any(g & bit for g in goals[min(j, loop_start):]):
+                break
+        else:
+            continue
+        if not cycle_is_fair(model, trace, loop_start):
+            return None
+        what = "eventually" if prop.kind == "eventually" else f"instance {i}"
+        return (f"{prop.id} ({what}) never reaches its goal: its premise holds at step {j} and the lasso repeats "
+                f"the fair cycle from step {loop_start} without it")
+    return None
+
 
 def liveness_properties(model: Model, named: tuple) -> list:
     """The liveness properties a run checks: those selected by --invariant, else all of the model's."""

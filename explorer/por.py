@@ -14,8 +14,9 @@ instead of all of them (docs/performance.md, "Partial-order reduction").
   declaration (``@invariant(..., reads=...)``, component patterns of model/spec/footprint.py; checked by
   tests/test_footprints.py); a transition invariant's reads are those, before and after, whose change it can
   report (an action that writes none of them passes it). An invariant without ``reads`` sees every action.
-- C2q (quiescence): some enabled member needs a message (``needs_message``), so every quiescent state is reached
-  and quiescent invariants need nothing more.
+- C2q (quiescence), when a quiescent invariant is checked: some enabled member needs a message
+  (``needs_message``), so every quiescent state is reached and quiescent invariants need nothing more. Without
+  one, state and transition invariants rest on C0 to C3 alone (docs/performance.md, "Why it is sound").
 - C3 (cycle proviso), applied by the engine: BFS expands a state fully when one of its reduced successors is
   already visited at a level not deeper than the state's own (every cycle of the reduced graph then holds a
   fully expanded state); DFS when one is on the stack.
@@ -49,6 +50,9 @@ class Reduction:
         # state invariant: some enabled member writes nothing it reads (``hidden_from``: invariant id -> the
         # components it reads). Quiescent invariants: the quiescence condition (C2q).
         self.visible = 0
+        # C2q only when some quiescent invariant is checked (the state and transition invariants' argument does not
+        # use it): else every quiescent state need not be reached.
+        self.quiescence = any(inv.kind == "quiescent" for inv in invariants)
         self.hidden_from: dict[str, int] = {}
         self.blocked_by: dict[str, int] = {}       # invariant id -> how many actions it sees (statically)
         for inv in invariants:
@@ -131,7 +135,7 @@ class Reduction:
     def _invisible_enough(self, ample: int, writes: dict) -> bool:
         """C2: no enabled member visible to a transition invariant; for each state invariant, an enabled member
         that writes nothing it reads. C2q: an enabled member that is never enabled in a quiescent state."""
-        if ample & self.visible or not ample & self.footprints.needs_message:
+        if ample & self.visible or (self.quiescence and not ample & self.footprints.needs_message):
             return False
         fp = self.footprints
         for mask in self.hidden_from.values():
@@ -146,7 +150,7 @@ class Reduction:
     def successors(self, state):
         """(the successors of a stubborn set, a function giving the others) or (all successors, None)."""
         model = self.model
-        eager = model.cfg.eager_metadata
+        eager = model.eager is not None        # the rule applied eagerly, if any (KRaft mode has none)
         enabled = self.enabled(state)
         ample = self.ample_mask(enabled, *self._context(state, enabled)) if enabled else None
 
@@ -215,7 +219,7 @@ def reduction_for(model, invariants, options) -> tuple[Reduction | None, str | N
         worst = sorted(reduction.blocked_by, key=lambda i: -reduction.blocked_by[i])[:3]
         return None, (f"every action is visible to the selected invariants (most: {', '.join(worst)}), so no "
                       f"state can be reduced: POR is off")
-    if not reduction.footprints.needs_message & ~reduction.visible:
+    if reduction.quiescence and not reduction.footprints.needs_message & ~reduction.visible:
         return None, ("every action that needs a message is visible to the selected transition invariants, so no "
                       "stubborn set passes C2 and the quiescence condition: POR is off")
     return reduction, None

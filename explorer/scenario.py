@@ -134,11 +134,32 @@ def replay(model: Model, scenario: Scenario, invariants: list[Invariant]) -> tup
     if not failed_steps and scenario.loop_start is not None and trace[scenario.loop_start][1] != state:
         failed.append(f"expected the lasso's last step to return to the state of step {scenario.loop_start}, "
                       f"it does not")
+    elif not failed_steps and scenario.loop_start is not None:
+        violations += _lasso_violations(model, invariants, trace, scenario.loop_start)
     result = SearchResult(
         "replay", "violation" if violations or failed else "ok", len(trace), len(trace) - 1, len(trace) - 1,
         round(time.monotonic() - start, 3), counts.coverage_dict(), violations,
     )
     return result, trace, failed
+
+
+def _lasso_violations(model: Model, invariants: list, trace: list, loop_start: int) -> list:
+    """The liveness properties among ``invariants`` (named with --invariant) that the lasso breaks under weak
+    fairness (explorer/liveness.py lasso_breaks); as in `explore --liveness`, a lasso that needs a step a bound of
+    0 leaves out (left_out_progress) is no violation."""
+    from explorer.liveness import LivenessViolation, lasso_breaks, left_out_progress
+    from model.spec.invariant import is_liveness
+
+    found = []
+    for inv in invariants:
+        message = lasso_breaks(model, inv, trace, loop_start) if is_liveness(inv) else None
+        if message is None:
+            continue
+        violation = LivenessViolation(inv, message, list(trace), loop_start=loop_start,
+                                      stutters=loop_start == len(trace) - 1)
+        if not left_out_progress(model, violation):
+            found.append(violation)
+    return found
 
 
 def _is_id(value, limit: int) -> bool:

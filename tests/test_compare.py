@@ -13,10 +13,9 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.cli.compare import ROWS, generated_block, model_of, rows
+from explorer.cli.compare import CONFIGS, ROWS, ZK_KRAFT, config_of, configuration, generated_block, model_of, rows
 from explorer.scenario import load_scenario, replay
 from model import VARIANTS
-from explorer.catalog import preset_config
 
 from explorer.cli.compare import markdown, run_cell
 from helpers import REPO
@@ -42,10 +41,20 @@ def test_an_unknown_preset_is_bad_input(capsys):
 CHEAP_ROWS = ("pre-kip112", "kip112-no-isnew-check", "kip18", "kip46", "kip112")
 
 
-def _doc_rows() -> list[dict]:
-    """Each generated table's lines (what each design costs, every invariant), by row label."""
+def _doc_section(config: str) -> str:
+    """The generated block's section of a configuration (from its heading to the next one)."""
+    heading = markdown({"configurations": [config], "designs": [], "cells": {config: {}}}, "").splitlines()[0]
+    block = generated_block(DOC.read_text())
+    assert heading in block, f"docs/designs.md has no section {heading!r}: regenerate it"
+    section = block[block.index(heading):]
+    following = section.find("\n### ", 1)
+    return (section if following < 0 else section[:following]).strip()
+
+
+def _doc_rows(config: str = "tiny") -> list[dict]:
+    """Each generated table's lines (what each design costs, every invariant) of a configuration, by row label."""
     tables: list[dict] = []
-    for line in generated_block(DOC.read_text()).splitlines():
+    for line in _doc_section(config).splitlines():
         if line.startswith("| design |"):
             tables.append({})
         elif line.startswith("| "):
@@ -63,7 +72,7 @@ def cheap_cells(tmp_path_factory):
 
 def test_compare_regenerates_the_rows_of_the_quick_designs_in_the_docs(cheap_cells):
     out, cells = cheap_cells
-    doc = generated_block(DOC.read_text())
+    doc = _doc_section("tiny")
     header = [line for line in doc.splitlines() if line.startswith("| design |")][-1]
     columns = [c.strip().strip("`") for c in header.strip("| ").split(" | ")[1:]]
     # A report that lists the doc's columns first, so the regenerated rows have the doc's column order.
@@ -92,12 +101,42 @@ def test_every_violated_cell_of_the_quick_designs_replays(cheap_cells):
 
 
 @pytest.fixture(scope="module")
+def zk_kraft_cells(tmp_path_factory):
+    out = tmp_path_factory.mktemp("compare-kraft")
+    cells = {row.key: run_cell(ZK_KRAFT.name, row, 1, str(out / "designs-scenarios")) for row in ZK_KRAFT.rows}
+    return out, cells
+
+
+def test_compare_regenerates_the_zookeeper_kraft_section_in_the_docs(zk_kraft_cells):
+    """KIP-112 and KIP-858 side by side (tiny-kraft): the section, its tables and notes, exactly as generated."""
+    out, cells = zk_kraft_cells
+    data = {"configurations": [ZK_KRAFT.name], "designs": [{"key": r.key, "label": r.label} for r in ZK_KRAFT.rows],
+            "cells": {ZK_KRAFT.name: cells}}
+    assert markdown(data, "designs-scenarios").strip() == _doc_section(ZK_KRAFT.name), (
+        "docs/designs.md's ZooKeeper/KRaft section is out of date: regenerate it")
+    # Where one refuses and the other creates: each breaks the property the other keeps.
+    kip112, kip858 = (cells[r.key] for r in ZK_KRAFT.rows)
+    assert [v["invariant"] for v in kip112["violations"]] == ["refusal_only_for_a_lost_copy"]
+    assert [v["invariant"] for v in kip858["violations"]] == ["no_recreate_over_offline_copy"]
+    assert model_of(ZK_KRAFT.name, ZK_KRAFT.rows[1]).cfg.variant == "kraft"
+    shared = ("brokers", "dirs", "partitions", "rf", "max_records", "consumer", "max_dir_failures", "max_crashes",
+              "max_restarts", "max_fixes", "max_failovers", "max_saturations", "max_faults")
+    zk, kraft = (config_of(ZK_KRAFT.name, r).as_dict() for r in ZK_KRAFT.rows)
+    assert {k: zk[k] for k in shared} == {k: kraft[k] for k in shared}, "the same cluster shape and bounds"
+
+
+def test_every_violated_cell_of_the_zookeeper_kraft_section_replays(zk_kraft_cells):
+    out, cells = zk_kraft_cells
+    _replay_cells(out, {ZK_KRAFT.name: cells})
+
+
+@pytest.fixture(scope="module")
 def tiny_comparison(tmp_path_factory):
     if not THOROUGH:
         pytest.skip("the whole comparison takes minutes: JBODCHECK_PROFILE=thorough (the quick rows run in ci)")
     out = tmp_path_factory.mktemp("compare")
     with pytest.raises(SystemExit) as e:
-        main(["compare", "--configs", "tiny", "--workers", "2", "-q", "--markdown", str(out / "designs.md"),
+        main(["compare", "--configs", ",".join(CONFIGS), "--workers", "2", "-q", "--markdown", str(out / "designs.md"),
               "--json", str(out / "designs.json")])
     assert e.value.code == 0
     return out
@@ -118,15 +157,22 @@ def test_every_violated_cell_replays_to_the_same_violation(tiny_comparison):
 
 
 def _replay_cells(tiny_comparison, cells_by_config):
-    by_key = {r.key: r for r in rows()}
     replayed = 0
-    for design, report in cells_by_config["tiny"].items():
+    for config, cells in cells_by_config.items():
+        replayed += _replay_config(tiny_comparison, config, cells)
+    assert replayed > 0
+
+
+def _replay_config(tiny_comparison, config, cells) -> int:
+    by_key = {r.key: r for r in configuration(config).rows}
+    replayed = 0
+    for design, report in cells.items():
         assert report["result"] in ("ok", "violation") and report["coverage"]
         for v in report["violations"]:
             path = tiny_comparison / "designs-scenarios" / report["scenarios"][v["invariant"]]
             scenario = load_scenario(str(path))
-            model = model_of("tiny", by_key[design])
-            assert model.cfg == preset_config("tiny", **by_key[design].params)
+            model = model_of(config, by_key[design])
+            assert model.cfg == config_of(config, by_key[design])
             result, trace, failed = replay(model, scenario, list(model.invariants))
             ids = [x.invariant.id for x in result.violations]
             assert v["invariant"] in ids, (design, v["invariant"], ids)
@@ -135,4 +181,4 @@ def _replay_cells(tiny_comparison, cells_by_config):
             hit = result.violations[ids.index(v["invariant"])]
             assert len(hit.trace) == len(trace)
             replayed += 1
-    assert replayed > 0
+    return replayed

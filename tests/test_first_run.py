@@ -57,8 +57,9 @@ def test_docs_cli_counts_and_names_every_preset():
     from explorer.catalog import PRESETS
 
     doc = (REPO / "docs" / "cli.md").read_text()
-    words = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen",
-             15: "fifteen", 16: "sixteen"}
+    words = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                           "fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three "
+                           "twenty-four twenty-five".split()))
     assert f"The {words.get(len(PRESETS), len(PRESETS))} presets" in doc
     row = next(line for line in doc.splitlines() if line.startswith("| `--preset NAME`"))
     assert set(re.findall(r"`([a-z0-9-]+)`", row)) >= set(PRESETS)

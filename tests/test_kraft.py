@@ -208,7 +208,7 @@ BROKEN_HERE = {
     "no_recreate_over_offline_copy": [_created_over_a_failed_dir],
     "kraft_leader_passes_leader_acceptor": [_fenced_broker_elected],
     "kraft_recreated_topic_hosted": [_offline_under_the_deleted_topic],
-    "kraft_directories_match_logs": [_added_replica_unlisted],
+    "kraft_directories_match_actual_dir": [_added_replica_unlisted],
 }
 
 

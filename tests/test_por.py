@@ -224,8 +224,11 @@ def test_the_stubborn_set_closure_on_a_hand_made_dependency():
     assert reduction.ample_mask(0b111) == 0b010                              # the smallest: {1}
     reduction.visible, reduction._ample = 0b010, {}
     assert reduction.ample_mask(0b111) == 0b101                              # 1 visible: {0, 2}
-    fp.needs_message, reduction._ample = 0b010, {}
+    fp.needs_message, reduction._ample, reduction.quiescence = 0b010, {}, True   # a quiescent invariant checked:
     assert reduction.ample_mask(0b111) is None                               # C2q: {0, 2} needs no message
+    reduction.quiescence, reduction._ample = False, {}                       # none: C2q not needed, {0, 2}
+    assert reduction.ample_mask(0b111) == 0b101
+    reduction.quiescence = True
     fp.needs_message, reduction.visible, reduction._ample = 0b111, 0b111, {}
     assert reduction.ample_mask(0b111) is None                               # all visible: full expansion
     fp.dependent[1] = 0b1010                                                 # 1 depends on the disabled 3,

@@ -154,6 +154,12 @@ def test_cli_prove_exit_codes_output_and_json(tmp_path):
         assert run.stderr.startswith("jbodcheck: error:") and "Traceback" not in run.stderr
 
 
+def test_prove_says_kraft_has_no_z3_model_rather_than_calling_it_unknown():
+    run = jbodcheck("prove", "--variant", "kraft")
+    assert run.returncode == 2, run.stderr
+    assert "--variant kraft has no z3 model yet" in run.stderr and "unknown variant" not in run.stderr
+
+
 @pytest.mark.parametrize("variant", NO_CHECK_VARIANTS)
 def test_prove_without_the_check_fails_with_a_cti_and_a_real_bmc_path(variant):
     """The acceptance of issue 28: exit 1, a CTI for each recreation property and a path from the initial

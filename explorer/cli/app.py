@@ -14,6 +14,7 @@ import click
 from explorer import __version__
 from explorer.errors import JbodcheckFailure, one_line
 
+from .bugs import bugs_command
 from .compare import compare_command
 from .exits import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, worker_error_line
 from .explore import explore
@@ -30,7 +31,7 @@ def cli():
     """jbodcheck: a model checker for Apache Kafka's JBOD disk-failure protocols (KIP-112 and friends)."""
 
 
-for command in (explore, replay_command, view, presets, rules, invariants_command, fuzz, compare_command):
+for command in (explore, replay_command, view, presets, rules, invariants_command, fuzz, compare_command, bugs_command):
     cli.add_command(command)
 # jbodcheck prove (docs/proofs.md): z3 is imported only when it runs (explorer/cli/optional.py).
 cli.add_command(LazyCommand("prove", "explorer.cli.prove:prove_command",

@@ -7,16 +7,19 @@ import click
 
 from model import ConfigError, Model, ModelConfig
 
-from explorer.catalog import build_model, claimed_invariants, configure, deprecation_note
+from explorer.catalog import build_model, claimed_invariants, configure, deprecation_note, design_of
 from explorer.errors import guard_invariants
 
+from .bugs import with_bugs
 from .exits import BadInput
 from .options import plugins
 
 
 def model_config(preset: str | None, params: dict, base: dict | None = None) -> ModelConfig:
-    """The preset (if any), then the scenario file's model (base), then explicit flags."""
+    """The preset (if any), then the scenario file's model (base), then explicit flags; --bug adds its ids to the
+    ``bugs`` option they give."""
     merged = {**(base or {}), **params}
+    bug_ids = merged.pop("bug_ids", None)
     extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
     try:
         cfg = configure(preset, merged, extra_presets)
@@ -24,6 +27,8 @@ def model_config(preset: str | None, params: dict, base: dict | None = None) -> 
         raise BadInput(str(e)) from None
     except TypeError as e:
         raise BadInput(f"bad model parameter: {e}") from None
+    if bug_ids:
+        cfg = with_bugs(cfg, bug_ids, design_of(cfg.variant).features)
     if (note := deprecation_note(cfg.variant)) is not None:      # an old variant name: it works, say what to use
         click.echo(f"jbodcheck: warning: {note}", err=True)
     return cfg

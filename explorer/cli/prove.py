@@ -54,7 +54,12 @@ def prove_command(variant, property_ids, bmc_depth, preset, json_path):
     from proofs import induction, vacuity
     from proofs.system import VARIANTS
 
+    from explorer.catalog import VARIANTS as CATALOG_VARIANTS
+
     if variant not in VARIANTS:
+        if variant in CATALOG_VARIANTS:
+            raise _BadInput(f"prove covers {', '.join(VARIANTS)}; --variant {variant} has no z3 model yet "
+                            "(docs/proofs.md, 'Scope'): check it with explore")
         raise _BadInput(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
     unknown = [p for p in property_ids if p not in PROPERTIES]
     if unknown:

@@ -4,7 +4,8 @@ result reads as more than was checked.
 
 The model's bounds are derived from the configuration and its features, not listed per preset: the cluster's
 shape (brokers, dirs, partitions, RF), then every ``max_*`` field (and ``dir_capacity``) that an included
-feature declares in ``Feature.config_fields``, then every ``max_*`` option of a feature added from outside.
+feature declares in ``Feature.config_fields``, then every ``max_*`` option of a feature added from outside, and
+every option declared ``in_bounds`` that is not at its default (KRaft's bug switches: ``bugs=KAFKA-16234``).
 """
 from __future__ import annotations
 
@@ -32,8 +33,11 @@ def model_bounds(model: Model) -> dict:
             if _is_bound(name) and hasattr(cfg, name):
                 out.setdefault(name, _plain(getattr(cfg, name)))
         for option in feature.options:
+            value = model.option(option.name)
             if _is_bound(option.name):
-                out.setdefault(option.name, _plain(model.option(option.name)))
+                out.setdefault(option.name, _plain(value))
+            elif option.in_bounds and value not in (option.default, ()):
+                out.setdefault(option.name, _plain((value,) if isinstance(value, str) else value))
     return out
 
 

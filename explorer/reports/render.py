@@ -40,7 +40,7 @@ def _ids(mask: int) -> str:
 
 # The formatters the declared views name (model/storage/state.py Show.fmt): fmt(model, value) -> JSON-ready value.
 _FORMATS = {
-    "plain": lambda m, v: v,
+    "plain": lambda m, v: _plain(v),     # tuples as lists: the HTML of a run and of its JSON report agree
     "list": lambda m, v: list(v),
     "bits": lambda m, v: bits(v),
     "dir_names": lambda m, v: [DIR_NAMES[x] for x in v],

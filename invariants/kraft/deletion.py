@@ -1,8 +1,8 @@
-"""KRaft mode's properties of topic deletion: a re-created topic is hosted (KAFKA-16157), and queued directory
-assignments drain (KAFKA-16886, KAFKA-17190)."""
+"""KRaft mode's property of topic deletion: a re-created topic is hosted (KAFKA-16157). Queued directory
+assignments draining (KAFKA-16886, KAFKA-17190) is kraft-core's kraft_assignments_drain (invariants/kraft/liveness.py)."""
 from __future__ import annotations
 
-from model.spec.invariant import invariant, liveness
+from model.spec.invariant import invariant
 from model.storage.state import H_OFFLINE
 
 
@@ -27,21 +27,3 @@ def kraft_recreated_topic_hosted(model, state):
                         f"{broker.topics[p]}, while the partition's topic id is {part.topic}: the re-created "
                         "topic is never hosted there")
     return None
-
-
-def assignments_pending(model, state) -> int:
-    """P of kraft_assignments_drain: the running brokers with an assignment queued or in flight."""
-    return sum(1 << b for b, broker in enumerate(state.brokers) if broker.up and (broker.queue or broker.inflight))
-
-
-@liveness(
-    "kraft_assignments_drain", kind="leads_to", symmetric=True, p=assignments_pending,
-    statement="A running broker's queued directory assignments eventually drain: its AssignmentsManager's queue and "
-              "request in flight become empty (or the broker stops, which loses them).",
-    reference="AssignmentsManager.maybeSendAssignments, handleResponse; Assignment.valid; KAFKA-16886, KAFKA-17190",
-)
-def kraft_assignments_drained_or_broker_down(model, state) -> int:
-    return sum(1 << b for b, broker in enumerate(state.brokers)
-               if not broker.up or not (broker.queue or broker.inflight))
-
-

@@ -1,5 +1,5 @@
-"""KRaft mode's safety properties: no re-creation of a log over a failed dir's copy, and every elected leader
-passes LeaderAcceptor."""
+"""KRaft mode's safety properties: no re-creation of a log over a failed dir's copy, every elected leader passes
+LeaderAcceptor, and (with the metadata.version upgrade) leadership at quiescence is what LeaderAcceptor allows."""
 from __future__ import annotations
 
 from model.kraft.controller import leader_acceptor
@@ -31,4 +31,31 @@ def kraft_leader_passes_leader_acceptor(model, state, action, after):
                 return (f"a record of metadata batch {offset} makes broker {leader} leader of partition "
                         f"{record.partition}, which LeaderAcceptor refuses: registration "
                         f"{image.registrations[leader]}, Directories {image.partitions[record.partition].dirs}")
+    return None
+
+
+@invariant(
+    "kraft_leadership_as_leader_acceptor_allows", kind="quiescent", symmetric=True,
+    reads=("controller",),
+    statement="With no assignment queued or in flight, every partition's leader passes LeaderAcceptor, and a "
+              "partition without a leader has no ISR member that passes it (LeaderAcceptor as Kafka's fixed code "
+              "has it, whatever bug switches the model re-introduces).",
+    reference="ReplicationControlManager.LeaderAcceptor; DirectoryId.isOnline (KAFKA-16162); "
+              "ClusterControlManager.registerBroker (KAFKA-16757); the facts' liveness property 'a partition with "
+              "an acceptable ISR member gets a leader', checked at quiescence",
+)
+def kraft_leadership_as_leader_acceptor_allows(model, state):
+    image = Image(state.controller.registrations, state.controller.partitions)
+    for p, part in enumerate(image.partitions):
+        if part.leader_epoch < 0:
+            continue
+        if part.leader != NO_LEADER:
+            if not leader_acceptor(model, image, p, part.leader, switches=()):
+                return (f"broker {part.leader} leads partition {p} but LeaderAcceptor refuses it: registration "
+                        f"{image.registrations[part.leader]}, Directories {part.dirs}")
+            continue
+        acceptable = [b for b in bits(part.isr) if leader_acceptor(model, image, p, b, switches=())]
+        if acceptable:
+            return (f"partition {p} has no leader although its ISR member(s) {acceptable} pass LeaderAcceptor: "
+                    f"registrations {[image.registrations[b] for b in acceptable]}, Directories {part.dirs}")
     return None

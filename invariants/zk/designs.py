@@ -57,10 +57,19 @@ def no_recreate_over_offline_copy(model, state, action, after):
             continue
         bad = offline_dir_mask(before_b)
         for p, (old, new) in enumerate(zip(before_b.copies, after_b.copies)):
-            if new & ~old and old & bad:
+            if new & ~old & ~_renamed_future(before_b, after_b, p) and old & bad:
                 return (f"broker {b} created a new log of partition {p} while its copy on offline dir(s) "
                         f"{[d for d in range(len(before_b.dirs)) if old & bad >> d & 1]} is out of reach")
     return None
+
+
+def _renamed_future(before, after, p: int) -> int:
+    """The dir (as a mask) of the partition's -future log if the step promoted it (renamed it into the current
+    log): not a creation (KRaft's kraft-future feature; 0 on a model without future logs)."""
+    future = getattr(before, "future", None)
+    if future is None or future[p] < 0 or after.future[p] == future[p]:
+        return 0
+    return 1 << future[p]
 
 
 def lost_log(broker, p: int) -> bool:

@@ -1,7 +1,9 @@
 """Fixed Kafka bugs that KRaft mode can re-introduce (``--bug KAFKA-NNNNN``; docs/kraft.md, "Bug switches").
 
 Each switch brings back the code path of the versions before the fix. ``BUGS`` is the one list: the option's check,
-``jbodcheck bugs`` and the docs read it.
+``jbodcheck bugs`` and the docs read it. ``NOT_EXPRESSED``: the other known bugs of KIP-858's code (the facts
+read from Kafka's JIRA), each with what the model lacks to express it; an id that gets a switch in ``BUGS`` is no
+longer listed there (``not_expressed``).
 """
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ class Bug(NamedTuple):
     broke: str        # what the bug broke, in a line
     fixed: str        # the first Kafka version with the fix
     scenario: str     # the scenario file (scenarios/) that replays to its violation with the switch
+    # The feature the switch needs, besides kraft-core (which takes the option): without it the switch would change
+    # nothing, and the configuration is refused (refuse_without_feature). None: kraft-core's own code path.
+    feature: str | None = None
 
 
 BUGS: dict[str, Bug] = {
@@ -20,14 +25,85 @@ BUGS: dict[str, Bug] = {
                        "kraft-kafka-16234-offline-partition-recreated.json"),
     "KAFKA-16157": Bug("an Offline partition kept no topic id: gate 1 skipped it even for a re-created topic, so "
                        "the broker never hosted the new topic's replica", "3.7.0",
-                       "kraft-kafka-16157-recreated-topic-never-hosted.json"),
+                       "kraft-kafka-16157-recreated-topic-never-hosted.json", "kraft-deletion"),
     "KAFKA-17190": Bug("AssignmentsManager sent assignments of deleted topics and retried the controller's "
                        "UNKNOWN_TOPIC_ID forever: the queue never drained", "3.8.1",
-                       "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json"),
+                       "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json", "kraft-deletion"),
     "KAFKA-16886": Bug("AssignmentsManager retried the controller's NOT_LEADER_OR_FOLLOWER forever: the assignment of "
                        "a replica reassigned away never left the queue", "3.7.1",
-                       "kraft-kafka-16886-assignment-of-a-removed-replica-retried.json"),
+                       "kraft-kafka-16886-assignment-of-a-removed-replica-retried.json", "kraft-reassignment"),
+    "KAFKA-16162": Bug("after the upgrade to metadata.version 3.7-IV2 a registration without dirs (from before it) "
+                       "made every dir offline: AssignReplicasToDirs removed each broker from the ISR and no replica "
+                       "was an acceptable leader; brokers did not re-register their dirs", "3.7.0",
+                       "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json", "kraft-mv-upgrade"),
+    "KAFKA-16757": Bug("a broker's re-registration with its dirs after the upgrade to metadata.version 3.7-IV2 was a "
+                       "new registration: it fenced the broker (and gave it a new broker epoch) while it led "
+                       "partitions", "3.7.1", "kraft-kafka-16757-reregistration-fences-the-leader.json",
+                       "kraft-mv-upgrade"),
+    "KAFKA-15649": Bug("no log.dir.failure.timeout.ms: a broker whose dir failure no heartbeat answer acknowledged "
+                       "(the controller timing its heartbeats out) stayed up, an unfenced leader on the dead dir, "
+                       "for ever (with the feature kraft-sessions)", "3.8.0",
+                       "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json", "kraft-sessions"),
+    # kraft-future's switches (model/kraft/future.py): naming one turns that feature on.
+    "KAFKA-16297": Bug("a promotion the controller had accepted (Directories = the future dir) was not reverted "
+                       "when a dir failure aborted it: the metadata kept naming the future dir, so the controller "
+                       "never moved the partition off the failed dir", "3.7.1",
+                       "kraft-kafka-16297-aborted-promotion-not-reverted.json", "kraft-future"),
+    "KAFKA-16082": Bug("a -future log abandoned by a crash after its promotion was accepted was not promoted at "
+                       "start-up: the current log was re-created empty in the future log's dir, the stale future "
+                       "log resumed, and its rename failed and took the healthy dir offline", "3.7.1",
+                       "kraft-kafka-16082-stale-future-log-takes-a-dir-offline.json", "kraft-future"),
 }
+
+# How a configuration includes each feature a switch needs (kraft-future is never refused: naming its switch
+# includes it, model/kraft/future.py).
+TURN_ON: dict[str, str] = {
+    "kraft-mv-upgrade": "--preset kraft-mv-upgrade or --option mv_upgrade=true (with --dirs 1)",
+    "kraft-sessions": "--preset kraft-heartbeat or --option max_lost_heartbeats=N (or max_session_expiries=N)",
+    "kraft-future": "naming the switch turns it on (alter_log_dirs 1), as --preset kraft-future or --option "
+                    "alter_log_dirs=N do",
+    "kraft-deletion": "--preset kraft-deletion or --deletion",
+    "kraft-reassignment": "--preset kraft-reassignment or --reassignment",
+}
+
+
+class NotExpressed(NamedTuple):
+    broke: str        # what the bug broke, in a line
+    fixed: str        # the first Kafka version with the fix
+    why: str          # what the model lacks to express it
+
+
+NOT_EXPRESSED: dict[str, NotExpressed] = {
+    "KAFKA-16157": NotExpressed("Offline partitions had no topic id: a re-created topic was never hosted", "3.7.0",
+                                "needs topic deletion and a new topic id for a re-created topic: KRaft mode has "
+                                "neither (one topic id per partition)"),
+    "KAFKA-15649": NotExpressed("an unacknowledged dir failure left an unfenced leader on a dead dir", "3.8.0",
+                                "needs a lost or late heartbeat answer and log.dir.failure.timeout.ms: every "
+                                "heartbeat is answered in its own step"),
+    "KAFKA-16297": NotExpressed("a future replica's promotion aborted after its acknowledgement left the metadata "
+                                "naming the wrong dir", "3.7.1",
+                                "needs future replicas (AlterReplicaLogDirs): not modelled in KRaft mode"),
+    "KAFKA-16082": NotExpressed("a stale -future log after a crash marked a healthy dir offline", "3.7.1",
+                                "needs future replicas (AlterReplicaLogDirs): not modelled in KRaft mode"),
+    "KAFKA-16886": NotExpressed("assignments of removed replicas were retried forever", "3.7.1",
+                                "needs reassignment (a replica removed while its assignment is queued): not "
+                                "modelled in KRaft mode"),
+    "KAFKA-17190": NotExpressed("assignments of deleted topics were retried forever", "3.8.1",
+                                "needs topic deletion (a topic deleted while its assignment is queued): not "
+                                "modelled in KRaft mode"),
+    "KAFKA-16365": NotExpressed("AssignmentsManager fired the callbacks of superseded assignments, or lost them",
+                                "3.7.1", "the callbacks serve future replicas' promotions, which KRaft mode does not "
+                                "model; its queue keeps the latest entry per partition, as the fix does"),
+    "KAFKA-19522": NotExpressed("the last-known-leader election ignored LeaderAcceptor", "2025-07 (trunk)",
+                                "needs ELR (KIP-966): the election of the last known leader runs only when the ISR "
+                                "and ELR are empty; without ELR the model's ISR keeps its last member and every "
+                                "election goes through LeaderAcceptor"),
+}
+
+
+def not_expressed() -> dict[str, NotExpressed]:
+    """The known bugs without a switch yet (an id with a switch in BUGS is left out)."""
+    return {i: gap for i, gap in NOT_EXPRESSED.items() if i not in BUGS}
 
 
 def check_bugs(value) -> str | None:
@@ -36,6 +112,21 @@ def check_bugs(value) -> str | None:
         return f"bugs must be a JIRA id or a list of them, not {value!r}"
     unknown = [i for i in ids if i not in BUGS]
     return f"unknown bug(s) {', '.join(unknown)} (known: {', '.join(BUGS)})" if unknown else None
+
+
+def refuse_without_feature(value, included: set) -> str | None:
+    """Why a configuration whose features are ``included`` cannot take the switches ``value`` (one line), or None:
+    a switch whose feature is not in the model would change nothing, a silent no-op. Unknown ids and malformed
+    values are left to ``check_bugs``."""
+    ids = (value,) if isinstance(value, str) else value
+    if not isinstance(ids, tuple):
+        return None
+    for i in ids:
+        bug = BUGS.get(i) if isinstance(i, str) else None
+        if bug is not None and bug.feature is not None and bug.feature not in included:
+            return (f"{i} needs the feature {bug.feature}, which this model does not include (the switch would "
+                    f"change nothing): turn it on with {TURN_ON[bug.feature]}")
+    return None
 
 
 def bugs(m) -> tuple:

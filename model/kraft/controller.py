@@ -6,6 +6,7 @@ ReplicationControlManager.generateLeaderAndIsrUpdates). ELR and unclean election
 """
 from __future__ import annotations
 
+from model.kraft.bugs import bugs
 from model.kraft.metadata import (
     K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, BrokerChange, Image, PartitionChange,
     K_REMOVE_TOPIC, PartitionRecord, RegisterBroker, RemoveTopic, default_dir, is_online,
@@ -18,21 +19,29 @@ def exists(image: Image, p: int) -> bool:
 
 
 def is_active(image: Image, b: int) -> bool:
-    """ClusterControlManager.isActive: registered and not fenced (controlled shutdown is not modelled)."""
+    """ClusterControlManager.isActive: registered, not fenced and not in controlled shutdown."""
     reg = image.registrations[b]
-    return reg is not None and not reg.fenced
+    return reg is not None and not reg.fenced and not reg.in_controlled_shutdown
 
 
-def leader_acceptor(m, image: Image, p: int, b: int, remove: int = -1, add: int = -1) -> bool:
+def online(m, dir_id: int, registered: tuple, switches: tuple | None = None) -> bool:
+    """BrokerRegistration.hasOnlineDir: DirectoryId.isOnline, as before KAFKA-16162's fix when that switch is on
+    (``switches``: the model's bug switches by default)."""
+    return is_online(dir_id, registered, "KAFKA-16162" not in (bugs(m) if switches is None else switches))
+
+
+def leader_acceptor(m, image: Image, p: int, b: int, remove: int = -1, add: int = -1,
+                    switches: tuple | None = None) -> bool:
     """LeaderAcceptor.test: isAcceptableLeader (b is not the broker being removed, and is the broker being
-    added or active) and ClusterControlManager.hasOnlineDir(b, Directories[b])."""
+    added or active: ClusterControlManager.isActive, unfenced and not in controlled shutdown) and ClusterControlManager.hasOnlineDir(b, Directories[b]). ``switches``: the bug switches
+    (the model's by default; () for Kafka's fixed code, as the invariants judge)."""
     if b == remove:
         return False
     reg = image.registrations[b]
-    if reg is None or (b != add and reg.fenced):
+    if reg is None or (b != add and (reg.fenced or reg.in_controlled_shutdown)):
         return False
     part = image.partitions[p]
-    return b in part.replicas and is_online(part.dirs[part.replicas.index(b)], reg.dirs)
+    return b in part.replicas and online(m, part.dirs[part.replicas.index(b)], reg.dirs, switches)
 
 
 def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1, dirs: tuple | None = None,
@@ -160,6 +169,6 @@ def assign_replicas_to_dirs(m, image: Image, b: int, epoch: int, entries: tuple)
         change = partition_change(m, image, p, dirs=part.dirs[:i] + (d,) + part.dirs[i + 1:])
         if change is not None:
             records.append(change)
-        if not is_online(d, reg.dirs):
+        if not online(m, d, reg.dirs):
             offline.append(p)
     return records + _updates(m, image, offline, remove=b), None, tuple(failed)

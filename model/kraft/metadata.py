@@ -17,7 +17,10 @@ UNASSIGNED, MIGRATING, LOST = -1, -2, -3
 RESERVED = (UNASSIGNED, MIGRATING, LOST)
 DIR_ID_NAMES = {UNASSIGNED: "UNASSIGNED", MIGRATING: "MIGRATING", LOST: "LOST"}
 
-K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REMOVE_TOPIC = 0, 1, 2, 3, 4
+K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_FEATURE_LEVEL, K_REMOVE_TOPIC = 0, 1, 2, 3, 4, 5
+
+# The feature option of a cluster that starts at a metadata.version before 3.7-IV2 (model/kraft/migration.py).
+MV_UPGRADE_OPTION = "mv_upgrade"
 
 
 class RegisterBroker(NamedTuple):
@@ -29,11 +32,13 @@ class RegisterBroker(NamedTuple):
 
 
 class BrokerChange(NamedTuple):
-    """BrokerRegistrationChangeRecord: fenced (True/False) and LogDirs, each None when unchanged."""
+    """BrokerRegistrationChangeRecord: fenced (True/False), LogDirs and InControlledShutdown, each None when
+    unchanged (only the feature kraft-shutdown writes InControlledShutdown: model/kraft/shutdown.py)."""
     kind: int
     broker: int
     fenced: bool | None
     dirs: tuple | None
+    in_controlled_shutdown: bool | None = None
     __repr__ = tuple.__repr__
 
 
@@ -71,11 +76,22 @@ class PartitionChange(NamedTuple):
     __repr__ = tuple.__repr__
 
 
+class FeatureLevel(NamedTuple):
+    """FeatureLevelRecord for metadata.version: ``jbod`` says whether the level supports directory assignment
+    (3.7-IV2 or later, MetadataVersion.isDirectoryAssignmentSupported). Only a cluster that starts before 3.7-IV2
+    has these records (model/kraft/migration.py); the model's log otherwise leaves the bootstrap level out."""
+    kind: int
+    jbod: bool
+    __repr__ = tuple.__repr__
+
+
 class Registration(NamedTuple):
-    """BrokerRegistration: its broker epoch (the offset of its RegisterBrokerRecord), fenced, online dir ids."""
+    """BrokerRegistration: its broker epoch (the offset of its RegisterBrokerRecord), fenced, online dir ids, and
+    inControlledShutdown (False for a new registration; set only by the feature kraft-shutdown)."""
     epoch: int
     fenced: bool
     dirs: tuple
+    in_controlled_shutdown: bool = False
     __repr__ = tuple.__repr__
 
 
@@ -98,9 +114,12 @@ NO_PARTITION = PartitionState(NO_LEADER, -1, 0, -1, ())
 
 
 class Image(NamedTuple):
-    """What replaying a prefix of the log gives: per broker its Registration or None, per partition its state."""
+    """What replaying a prefix of the log gives: per broker its Registration or None, per partition its state,
+    and whether the metadata.version supports directory assignment (JBOD; true unless a FeatureLevel record says
+    otherwise)."""
     registrations: tuple
     partitions: tuple
+    jbod: bool = True
     __repr__ = tuple.__repr__
 
 
@@ -120,7 +139,11 @@ def replay(image: Image, offset: int, record) -> Image:
             reg = reg._replace(fenced=record.fenced)
         if record.dirs is not None:
             reg = reg._replace(dirs=record.dirs)
+        if record.in_controlled_shutdown is not None:
+            reg = reg._replace(in_controlled_shutdown=record.in_controlled_shutdown)
         return image._replace(registrations=replace_at(image.registrations, record.broker, reg))
+    if kind == K_FEATURE_LEVEL:
+        return image._replace(jbod=record.jbod)
     p = record.partition
     if kind == K_REMOVE_TOPIC:
         part = NO_PARTITION._replace(topic=image.partitions[p].topic)
@@ -160,14 +183,15 @@ def _image_of(m, log: tuple) -> Image:
     return image
 
 
-def is_online(dir_id: int, registered: tuple) -> bool:
+def is_online(dir_id: int, registered: tuple, empty_is_online: bool = True) -> bool:
     """DirectoryId.isOnline: UNASSIGNED and MIGRATING are online, LOST is not; a broker that registered no dir
-    counts every dir online (KAFKA-16162); else the dir must be registered."""
+    counts every dir online (the fix of KAFKA-16162; ``empty_is_online=False``: before it); else the dir must be
+    registered."""
     if dir_id in (UNASSIGNED, MIGRATING):
         return True
     if dir_id == LOST:
         return False
-    return not registered or dir_id in registered
+    return (empty_is_online and not registered) or dir_id in registered
 
 
 def default_dir(registration: Registration | None) -> int:

@@ -118,3 +118,12 @@ def stop_and_delete(broker: Broker, p: int) -> Broker:
         return drop_stray(broker, p)
     broker = delete_log(broker, p)._replace(topics=replace_at(broker.topics, p, 0))
     return drop_stray(broker, p)
+
+
+def requeue_inflight(broker: Broker) -> Broker:
+    """AssignmentsManager.handleResponse on a global error (a stale broker epoch, a failed or lost request): the
+    request's entries go back to the queue (``putIfAbsent``: not over a newer entry for the same partition), and
+    nothing is in flight."""
+    newer = {e[::2] for e in broker.queue}  # (partition, topic id): the key of a TopicIdPartition
+    queue = tuple(e for e in broker.inflight if e[::2] not in newer) + broker.queue
+    return broker._replace(inflight=(), queue=queue)

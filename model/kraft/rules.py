@@ -14,12 +14,16 @@ from __future__ import annotations
 from model.kraft import controller as C
 from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
-from model.kraft.replica_manager import apply_local, drop_stray, label_stray, queue_assignment, stop_and_delete
+from model.kraft.replica_manager import (
+    apply_local, drop_stray, label_stray, queue_assignment, requeue_inflight, stop_and_delete,
+)
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
+from model.kraft.symmetry import dir_symmetry as kraft_dir_symmetry, permute_index_refs
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
 from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
+from model.storage.mode import declares
 from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS, STORAGE_CONSTANTS, STORAGE_SCHEMA
 from model.storage.state import H_LEADER, LIVE_DIR, State
 
@@ -53,8 +57,9 @@ def broker_image(m, s: State, b: int):
     return image_of(m, s.controller.log[:s.brokers[b].applied])
 
 
-# ---- the storage layer's hooks (model/storage/mode.py) -------------------------------------------------------------
+# ---- the storage layer's hooks (model/storage/mode.py), with what each reads and writes ----------------------------
 
+@declares(reads=("broker[broker].failed",), writes=("broker[broker].failed",))
 def dir_event(m, s, broker, dir=None):
     """ReplicaManager.handleLogDirFailure -> BrokerLifecycleManager.propagateDirectoryFailure: the dir's id joins
     the offline dirs every later heartbeat carries. A dir failure does not fence the broker."""
@@ -64,6 +69,7 @@ def dir_event(m, s, broker, dir=None):
     return set_broker(s, broker, b._replace(failed=b.failed | 1 << dir))
 
 
+@declares(reads=("controller.registrations",), writes=())
 def restart_blocked(m, s, broker) -> str | None:
     """A stopped broker starts again only once the controller fenced its registration (its session timed out):
     the model leaves out a restart within the session timeout (docs/kraft.md)."""
@@ -73,6 +79,20 @@ def restart_blocked(m, s, broker) -> str | None:
     return None
 
 
+def shutdown_under_way(m, s, broker) -> str | None:
+    """Why the broker's shutdown is under way (None: it is not): kraft-core has no controlled shutdown, and a
+    broker that shuts down stops in the same step (model/kraft/shutdown.py provides the feature's own)."""
+    return None
+
+
+def shut_down(m, s, broker) -> State:
+    """BrokerServer.shutdown without controlled shutdown: the broker stops, its memory lost as in a crash."""
+    return set_broker(s, broker, m.crashed(s.brokers[broker]))
+
+
+# The leader's own image: the log up to its applied offset.
+@declares(reads=("controller.partitions", "controller.log", "broker[*].up", "broker[*].hosted", "broker[*].epoch",
+                 "broker[*].applied"), writes=())
 def isr_writer(m, s, partition) -> int:
     """The broker whose AlterPartition the controller accepts now: the leader of the controller's partition state,
     running, leading at its leader epoch, with the controller's partition epoch in its own image
@@ -89,9 +109,31 @@ def isr_writer(m, s, partition) -> int:
     return leader
 
 
+@declares(reads=CONTROLLER_EVENT, writes=("controller.log", "controller.partitions"))
 def isr_written(m, s, partition, isr) -> State:
     """AlterPartition, sent and answered in the data path's step: a PartitionChangeRecord with the new ISR."""
     return write(m, s, [C.partition_change(m, controller_image(s), partition, isr=isr)])
+
+
+def quiescent(m, s) -> bool:
+    """Nothing of the control plane is pending (beside the assignment queues, which are channels): every running
+    broker has registered, published the whole metadata log and has no unfencing or failed dir left to report
+    (its heartbeat would change nothing), and every broker that is down is fenced or unregistered (no session
+    left to time out). The data path (fetches, ISR changes) is not part of it, as in ZooKeeper mode."""
+    log_length = len(s.controller.log)
+    for broker, b in enumerate(s.brokers):
+        reg = s.controller.registrations[broker]
+        if not b.up:
+            if reg is not None and not reg.fenced:
+                return False
+        elif (not b.registered or not b.loaded or b.applied < log_length or b.failed & ~b.acked_dirs
+              or _unfences(s, broker)):
+            return False
+    return True
+
+
+def _check_flag(value) -> str | None:
+    return None if isinstance(value, bool) else f"dir_symmetry must be true or false, not {value!r}"
 
 
 KRAFT = Feature(
@@ -101,9 +143,15 @@ KRAFT = Feature(
     "replay it and decide per replica whether to create its log (KIP-858)",
     config_fields=("brokers", "dirs", "partitions", "rf", "max_dir_failures", "max_crashes", "max_restarts",
                    "max_fixes", "max_faults"),
-    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs),),
+    options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs,
+                    in_bounds=True),
+             Option("dir_symmetry", False, "Dir symmetry reduction in KRaft mode (with --symmetry, the default): "
+                    "opt-in, as it saves states but not time (docs/performance.md)", _check_flag)),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
-    dir_symmetry=lambda cfg: "KRaft mode's dir ids are dir indices: symmetry is not declared for them yet",
+    # The controller's record (metadata log, registrations, Directories) and the assignment queues hold dir ids:
+    # permute_index_refs renames them with the brokers' dirs (model/kraft/symmetry.py).
+    dir_symmetry=lambda cfg: STORAGE.dir_symmetry(cfg) or kraft_dir_symmetry(cfg),
+    quiescent=quiescent,
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
     constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS},
     hooks={
@@ -112,6 +160,10 @@ KRAFT = Feature(
         "restart_blocked": restart_blocked,
         "isr_writer": isr_writer,
         "isr_written": isr_written,
+        # KRaft mode's own (model/kraft/shutdown.py overrides them): BrokerHeartbeat's and BrokerDirFailureTimeout's.
+        "shutdown_under_way": shutdown_under_way,
+        "shut_down": shut_down,
+        "permute_index_refs": permute_index_refs,
     },
 )
 
@@ -179,6 +231,9 @@ def heartbeat_guard(m, s, broker):
     b = s.brokers[broker]
     if not b.up or not b.registered:
         return f"broker {broker} is not running registered"
+    why = m.hooks.shutdown_under_way(m, s, broker)
+    if why is not None:
+        return why
     if not _unfences(s, broker) and not b.failed & ~b.acked_dirs:
         return f"a heartbeat of broker {broker} changes nothing (no unfencing due, no failed dir unacknowledged)"
     return None
@@ -249,15 +304,12 @@ def controller_assign_replicas_to_dirs(m, s, broker):
     s = write(m, s, records)
     b = s.brokers[broker]
     if error is not None:
-        retried = b.inflight
-    else:
-        # Kafka 3.7.1 to 3.8.0 (KAFKA-16886's fix, KAFKA-17190 not yet): NOT_LEADER_OR_FOLLOWER is dropped; since
-        # 3.8.1 every per-partition error is retried, the entry being checked against the image before sending.
-        drops = C.NOT_LEADER_OR_FOLLOWER if "KAFKA-17190" in bugs(m) and "KAFKA-16886" not in bugs(m) else None
-        retried = tuple(entry for entry, why in failed if why != drops)
-    newer = {e[::2] for e in b.queue}  # (partition, topic id): TopicIdPartition
-    queue = tuple(e for e in retried if e[::2] not in newer) + b.queue  # AssignmentsManager: ready.putIfAbsent
-    return set_broker(s, broker, b._replace(inflight=(), queue=queue))
+        return set_broker(s, broker, requeue_inflight(b))
+    # Kafka 3.7.1 to 3.8.0 (KAFKA-16886's fix, KAFKA-17190 not yet): NOT_LEADER_OR_FOLLOWER is dropped; since
+    # 3.8.1 every per-partition error is retried, the entry being checked against the image before sending.
+    drops = C.NOT_LEADER_OR_FOLLOWER if "KAFKA-17190" in bugs(m) and "KAFKA-16886" not in bugs(m) else None
+    retried = tuple(entry for entry, why in failed if why != drops)
+    return set_broker(s, broker, requeue_inflight(b._replace(inflight=retried)))
 
 
 # ---- the brokers ---------------------------------------------------------------------------------------------------
@@ -290,9 +342,10 @@ def broker_load(m, s, broker):
         if part.leader_epoch < 0 or broker not in part.replicas:
             continue
         listed = part.dirs[part.replicas.index(broker)]
-        before, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
-        b = label_stray(before, b, p, topic_deleted(s, p, part.topic))
-        b = queue_assignment(b, p, listed, part.topic)
+        unapplied, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        b = label_stray(unapplied, b, p, topic_deleted(s, p, part.topic))
+        if image.jbod:  # ReplicaManager.applyDelta: assignments only at a metadata.version that supports them
+            b = queue_assignment(b, p, listed, part.topic)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
 
@@ -341,9 +394,9 @@ def broker_replay(m, s, broker):
         if any(r.kind == K_PARTITION or r.dirs is not None for r in touching) and (
                 was or any(r.kind == K_PARTITION for r in touching)):
             listed = part.dirs[part.replicas.index(broker)]
-        before, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
-        b = label_stray(before, b, p, topic_deleted(s, p, part.topic))
-        if listed is not None:
+        unapplied, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        b = label_stray(unapplied, b, p, topic_deleted(s, p, part.topic))
+        if listed is not None and image.jbod:  # (as in BrokerLoad)
             b = queue_assignment(b, p, listed, part.topic)
     return advance_leaders(m, set_broker(s, broker, b), broker)
 
@@ -377,8 +430,10 @@ def broker_send_assignments(m, s, broker):
     return set_broker(s, broker, b._replace(inflight=queue, queue=()))
 
 
-# kraft-tiny has no record: with one record and two faults the space is larger than a minute allows (docs/kraft.md,
-# "Presets"); kraft-tiny-data has the record and one fault. Together every rule fires.
+# kraft-tiny has no record: with one record and two faults the space is larger than a minute allows, and neither
+# --por nor dir symmetry reduces it yet (docs/kraft.md, "Presets"); kraft-tiny-data has the record and one fault.
+# Together every rule fires. kraft-small: two partitions, each on one broker (RF 1: the facts file's smallest bounds
+# for the crash and restart paths), no repair.
 _TINY = dict(variant="kraft", brokers=2, dirs=2, partitions=1, rf=2, max_dir_failures=1, max_saturations=0,
              max_crashes=1, max_restarts=1, max_fixes=1, max_failovers=0)
 KRAFT.presets.update({
@@ -387,4 +442,7 @@ KRAFT.presets.update({
                    dict(_TINY, max_records=0, consumer=False, max_faults=2)),
     "kraft-tiny-data": ("KRaft: 2 brokers x 2 dirs, 1 partition, RF 2; one record, a consumer; at most one fault",
                         dict(_TINY, max_records=1, consumer=True, max_faults=1)),
+    "kraft-small": ("KRaft: 2 brokers x 2 dirs, 2 partitions, RF 1, no record; a dir failure, a crash, a restart, no "
+                    "repair, at most two faults",
+                    dict(_TINY, partitions=2, rf=1, max_fixes=0, max_records=0, consumer=False, max_faults=2)),
 })

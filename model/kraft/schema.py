@@ -3,7 +3,10 @@ and the image of it) and the brokers' KRaft fields (how far each replayed the lo
 dirs and their acknowledgement, its AssignReplicasToDirs queue and request in flight)."""
 from __future__ import annotations
 
-from model.kraft.metadata import K_BROKER_CHANGE, K_REGISTER, NO_PARTITION, BrokerChange, RegisterBroker, image_of
+from model.kraft.metadata import (
+    K_BROKER_CHANGE, K_FEATURE_LEVEL, K_REGISTER, MV_UPGRADE_OPTION, NO_PARTITION, BrokerChange, FeatureLevel,
+    RegisterBroker, image_of,
+)
 from model.spec.schema import Field, Record, Show
 from model.storage.state import D_NONE
 
@@ -21,6 +24,12 @@ def started_log(m) -> tuple:
     unfenced (its first heartbeats after catching up). The model starts here rather than from an empty log: the
     start-up's interleavings are explored anyway after a crash (BrokerRegister, BrokerLoad, BrokerHeartbeat)."""
     every_dir = tuple(range(m.cfg.dirs))
+    if dict(m.cfg.options).get(MV_UPGRADE_OPTION):
+        # Before metadata.version 3.7-IV2 (model/kraft/migration.py): the log starts with that level, and a
+        # registration keeps no LogDirs (ClusterControlManager.registerBroker).
+        return ((FeatureLevel(K_FEATURE_LEVEL, False),),) + tuple(
+            (RegisterBroker(K_REGISTER, b, ()),) for b in range(m.cfg.brokers)) + tuple(
+            (BrokerChange(K_BROKER_CHANGE, b, False, None),) for b in range(m.cfg.brokers))
     return (tuple((RegisterBroker(K_REGISTER, b, every_dir),) for b in range(m.cfg.brokers))
             + tuple((BrokerChange(K_BROKER_CHANGE, b, False, None),) for b in range(m.cfg.brokers)))
 

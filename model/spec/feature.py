@@ -37,6 +37,9 @@ class Option:
     default: Any
     help: str
     check: Callable[[Any], "str | None"] = lambda value: None  # None when the value is acceptable, else why not
+    # The reports name the option with the model's bounds when it is not at its default (a bug switch: what was
+    # checked is another protocol).
+    in_bounds: bool = False
 
 
 @attrs.frozen

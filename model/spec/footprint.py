@@ -9,7 +9,13 @@ one of the state's plain fields (``budget``) or one extension field (``ext.creat
   (``<member>[2].<field>``: of member 2, in a footprint computed at a state: ``footprint_at``);
   ``<member>[*].<field>``: of any member; ``<member>[<param>]`` / ``<member>[*]``: every field of it / of all;
 - ``<record>.<field>`` / ``<record>`` for a singleton record; ``ext.<name>`` / ``ext``; a plain field by its name;
-- ``*``: everything.
+- ``*``: everything;
+- ``@<hook>.reads`` / ``@<hook>.writes``: what the model's hook ``<hook>`` (``model.hooks``) declares it reads / writes
+  (``@declares(reads=..., writes=...)`` on the hook's implementation), so a layer that calls a hook whose
+  implementation another layer provides (the storage layer's rules and a controller mode's hooks,
+  model/storage/mode.py) declares it without naming that layer's state. A hook's patterns name its own
+  parameters, which its callers must have under the same names; an implementation without a declaration reads
+  and writes everything.
 
 ``reads`` covers what the guard and the effect read (``guard_reads``, default ``reads``, is what the guard
 alone reads: the necessary-enabling sets of partial-order reduction use it). A rule without declarations
@@ -26,11 +32,39 @@ over the model's components.
 """
 from __future__ import annotations
 
+import inspect
 import re
 
 EVERYTHING = ("*",)
 _PATTERN = re.compile(r"^(?:(?P<group>[A-Za-z_]\w*)\[(?P<who>[A-Za-z_*][A-Za-z_0-9]*|\d+)\](?:\.(?P<mfield>\w+))?"
-                      r"|(?P<head>[A-Za-z_]\w*)(?:\.(?P<field>\w+))?|(?P<all>\*))$")
+                      r"|(?P<head>[A-Za-z_]\w*)(?:\.(?P<field>\w+))?|(?P<all>\*)"
+                      r"|@(?P<hook>[A-Za-z_]\w*)\.(?P<role>reads|writes))$")
+ROLES = ("reads", "writes")
+
+
+def declares(reads=EVERYTHING, writes=EVERYTHING):
+    """Decorate a hook's implementation with what it reads and writes (patterns of this module, over its own
+    parameters): what ``@<hook>.reads`` and ``@<hook>.writes`` stand for in its callers' declarations."""
+    def mark(fn):
+        params = tuple(inspect.signature(fn).parameters)
+        for declared in (reads, writes):
+            check_declaration(declared, params)
+            if any(_PATTERN.match(text)["hook"] for text in declared):
+                raise FootprintError(f"hook {fn.__name__}: its declaration names another hook's ({declared})")
+        fn.footprint = {"reads": tuple(reads), "writes": tuple(writes)}
+        return fn
+    return mark
+
+
+def hook_footprints(hooks) -> dict:
+    """(hook name, "reads" | "writes") -> patterns, for every hook of a model's ``hooks`` namespace (an
+    implementation without a declaration: everything)."""
+    out = {}
+    for name, fn in vars(hooks).items():
+        declared = getattr(fn, "footprint", None)
+        for role in ROLES:
+            out[name, role] = EVERYTHING if declared is None else declared[role]
+    return out
 
 
 class FootprintError(ValueError):
@@ -70,8 +104,9 @@ class Components:
     """The components of one model's states, numbered: bit i of a footprint mask is component i. Keys:
     (member word, member, field), (singleton record, field), (plain field,), ("ext", name)."""
 
-    def __init__(self, schema, members: int, ext_names: tuple[str, ...]):
+    def __init__(self, schema, members: int, ext_names: tuple[str, ...], hooks: dict | None = None):
         self.schema = schema
+        self.hooks = hooks          # (hook, role) -> patterns (``hook_footprints``); None: ``@hook`` is everything
         self.members = members
         self.word = schema.member_word
         self.member_fields = schema.types[schema.group]._fields if schema.group else ()
@@ -95,7 +130,7 @@ class Components:
         """The components of a model's states."""
         schema = model.schema
         members = len(model.init_states()[0][schema.group_index]) if schema.group else 0
-        return cls(schema, members, tuple(sf.name for sf in model.ext_fields))
+        return cls(schema, members, tuple(sf.name for sf in model.ext_fields), hook_footprints(model.hooks))
 
     def _add(self, key: tuple, name: str) -> None:
         self.index[key] = len(self.names)
@@ -115,6 +150,7 @@ class Components:
         """The components a declaration names, for an action with these arguments."""
         if patterns is None:
             return self.all
+        patterns = self.expand(patterns, params)
         check_declaration(patterns, params, self.ext_names, self.schema)
         named = dict(zip(params, args))
         out = 0
@@ -136,6 +172,26 @@ class Components:
             else:
                 out |= self.bit((m["head"],))
         return out
+
+    def expand(self, patterns, params: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The patterns with every ``@<hook>.<role>`` replaced by what the model's hook declares."""
+        out = []
+        for text in patterns:
+            m = _PATTERN.match(text)
+            if m is None or m["hook"] is None:
+                out.append(text)
+                continue
+            if self.hooks is None:
+                return EVERYTHING
+            if (m["hook"], m["role"]) not in self.hooks:
+                raise FootprintError(f"{text!r}: the model has no hook {m['hook']!r}")
+            declared = self.hooks[m["hook"], m["role"]]
+            try:
+                check_declaration(declared, params, self.ext_names, self.schema)
+            except FootprintError as e:
+                raise FootprintError(f"{text!r} (the hook's declaration {declared}): {e}") from None
+            out.extend(declared)
+        return tuple(out)
 
     def describe(self, mask: int) -> list[str]:
         return [n for i, n in enumerate(self.names) if mask >> i & 1]

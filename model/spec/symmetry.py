@@ -9,6 +9,13 @@ Which member fields a permutation of the indices moves, and how, is read from th
 bitmasks); the number of indices is the length of the first per-index field. The reduced search dedups states by
 the fingerprint of a canonical representative: each member's indices sorted by the column of values they hold
 in those fields, in declaration order. It explores the concrete state it met first, so traces stay real paths.
+
+A model whose other components refer to members' indices (KRaft's controller names each broker's dir ids) provides
+the hook ``permute_index_refs(model, state, orders) -> state``: the state with those references renamed as the
+members' indices were permuted (``orders[b][i]``: member b's new index i was old index ``orders[b][i]``). Its
+canonical form is then the members' canonical forms with the references renamed to match (ties between indices
+equal in the member's own fields are not broken by the references: a state may have more than one canonical form,
+which costs reduction, not soundness).
 """
 from __future__ import annotations
 
@@ -32,9 +39,12 @@ class IndexSymmetry:
         self.item_masks = tuple(i for i, f in enumerate(fields) if f.index == "item-index-masks")
         self.indexed = tuple((i, f.index) for i, f in enumerate(fields) if f.index)
         self._fingerprint_with = schema.fingerprint_with
+        self.model = model
+        self.rewrite = getattr(model.hooks, "permute_index_refs", None) if model is not None else None
         if model is not None:
             from model.spec.schema import digest
 
+            self.canonical_order = model.cached(self.canonical_order)
             self.canonical_member = model.cached(self.canonical_member)
             canonical = self.canonical_member
             # A member's digest up to the symmetry, remembered by the concrete member's value.
@@ -66,12 +76,19 @@ class IndexSymmetry:
                 out.append(tuple(m >> d & 1 for m in member[i]))
         return tuple(out)
 
+    def canonical_order(self, member) -> tuple:
+        return tuple(sorted(range(self.size(member)), key=lambda d: self._column(member, d)))
+
     def canonical_member(self, member):
-        n = self.size(member)
-        order = sorted(range(n), key=lambda d: self._column(member, d))
-        if order == list(range(n)):
+        order = self.canonical_order(member)
+        if order == tuple(range(len(order))):
             return member
         return self.permute(member, order)
+
+    def permute_state(self, state, orders):
+        """Every member's indices permuted by its order, and (``permute_index_refs``) the references to them."""
+        state = self._with_members(state, [self.permute(b, o) for b, o in zip(state[self.group_index], orders)])
+        return state if self.rewrite is None else self.rewrite(self.model, state, orders)
 
     def _with_members(self, state, members):
         values = list(state)
@@ -79,25 +96,32 @@ class IndexSymmetry:
         return type(state)._make(values)
 
     def canonical(self, state):
-        return self._with_members(state, map(self.canonical_member, state[self.group_index]))
+        members = state[self.group_index]
+        canonical = self._with_members(state, map(self.canonical_member, members))
+        if self.rewrite is None:
+            return canonical
+        return self.rewrite(self.model, canonical, tuple(map(self.canonical_order, members)))
 
     def orbit(self, state) -> set:
         """Every state reachable from this one by permuting each member's indices (for checks on small models)."""
-        per_member = [{self.permute(b, order) for order in permutations(range(self.size(b)))}
-                      for b in state[self.group_index]]
         out = [()]
-        for options in per_member:
-            out = [prefix + (b,) for prefix in out for b in options]
-        return {self._with_members(state, members) for members in out}
+        for b in state[self.group_index]:
+            out = [prefix + (order,) for prefix in out for order in permutations(range(self.size(b)))]
+        return {self.permute_state(state, orders) for orders in out}
 
     def canonical_fingerprint(self, state) -> int:
         """The fingerprint of canonical(state), uncached (a model's search uses its own cached form)."""
         from model.spec.schema import digest
 
+        if self.rewrite is not None:
+            return self._fingerprint_with(digest, digest)(self.canonical(state))
         return self._fingerprint_with(lambda member: digest(self.canonical_member(member)), digest)(state)
 
     def fingerprint_with(self, other_digest):
         """The fingerprint of canonical(state), the other components digested by ``other_digest``."""
+        if self.rewrite is not None:
+            plain = self._fingerprint_with(other_digest, other_digest)
+            return lambda state: plain(self.canonical(state))
         return self._fingerprint_with(self.canonical_digest, other_digest)
 
 

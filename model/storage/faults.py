@@ -14,7 +14,7 @@ from model.storage.footprints import FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR
 from model.storage import broker as B
 from model.storage.common import bounded, broker_dirs, brokers, budget_left, set_broker, spend
 from model.storage.data import note_wiped
-from model.storage.mode import DIR_EVENT_FOOTPRINT, REGISTRATION_READS, missing_hooks
+from model.storage.mode import DIR_EVENT_READS, DIR_EVENT_WRITES, REGISTRATION_READS, missing_hooks
 from model.storage.state import (
     B_CRASHES, B_DIR_FAILURES, B_FIXES, B_RESTARTS, DIR_NAMES, GOOD, LIVE_DIR, OFFLINE, REMOVED, SATURATED,
     replace_at,
@@ -56,8 +56,8 @@ def dir_fail_guard(m, s, broker, dir):
 
 
 @STORAGE.rule("DirFail",
-      guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", *DIR_EVENT_FOOTPRINT, "budget"),
-      writes=("broker[broker]", *DIR_EVENT_FOOTPRINT, "budget"),
+      guard_reads=("broker[broker].dirs", "budget"), reads=("broker[broker]", *DIR_EVENT_READS, "budget"),
+      writes=("broker[broker]", *DIR_EVENT_WRITES, "budget"),
       spends=B_DIR_FAILURES,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_dir_failures"),
       guard=dir_fail_guard, kind="environment",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from model.storage.data import advance_hw, fetch_result, leader_at_epoch, matching_prefix
 from model.storage.broker import live_copy_dir
-from model.storage.mode import ISR_RECORD
+from model.storage.mode import ISR_RECORD, ISR_RECORD_READS, ISR_WRITER_READS
 from model.storage.footprints import FETCH_READS, LEADER_HW_READS
 from model.spec.feature import Feature, Flag
 from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, State, replace_at, with_broker
@@ -137,8 +137,8 @@ def _fetched(m, s, broker, partition, leader) -> State:
 
 # What a fetch and an ISR shrink read wherever their leader is (the leader is looked up among every broker's roles
 # and epochs, the HW among the ISR members' logs): with the leader known, only its HW and ISR are touched.
-_LEADER_LOOKUP_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", *ISR_RECORD,
-                        "committed", "acked")
+_LEADER_LOOKUP_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs", *ISR_WRITER_READS,
+                        *ISR_RECORD_READS, "committed", "acked")
 
 
 def _fetch_footprint(m, s, broker, partition):
@@ -195,7 +195,7 @@ def _change_isr(m, s, partition, follower, expand: bool) -> State:
 
 
 @DATA.rule("LeaderShrinkIsr",
-      reads=ISR_RECORD + LEADER_HW_READS,
+      reads=ISR_WRITER_READS + ISR_RECORD_READS + LEADER_HW_READS,
       writes=("broker[*].isr", "broker[*].hw", *ISR_RECORD, "committed", "acked"),
       footprint_at=lambda m, s, partition, follower: _shrink_footprint(m.hooks.isr_writer(m, s, partition)),
       params=("partition", "follower"), domain=_partition_followers,

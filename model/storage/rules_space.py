@@ -11,7 +11,7 @@ from model.storage.config import ONE_OF_EACH, SATURATION_RECOVERIES
 
 from model.spec.feature import Feature, Flag
 from model.storage.common import broker_dirs, bounded, budget_left, set_broker, spend
-from model.storage.mode import DIR_EVENT_FOOTPRINT
+from model.storage.mode import DIR_EVENT_READS, DIR_EVENT_WRITES
 from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS
 from model.storage.state import B_SATURATIONS, GOOD, SATURATED, SERVING
 
@@ -97,7 +97,7 @@ def _guard_dir_saturate(m, s, broker, dir):
 
 
 @SATURATION.rule("DirSaturate",
-      reads=("broker[broker]", *DIR_EVENT_FOOTPRINT, "budget"), writes=("broker[broker]", *DIR_EVENT_FOOTPRINT, "budget"),
+      reads=("broker[broker]", *DIR_EVENT_READS, "budget"), writes=("broker[broker]", *DIR_EVENT_WRITES, "budget"),
       spends=B_SATURATIONS,
       params=("broker", "dir"), domain=bounded(broker_dirs, "max_saturations"),
       guard=_guard_dir_saturate, kind="environment",
@@ -151,7 +151,7 @@ def _guard_dir_recover(m, s, broker, dir):
 
 
 @SATURATION.rule("DirRecover",
-      reads=("broker[broker]", *DIR_EVENT_FOOTPRINT), writes=("broker[broker]", *DIR_EVENT_FOOTPRINT),
+      reads=("broker[broker]", *DIR_EVENT_READS), writes=("broker[broker]", *DIR_EVENT_WRITES),
       params=("broker", "dir"), domain=_recoverable_dirs, guard=_guard_dir_recover,
       kind="broker", reference="KIP-928 (silent on recovery: the model's choice, --saturation-recovery free-space)")
 def dir_recover(m, s, broker, dir):

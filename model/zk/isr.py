@@ -3,9 +3,11 @@ on the record's version (which every controller change bumps with the leader epo
 The data path (model/storage/rules_data.py) calls these as the hooks ``isr_writer`` and ``isr_written``."""
 from __future__ import annotations
 
+from model.storage.mode import declares
 from model.storage.state import H_LEADER, State, replace_at
 
 
+@declares(reads=("controller.partitions", "broker[*].up", "broker[*].hosted", "broker[*].epoch"), writes=())
 def isr_writer(m, s: State, partition: int) -> int:
     """The leader in ZooKeeper, if it runs and leads at the record's epoch: only it can update the ISR there
     (the update is conditional on the record's version, which every controller change bumps with the epoch)."""
@@ -19,6 +21,7 @@ def isr_writer(m, s: State, partition: int) -> int:
     return -1
 
 
+@declares(reads=("controller.partitions",), writes=("controller.partitions",))
 def isr_written(m, s: State, partition: int, isr: int) -> State:
     """The partition's ZooKeeper record with the new ISR (leader and leader epoch unchanged)."""
     c = s.controller

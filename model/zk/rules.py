@@ -20,6 +20,7 @@ from model.storage.common import bounded, brokers, budget_left, nothing, partiti
 from model.storage.config import ONE_OF_EACH
 from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
+from model.storage.mode import declares
 from model.storage.state import (
     B_FAILOVERS, BUDGET_FIELDS, D_INELIGIBLE, D_NONE, D_QUEUED, LEADER_AND_ISR, P_NEW, P_NONEXISTENT, P_OFFLINE,
     P_ONLINE, R_DELETION_INELIGIBLE, R_NEW, R_ONLINE, STOP_REPLICA, UPDATE_METADATA,
@@ -41,12 +42,14 @@ def _controller_view_is_current(m, s) -> bool:
     return live == s.controller.live
 
 
+@declares(reads=("notifications",), writes=("notifications",))
 def write_log_dir_event(m, s, broker, dir=None):
     """The broker writes a /log_dir_event_notification znode (KIP-112): ControllerLogDirEvent handles it (the
     znode does not name the dir)."""
     return s._replace(notifications=s.notifications | 1 << broker)
 
 
+@declares(reads=("controller.live",), writes=())
 def restart_blocked(m, s, broker) -> str | None:
     """The model starts a stopped broker again only once the controller has processed its failure (the
     controller no longer counts it live)."""

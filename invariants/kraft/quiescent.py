@@ -1,0 +1,121 @@
+"""KRaft mode's properties at quiescence (rules.py ``quiescent``: every running broker registered, caught up
+with the metadata log and with nothing left to report; no session left to time out; no assignment queued or in
+flight) and its no-cascade property, from the facts file's list (docs/kraft.md, "Properties").
+
+- ``kraft_directories_match_actual_dir``: the metadata names the dir each running broker's replica is on;
+- ``metadata_shows_offline_replicas``: ZooKeeper mode's property of the same meaning (invariants/storage/safety.py),
+  with the offline replicas a KRaft broker shows computed as KRaftMetadataCache does: KRaft's core claims
+  ``METADATA_SHOWS_OFFLINE_REPLICAS``, the same id and statement with a check that takes the mode's view (a model
+  resolves an id among its own features' claims, so ``--invariant metadata_shows_offline_replicas`` on a KRaft
+  model is this one; ZooKeeper's core claims the original, the built-in one that `jbodcheck invariants` lists);
+- ``no_dir_failure_cascade``: a dir goes offline only by its own failure (KAFKA-16082's symptom).
+"""
+from __future__ import annotations
+
+import attrs
+
+from invariants.storage import safety as storage_safety
+from model.kraft.metadata import dir_name, image_of, is_online
+from model.spec.invariant import invariant
+from model.storage.broker import live_copy_dir
+from model.storage.state import OFFLINE, bits
+
+
+def _exists(part) -> bool:
+    return part.leader_epoch >= 0
+
+
+@invariant(
+    "kraft_directories_match_actual_dir", kind="quiescent", symmetric=True,  # KRaft declares no dir symmetry
+    statement="When nothing is pending, for every existing partition and every running broker that holds its "
+              "replica's log on a live dir, the partition's Directories entry for that broker names that dir "
+              "(UNASSIGNED or another dir only while an assignment is queued or in flight).",
+    reference="KIP-858 (AssignReplicasToDirs keeps Directories up to date); ReplicaManager.maybeUpdateTopicAssignment, "
+              "AssignmentsManager, ReplicationControlManager.handleAssignReplicasToDirs",
+)
+def kraft_directories_match_actual_dir(model, state):
+    for p, part in enumerate(state.controller.partitions):
+        if not _exists(part):
+            continue
+        for i, b in enumerate(part.replicas):
+            broker = state.brokers[b]
+            if not broker.up:
+                continue
+            actual = live_copy_dir(broker, p)
+            if actual >= 0 and part.dirs[i] != actual:
+                return (f"broker {b} holds partition {p}'s log on dir {actual}, but its Directories entry is "
+                        f"{dir_name(part.dirs[i])}")
+    return None
+
+
+def shown_offline(model, image, p: int) -> int:
+    """KRaftMetadataCache.getOfflineReplicas: the replicas of p whose broker is unregistered or fenced, or whose
+    Directories entry is not online for its registration (BrokerRegistration.hasOnlineDir)."""
+    part = image.partitions[p]
+    mask = 0
+    for i, b in enumerate(part.replicas):
+        reg = image.registrations[b]
+        if reg is None or reg.fenced or not is_online(part.dirs[i], reg.dirs):
+            mask |= 1 << b
+    return mask
+
+
+def truly_offline(model, state, p: int) -> int:
+    """The replicas of p that cannot be served: on a broker that is down, or with no copy on a good dir."""
+    mask = 0
+    for b in state.controller.partitions[p].replicas:
+        broker = state.brokers[b]
+        if not broker.up or not storage_safety.on_good_dir(broker, p):
+            mask |= 1 << b
+    return mask
+
+
+def kraft_metadata_shows_offline_replicas(model, state):
+    """metadata_shows_offline_replicas on a KRaft state: every running broker's published image shows as offline
+    exactly the replicas on failed dirs of running brokers and those on brokers that are down."""
+    for p, part in enumerate(state.controller.partitions):
+        if not _exists(part):
+            continue
+        truth = truly_offline(model, state, p)
+        for b, broker in enumerate(state.brokers):
+            if not broker.up:
+                continue
+            shown = shown_offline(model, image_of(model, state.controller.log[:broker.applied]), p)
+            if shown != truth:
+                return (f"broker {b}'s metadata shows offline replicas {set(bits(shown)) or '{}'} for partition "
+                        f"{p}, but {set(bits(truth)) or '{}'} are offline")
+    return None
+
+
+def _metadata_shows_offline_replicas(model, state):
+    if "kraft-core" in model.feature_names:
+        return kraft_metadata_shows_offline_replicas(model, state)
+    return storage_safety.metadata_shows_offline_replicas(model, state)
+
+
+_metadata_shows_offline_replicas.__name__ = "metadata_shows_offline_replicas"
+# The value of the id that KRaft's core claims (explorer/catalog.py); on a ZooKeeper model it is the original.
+METADATA_SHOWS_OFFLINE_REPLICAS = attrs.evolve(
+    storage_safety.metadata_shows_offline_replicas.invariant, check=_metadata_shows_offline_replicas,
+    reference=storage_safety.metadata_shows_offline_replicas.invariant.reference
+    + "; KRaft: KRaftMetadataCache.getOfflineReplicas (fenced, unregistered, or !hasOnlineDir)")
+
+
+@invariant(
+    "no_dir_failure_cascade", kind="transition", symmetric=True,
+    reads=("broker[*].dirs",),
+    statement="A log dir goes offline only by its own failure: no step but the failure of that dir takes a dir "
+              "that is not offline offline.",
+    reference="KIP-858 (a failed dir costs only its replicas); KAFKA-16082 (a stale future replica marked a "
+              "healthy dir offline)",
+)
+def no_dir_failure_cascade(model, state, action, after):
+    own = model.rules[action.rule].name == "DirFail"
+    for b, (before_b, after_b) in enumerate(zip(state.brokers, after.brokers)):
+        if before_b is after_b or before_b.dirs == after_b.dirs:
+            continue
+        for d, (old, new) in enumerate(zip(before_b.dirs, after_b.dirs)):
+            if new == OFFLINE and old != OFFLINE and not (own and tuple(action.args) == (b, d)):
+                return (f"broker {b}'s dir {d} went offline in a step that is not its own failure "
+                        f"({model.rules[action.rule].label(action.args)})")
+    return None
