@@ -125,8 +125,10 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                                                    "kraft_leader_passes_leader_acceptor", "leader_is_live_isr_member",
                                                    "metadata_shows_offline_replicas",
                                                    "kraft_directories_match_actual_dir"}),
-                        # finding 1 with RF 1 (exhausted in the thorough profile: minutes).
-                        "kraft-small": frozenset({"no_recreate_over_offline_copy"})}
+                        # finding 1 with RF 1 (exhausted in the thorough profile: minutes), and leader_is_live_isr_member:
+                        # the unfencing heartbeat elects a broker by the image before its own handleDirectoriesOffline
+                        # (as on kraft-deletion; integ's exhaustive run finds it too).
+                        "kraft-small": frozenset({"no_recreate_over_offline_copy", "leader_is_live_isr_member"})}
 
 
 def expected_of(preset: str, variant: str) -> frozenset:
