@@ -11,8 +11,8 @@ from __future__ import annotations
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import future as kraft_future, liveness as kraft_liveness, quiescent as kraft_quiescent
-from invariants.kraft import safety as kraft_safety, sessions as kraft_sessions
+from invariants.kraft import deletion as kraft_deletion, future as kraft_future, liveness as kraft_liveness
+from invariants.kraft import quiescent as kraft_quiescent, safety as kraft_safety, sessions as kraft_sessions
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
@@ -33,9 +33,12 @@ def check_variant(cfg) -> None:
     """Raise ConfigError unless the configuration's variant names a design (old names included) that takes the
     configuration's features."""
     if canonical_variant(cfg.variant) in kraft_designs.DESIGNS:
-        for switch in ("saturation", "deletion", "reassignment"):
-            if getattr(cfg, switch):
-                raise ConfigError(f"--{switch} is not modelled with --variant {cfg.variant} yet (docs/kraft.md)")
+        if cfg.saturation:
+            raise ConfigError(f"--saturation is not modelled with --variant {cfg.variant} yet (docs/kraft.md)")
+        for switch in ("deletion", "reassignment"):
+            if getattr(cfg, switch) and cfg.max_records:
+                raise ConfigError(f"--{switch} with --variant {cfg.variant} is modelled without records: use "
+                                  "--max-records 0 (docs/kraft.md)")
         design = kraft_designs.DESIGNS[canonical_variant(cfg.variant)]
         why = refuse_without_feature(dict(cfg.options).get("bugs", ()), {f.name for f in design.included(cfg)})
         if why:
@@ -85,6 +88,7 @@ CLAIMS: dict[str, tuple] = {
     "kraft-mv-upgrade": (_claimed(kraft_safety.kraft_leadership_as_leader_acceptor_allows, "kraft-mv-upgrade"),),
     # Intra-broker moves (model/kraft/future.py): vacuous without the feature's moves.
     "kraft-future": (_claimed(kraft_future.kraft_directories_name_the_log_dir, "kraft-future"),),
+    "kraft-deletion": (_claimed(kraft_deletion.kraft_recreated_topic_hosted, "kraft-deletion"),),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)
@@ -160,7 +164,10 @@ def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> 
     if name not in presets:
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     params = dict(presets[name][1])
-    params.update({k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if params.get("options") and given.get("options"):  # the preset's feature options, with the given ones over them
+        given["options"] = {**dict(ModelConfig(options=params["options"]).options), **dict(given["options"])}
+    params.update(given)
     cfg = ModelConfig(**params)
     check_variant(cfg)
     return cfg

@@ -70,9 +70,9 @@ def test_finding_2_a_delta_of_the_partition_resets_a_queued_promotion():
     replay_at = scenario.steps.index("BrokerReplay(broker=0)", 4) + 1
     before, after = s[replay_at - 1].brokers[0], s[replay_at].brokers[0]
     assert before.mover == (P_QUEUED,) and after.mover == (P_NONE,)
-    assert after.queue == ((0, 1),)  # the promotion's Assign(dir 1), not reverted by the failure that follows
+    assert after.queue == ((0, 1, 1),)  # the promotion's Assign(dir 1), not reverted by the failure that follows
     fail = scenario.steps.index("DirFail(broker=0, dir=0)") + 1
-    assert s[fail].brokers[0].queue == ((0, 1),)
+    assert s[fail].brokers[0].queue == ((0, 1, 1),)
 
 
 def test_finding_3_the_election_reads_the_old_dir_and_the_record_names_the_offline_one():

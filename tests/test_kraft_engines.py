@@ -341,7 +341,7 @@ def _unfencing_elects_nothing(monkeypatch):
 
 def _assignments_always_stale(monkeypatch):
     monkeypatch.setattr(controller, "assign_replicas_to_dirs",
-                        lambda m, image, b, epoch, entries: ([], "STALE_BROKER_EPOCH"))
+                        lambda m, image, b, epoch, entries: ([], "STALE_BROKER_EPOCH", ()))
     return kraft(**SMALL)
 
 

@@ -77,7 +77,7 @@ def test_finding_1_needs_directories_unassigned_at_the_restart():
     after = run(model, s, ("BrokerLoad", 0))
     assert after.brokers[0].copies == s.brokers[0].copies == (0b01,)
     trace_start = run(model, init(model), ("CreateTopic", 0), ("BrokerReplay", 0))
-    assert trace_start.controller.partitions[0].dirs[0] == UNASSIGNED and trace_start.brokers[0].queue == ((0, 0),)
+    assert trace_start.controller.partitions[0].dirs[0] == UNASSIGNED and trace_start.brokers[0].queue == ((0, 0, 1),)
 
 
 # ---- the quiescence of KRaft mode ----------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def test_the_promotion_goes_queued_accepted_effective():
     b = s.brokers[0]
     assert b.future == (1,) and b.mover == (P_NONE,) and b.flog == ((),)
     s = _run_from(model, s, ["PromoteFutureReplica(b=0,p=0)"])
-    assert s.brokers[0].mover == (P_QUEUED,) and s.brokers[0].queue == ((0, 1),)
+    assert s.brokers[0].mover == (P_QUEUED,) and s.brokers[0].queue == ((0, 1, 1),)
     s = _run_from(model, s, ["BrokerSendAssignments(b=0)", "ControllerAssignReplicasToDirs(b=0)"])
     assert s.brokers[0].mover == (P_ACCEPTED,) and s.controller.partitions[0].dirs == (1,)
     s = _run_from(model, s, ["PromoteFutureReplica(b=0,p=0)"])
@@ -96,20 +96,20 @@ def _run_from(model, s, steps):
 def test_replaying_the_own_promotion_record_restarts_the_promotion_and_queues_the_current_dir():
     model = _model()
     s = _run_from(model, _run(model, ACCEPTED_STEPS), ["BrokerReplay(b=0)"])
-    assert s.brokers[0].mover == (P_NONE,) and s.brokers[0].queue == ((0, 0),)
+    assert s.brokers[0].mover == (P_NONE,) and s.brokers[0].queue == ((0, 0, 1),)
 
 
 def test_cancelling_an_accepted_promotion_queues_the_current_dir_back():
     model = _model(alter_log_dirs=2)
     s = _run_from(model, _run(model, ACCEPTED_STEPS), ["AlterReplicaLogDirs(b=0,p=0,d=0)"])
     b = s.brokers[0]
-    assert b.queue == ((0, 0),) and b.future == (-1,) and b.mover == (NO_FETCHER,)
+    assert b.queue == ((0, 0, 1),) and b.future == (-1,) and b.mover == (NO_FETCHER,)
 
 
 def test_with_kafka_16297_an_accepted_promotion_is_not_reverted_on_a_dir_failure():
     fixed, buggy = _model(), _model(bugs=("KAFKA-16297",))
     after = [_run_from(m, _run(m, ACCEPTED_STEPS), ["DirFail(b=0,d=0)"]).brokers[0] for m in (fixed, buggy)]
-    assert after[0].queue == ((0, 0),) and after[1].queue == ()
+    assert after[0].queue == ((0, 0, 1),) and after[1].queue == ()
 
 
 def test_at_start_up_a_future_log_in_the_named_dir_replaces_the_current_log():

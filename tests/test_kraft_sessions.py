@@ -115,9 +115,9 @@ def test_the_dir_failure_timeout_stops_a_broker_with_an_unacknowledged_failure_o
 def test_a_failover_requeues_the_requests_in_flight():
     m = _model()
     s = _run(m, ["CreateTopic(partition=0)", "BrokerReplay(broker=0)", "BrokerSendAssignments(broker=0)"])
-    assert s.brokers[0].inflight == ((0, 0),) and "ControllerFailover()" in _enabled(m, s)
+    assert s.brokers[0].inflight == ((0, 0, 1),) and "ControllerFailover()" in _enabled(m, s)
     _a, after = m.step(s, "ControllerFailover", ())
-    assert after.brokers[0].inflight == () and after.brokers[0].queue == ((0, 0),)
+    assert after.brokers[0].inflight == () and after.brokers[0].queue == ((0, 0, 1),)
     assert after.controller == s.controller and after.budget[B_FAILOVERS] == 1
     assert "ControllerFailover()" not in _enabled(m, m.init_states()[0]), "nothing in flight: left out"
 

@@ -31,10 +31,10 @@ def kraft_directories_name_the_log_dir(model, state):
         if not broker.up:
             continue
         for p, part in enumerate(parts):
-            if part.leader_epoch < 0 or b not in model.assignments[p]:
+            if part.leader_epoch < 0 or b not in part.replicas:
                 continue
             actual = log_dir(broker, p)
-            named = part.dirs[model.assignments[p].index(b)]
+            named = part.dirs[part.replicas.index(b)]
             if actual >= 0 and named != actual:
                 return (f"partition {p}'s Directories entry for broker {b} is {dir_name(named)} but its log is on "
                         f"dir {actual}")

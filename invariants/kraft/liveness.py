@@ -76,7 +76,7 @@ def replica_dir_unrecorded(model, state) -> int:
         part = state.controller.partitions[p]
         if part.leader_epoch < 0:
             continue
-        for i, b in enumerate(model.assignments[p]):
+        for i, b in enumerate(part.replicas):
             broker = state.brokers[b]
             if not broker.up or broker.hosted[p] not in (H_LEADER, H_FOLLOWER):
                 continue

@@ -37,7 +37,7 @@ def kraft_directories_match_actual_dir(model, state):
     for p, part in enumerate(state.controller.partitions):
         if not _exists(part):
             continue
-        for i, b in enumerate(model.assignments[p]):
+        for i, b in enumerate(part.replicas):
             broker = state.brokers[b]
             if not broker.up:
                 continue
@@ -53,7 +53,7 @@ def shown_offline(model, image, p: int) -> int:
     Directories entry is not online for its registration (BrokerRegistration.hasOnlineDir)."""
     part = image.partitions[p]
     mask = 0
-    for i, b in enumerate(model.assignments[p]):
+    for i, b in enumerate(part.replicas):
         reg = image.registrations[b]
         if reg is None or reg.fenced or not is_online(part.dirs[i], reg.dirs):
             mask |= 1 << b
@@ -63,7 +63,7 @@ def shown_offline(model, image, p: int) -> int:
 def truly_offline(model, state, p: int) -> int:
     """The replicas of p that cannot be served: on a broker that is down, or with no copy on a good dir."""
     mask = 0
-    for b in model.assignments[p]:
+    for b in state.controller.partitions[p].replicas:
         broker = state.brokers[b]
         if not broker.up or not storage_safety.on_good_dir(broker, p):
             mask |= 1 << b

@@ -23,6 +23,15 @@ BUGS: dict[str, Bug] = {
     "KAFKA-16234": Bug("an Offline partition's topic id was read from its log, gone with the failed dir: the next "
                        "delta treated the partition as new and re-created its log empty on another dir", "3.7.1",
                        "kraft-kafka-16234-offline-partition-recreated.json"),
+    "KAFKA-16157": Bug("an Offline partition kept no topic id: gate 1 skipped it even for a re-created topic, so "
+                       "the broker never hosted the new topic's replica", "3.7.0",
+                       "kraft-kafka-16157-recreated-topic-never-hosted.json", "kraft-deletion"),
+    "KAFKA-17190": Bug("AssignmentsManager sent assignments of deleted topics and retried the controller's "
+                       "UNKNOWN_TOPIC_ID forever: the queue never drained", "3.8.1",
+                       "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json", "kraft-deletion"),
+    "KAFKA-16886": Bug("AssignmentsManager retried the controller's NOT_LEADER_OR_FOLLOWER forever: the assignment of "
+                       "a replica reassigned away never left the queue", "3.7.1",
+                       "kraft-kafka-16886-assignment-of-a-removed-replica-retried.json", "kraft-reassignment"),
     "KAFKA-16162": Bug("after the upgrade to metadata.version 3.7-IV2 a registration without dirs (from before it) "
                        "made every dir offline: AssignReplicasToDirs removed each broker from the ISR and no replica "
                        "was an acceptable leader; brokers did not re-register their dirs", "3.7.0",
@@ -53,6 +62,8 @@ TURN_ON: dict[str, str] = {
     "kraft-sessions": "--preset kraft-heartbeat or --option max_lost_heartbeats=N (or max_session_expiries=N)",
     "kraft-future": "naming the switch turns it on (alter_log_dirs 1), as --preset kraft-future or --option "
                     "alter_log_dirs=N do",
+    "kraft-deletion": "--preset kraft-deletion or --deletion",
+    "kraft-reassignment": "--preset kraft-reassignment or --reassignment",
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from model.kraft.bugs import bugs
 from model.kraft.metadata import (
     K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, BrokerChange, Image, PartitionChange,
-    PartitionRecord, RegisterBroker, default_dir, is_online,
+    K_REMOVE_TOPIC, PartitionRecord, RegisterBroker, RemoveTopic, default_dir, is_online,
 )
 from model.storage.state import NO_LEADER
 
@@ -41,34 +41,46 @@ def leader_acceptor(m, image: Image, p: int, b: int, remove: int = -1, add: int 
     if reg is None or (b != add and (reg.fenced or reg.in_controlled_shutdown)):
         return False
     part = image.partitions[p]
-    return online(m, part.dirs[m.assignments[p].index(b)], reg.dirs, switches)
+    return b in part.replicas and online(m, part.dirs[part.replicas.index(b)], reg.dirs, switches)
 
 
 def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1, dirs: tuple | None = None,
                      isr: int | None = None):
     """PartitionChangeBuilder.build (ONLINE election, no ELR, no unclean election): the target ISR (the given one,
-    or the current one without ``remove``); an election when the leader is not in the target ISR (no leader
-    included): the current leader if valid, else the first replica in assignment order that is in the target ISR
-    and passes LeaderAcceptor, else none. Without ELR an ISR that would be empty keeps its last member (the
-    leader goes to none). The record, or None when nothing changes."""
+    or the current one without ``remove``); a reassignment in progress completes when the target ISR without the
+    removing replicas holds every remaining replica (completeReassignmentIfNeeded: Replicas and ISR lose the
+    removing ones, Adding and Removing empty, Directories follow Replicas); an election when the leader is not in
+    the target ISR (no leader included): the current leader if valid, else the first replica in Replicas order
+    that is in the target ISR and passes LeaderAcceptor, else none. Without ELR an ISR that would be empty keeps
+    its last member (the leader goes to none). The record, or None when nothing changes."""
     part = image.partitions[p]
     target = part.isr if isr is None else isr
     if remove >= 0:
         target &= ~(1 << remove)
+    replicas, adding, removing, new_dirs = part.replicas, part.adding, part.removing, dirs
+    if adding or removing:
+        kept_isr = target & ~sum(1 << b for b in removing)
+        kept = tuple(b for b in replicas if b not in removing)
+        if kept_isr and all(kept_isr >> b & 1 for b in kept):
+            base = part.dirs if dirs is None else dirs
+            new_dirs = tuple(base[replicas.index(b)] for b in kept)
+            target, replicas, adding, removing = kept_isr, kept, (), ()
     leader = part.leader
     if leader == NO_LEADER or not target >> leader & 1:
         def valid(b):
             return target >> b & 1 and leader_acceptor(m, image, p, b, remove, add)
         leader = part.leader if part.leader != NO_LEADER and valid(part.leader) else next(
-            (b for b in m.assignments[p] if valid(b)), NO_LEADER)
+            (b for b in replicas if valid(b)), NO_LEADER)
     if not target:
         target = part.isr  # no ELR: the last ISR member stays
     changed_leader = None if leader == part.leader else leader
     changed_isr = None if target == part.isr else target
-    changed_dirs = None if dirs is None or dirs == part.dirs else dirs
-    if changed_leader is None and changed_isr is None and changed_dirs is None:
+    changed_dirs = None if new_dirs is None or new_dirs == part.dirs else new_dirs
+    changed = [None if new == old else new for new, old in ((replicas, part.replicas), (adding, part.adding),
+                                                            (removing, part.removing))]
+    if changed_leader is None and changed_isr is None and changed_dirs is None and changed == [None] * 3:
         return None
-    return PartitionChange(K_PARTITION_CHANGE, p, changed_leader, changed_isr, changed_dirs)
+    return PartitionChange(K_PARTITION_CHANGE, p, changed_leader, changed_isr, changed_dirs, *changed)
 
 
 def _updates(m, image, partitions, **how) -> list:
@@ -85,7 +97,14 @@ def create_partition(m, image: Image, p: int) -> PartitionRecord:
         if is_active(image, b):
             isr |= 1 << b
     leader = next(b for b in replicas if isr >> b & 1)
-    return PartitionRecord(K_PARTITION, p, leader, isr, tuple(default_dir(image.registrations[b]) for b in replicas))
+    # A new topic id (Uuid.randomUuid in Kafka): the partition's last one + 1, unique as the model deletes once.
+    return PartitionRecord(K_PARTITION, p, leader, isr, tuple(default_dir(image.registrations[b]) for b in replicas),
+                           image.partitions[p].topic + 1, replicas)
+
+
+def remove_topic(p: int) -> RemoveTopic:
+    """ReplicationControlManager.deleteTopic: a RemoveTopicRecord (the partitions go with their topic)."""
+    return RemoveTopic(K_REMOVE_TOPIC, p)
 
 
 def register(b: int, dirs: tuple) -> RegisterBroker:
@@ -117,30 +136,39 @@ def directories_offline(m, image: Image, b: int, offline: tuple) -> list:
         return []
     records = []
     for d in newly:
-        under = [p for p in range(m.cfg.partitions) if exists(image, p) and b in m.assignments[p]
-                 and image.partitions[p].dirs[m.assignments[p].index(b)] == d]
+        under = [p for p in range(m.cfg.partitions) if exists(image, p) and b in image.partitions[p].replicas
+                 and image.partitions[p].dirs[image.partitions[p].replicas.index(b)] == d]
         records += _updates(m, image, under, remove=b)
     return records + [BrokerChange(K_BROKER_CHANGE, b, None, tuple(d for d in reg.dirs if d not in newly))]
 
 
-def assign_replicas_to_dirs(m, image: Image, b: int, epoch: int, entries: tuple) -> tuple[list, str | None]:
+# Per-partition errors of an AssignReplicasToDirs answer.
+UNKNOWN_TOPIC_ID, NOT_LEADER_OR_FOLLOWER = "UNKNOWN_TOPIC_ID", "NOT_LEADER_OR_FOLLOWER"
+
+
+def assign_replicas_to_dirs(m, image: Image, b: int, epoch: int, entries: tuple) -> tuple[list, str | None, tuple]:
     """ReplicationControlManager.handleAssignReplicasToDirs: a stale broker epoch fails the whole request;
-    per entry (partition, dir) of an existing partition that b is a replica of, Directories[b] is set (no
-    partition-epoch check); for a dir not online for b, b also leaves the ISR and leadership
-    (generateLeaderAndIsrUpdates over those partitions, from the image before the request)."""
+    per entry (partition, dir, topic id): an unknown topic id (the topic was deleted) or a broker that is not a
+    replica is a per-partition error; else Directories[b] is set (no partition-epoch check); for a dir not online
+    for b, b also leaves the ISR and leadership (generateLeaderAndIsrUpdates over those partitions, from the image
+    before the request). The records, the request's error, and the (entry, error) of the failed entries."""
     reg = image.registrations[b]
     if reg is None or reg.epoch != epoch:
-        return [], "STALE_BROKER_EPOCH"
-    records, offline = [], []
-    for p, d in entries:
-        if not exists(image, p) or b not in m.assignments[p]:
-            continue  # a per-partition error (UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER)
-        i = m.assignments[p].index(b)
+        return [], "STALE_BROKER_EPOCH", ()
+    records, offline, failed = [], [], []
+    for entry in entries:
+        p, d, topic = entry
         part = image.partitions[p]
+        if not exists(image, p) or part.topic != topic:
+            failed.append((entry, UNKNOWN_TOPIC_ID))
+            continue
+        if b not in part.replicas:
+            failed.append((entry, NOT_LEADER_OR_FOLLOWER))
+            continue
+        i = part.replicas.index(b)
         change = partition_change(m, image, p, dirs=part.dirs[:i] + (d,) + part.dirs[i + 1:])
         if change is not None:
             records.append(change)
         if not online(m, d, reg.dirs):
             offline.append(p)
-    return records + _updates(m, image, offline, remove=b), None
-
+    return records + _updates(m, image, offline, remove=b), None, tuple(failed)

@@ -2,8 +2,10 @@
 data path, with intra-broker moves (``kraft-future``, model/kraft/future.py) when a configuration asks for them."""
 from __future__ import annotations
 
+from model.kraft.deletion import KRAFT_DELETION
 from model.kraft.future import FUTURE
 from model.kraft.migration import MV_UPGRADE
+from model.kraft.reassignment import KRAFT_REASSIGNMENT
 from model.kraft.rules import KRAFT
 from model.kraft.sessions import SESSIONS
 from model.kraft.shutdown import SHUTDOWN
@@ -12,7 +14,7 @@ from model.storage.rules_data import DATA
 
 KRAFT_DESIGN = Design("kraft", "KRaft JBOD (KIP-858) as Kafka 3.9/4.x implement it: the controller's metadata log, "
                       "brokers replaying it, the three-gate create-or-not decision, AssignReplicasToDirs",
-                      (KRAFT, DATA, MV_UPGRADE, SESSIONS, FUTURE, SHUTDOWN))
+                      (KRAFT, DATA, MV_UPGRADE, SESSIONS, FUTURE, SHUTDOWN, KRAFT_DELETION, KRAFT_REASSIGNMENT))
 
 DESIGNS = {KRAFT_DESIGN.name: KRAFT_DESIGN}
 VARIANTS = tuple(DESIGNS)

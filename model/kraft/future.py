@@ -97,8 +97,10 @@ def _future_dir(b, p) -> int:
 
 
 def _queue(b, p, d):
-    """AssignmentsManager.onAssignment: (p, d) replaces any queued entry for the partition."""
-    return b._replace(queue=tuple(e for e in b.queue if e[0] != p) + ((p, d),))
+    """AssignmentsManager.onAssignment: (p, d, topic id) replaces any queued entry for the partition of that topic
+    id; the topic id is the hosted partition's (Partition.topicId, the broker's ``topics``)."""
+    topic = b.topics[p]
+    return b._replace(queue=tuple(e for e in b.queue if e[::2] != (p, topic)) + ((p, d, topic),))
 
 
 def _remove_fetcher(m, b, p, original: int):
@@ -128,7 +130,7 @@ def _promote(b, p):
 
 # What kraft-core's BrokerLoad and BrokerReplay read and write (a delta's application).
 DELTA_READS = ("broker[broker]", "broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
-               "broker[*].hw", "broker[*].isr", "controller.log", "committed", "acked")
+               "broker[*].hw", "broker[*].isr", "controller.log", "controller.partitions", "committed", "acked")
 DELTA_WRITES = ("broker[broker]", "committed", "acked")
 
 
@@ -261,8 +263,8 @@ def _answered(m, s, broker, sent) -> object:
     Only a promotion queues the future dir, so the entry names its callback."""
     b = s.brokers[broker]
     mover = b.mover
-    for p, d in sent:
-        if mover[p] != NO_FETCHER and b.future[p] == d:
+    for p, d, topic in sent:
+        if mover[p] != NO_FETCHER and b.future[p] == d and b.topics[p] == topic:
             mover = replace_at(mover, p, P_ACCEPTED)
     return set_broker(s, broker, b._replace(mover=mover)) if mover != b.mover else s
 
@@ -327,8 +329,8 @@ def broker_load(m, s, broker):
         if b.future[p] >= 0 and _future_dir(b, p) < 0:
             b = _drop_future(b, p)
         part = image.partitions[p]
-        if fixed and b.future[p] >= 0 and part.leader_epoch >= 0 and broker in m.assignments[p] \
-                and part.dirs[m.assignments[p].index(broker)] == b.future[p]:
+        if fixed and b.future[p] >= 0 and part.leader_epoch >= 0 and broker in part.replicas \
+                and part.dirs[part.replicas.index(broker)] == b.future[p]:
             b = _promote(b, p)
     s = R.broker_load(m, set_broker(s, broker, b), broker)
     b = s.brokers[broker]

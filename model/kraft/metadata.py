@@ -17,7 +17,7 @@ UNASSIGNED, MIGRATING, LOST = -1, -2, -3
 RESERVED = (UNASSIGNED, MIGRATING, LOST)
 DIR_ID_NAMES = {UNASSIGNED: "UNASSIGNED", MIGRATING: "MIGRATING", LOST: "LOST"}
 
-K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_FEATURE_LEVEL = 0, 1, 2, 3, 4
+K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_FEATURE_LEVEL, K_REMOVE_TOPIC = 0, 1, 2, 3, 4, 5
 
 # The feature option of a cluster that starts at a metadata.version before 3.7-IV2 (model/kraft/migration.py).
 MV_UPGRADE_OPTION = "mv_upgrade"
@@ -50,6 +50,15 @@ class PartitionRecord(NamedTuple):
     leader: int
     isr: int
     dirs: tuple
+    topic: int = 1         # the topic id (TopicRecord's): 1 for the first topic of the partition, 2 if re-created
+    replicas: tuple = ()   # Replicas, in assignment order
+    __repr__ = tuple.__repr__
+
+
+class RemoveTopic(NamedTuple):
+    """RemoveTopicRecord: the partition's topic is deleted (one partition a topic)."""
+    kind: int
+    partition: int
     __repr__ = tuple.__repr__
 
 
@@ -61,6 +70,9 @@ class PartitionChange(NamedTuple):
     leader: int | None
     isr: int | None
     dirs: tuple | None
+    replicas: tuple | None = None   # Replicas, AddingReplicas, RemovingReplicas (reassignment)
+    adding: tuple | None = None
+    removing: tuple | None = None
     __repr__ = tuple.__repr__
 
 
@@ -91,6 +103,10 @@ class PartitionState(NamedTuple):
     isr: int               # bitmask of brokers
     partition_epoch: int
     dirs: tuple            # per replica, in assignment order: a dir id of that broker or a reserved id
+    topic: int = 0         # the topic id: 0 before the first creation; a deleted topic's id stays (the next is +1)
+    replicas: tuple = ()   # Replicas, in assignment order (Directories is parallel to it)
+    adding: tuple = ()     # AddingReplicas and RemovingReplicas while a reassignment is in progress
+    removing: tuple = ()
     __repr__ = tuple.__repr__
 
 
@@ -129,15 +145,21 @@ def replay(image: Image, offset: int, record) -> Image:
     if kind == K_FEATURE_LEVEL:
         return image._replace(jbod=record.jbod)
     p = record.partition
-    if kind == K_PARTITION:
-        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs)
+    if kind == K_REMOVE_TOPIC:
+        part = NO_PARTITION._replace(topic=image.partitions[p].topic)
+    elif kind == K_PARTITION:
+        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs, record.topic, record.replicas)
     else:
         part = image.partitions[p]
         leader, epoch = part.leader, part.leader_epoch
         if record.leader is not None:
             leader, epoch = record.leader, epoch + 1
-        part = PartitionState(leader, epoch, part.isr if record.isr is None else record.isr,
-                              part.partition_epoch + 1, part.dirs if record.dirs is None else record.dirs)
+        part = part._replace(leader=leader, leader_epoch=epoch, isr=part.isr if record.isr is None else record.isr,
+                             partition_epoch=part.partition_epoch + 1,
+                             dirs=part.dirs if record.dirs is None else record.dirs,
+                             replicas=part.replicas if record.replicas is None else record.replicas,
+                             adding=part.adding if record.adding is None else record.adding,
+                             removing=part.removing if record.removing is None else record.removing)
     return image._replace(partitions=replace_at(image.partitions, p, part))
 
 

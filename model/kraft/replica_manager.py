@@ -9,7 +9,7 @@ H_FOLLOWER = Online and served.
 from __future__ import annotations
 
 from model.kraft.metadata import UNASSIGNED, PartitionState
-from model.storage.broker import has_offline_dir, live_copy_dir
+from model.storage.broker import delete_log, has_offline_dir, live_copy_dir
 from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_STOPPED, LIVE_DIR, Broker, replace_at
 
 # Why a replica's delta ended where it did (tests and docs name the gates).
@@ -44,12 +44,17 @@ def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, li
     which gate decided. ``listed``: the replica's dir if the delta listed it (TopicDelta.localChanges), else None.
     ``bugs``: fixed Kafka bugs re-introduced (model/kraft/bugs.py)."""
     hosted = broker.hosted[p]
-    # Gate 1, ReplicaManager.getOrCreatePartition: Offline (same topic id: one topic per partition here) is skipped.
+    # Gate 1, ReplicaManager.getOrCreatePartition: Offline with the delta's topic id is skipped; with another one
+    # (the topic was deleted and re-created) the partition is new.
     # KAFKA-16234 (before 3.7.1): the Offline partition's topic id came from its log, gone with the dir, so the
     # partition counted as one of another topic: a new partition.
-    if hosted == H_OFFLINE and "KAFKA-16234" not in bugs:
+    # KAFKA-16157 (before 3.7.0): HostedPartition.Offline kept no topic id: every Offline partition is skipped, so
+    # a re-created topic is never hosted here.
+    if hosted == H_OFFLINE and ("KAFKA-16157" in bugs
+                                or (broker.topics[p] == part.topic and "KAFKA-16234" not in bugs)):
         return broker, SKIPPED_OFFLINE
     is_new = hosted in (H_NONE, H_OFFLINE)
+    broker = broker._replace(topics=replace_at(broker.topics, p, part.topic))
     found = live_copy_dir(broker, p)
     outcome = FOUND
     if found < 0:
@@ -74,20 +79,51 @@ def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, li
     return broker._replace(epoch=replace_at(broker.epoch, p, part.leader_epoch)), outcome
 
 
-def queue_assignment(broker: Broker, p: int, listed: int) -> Broker:
+def queue_assignment(broker: Broker, p: int, listed: int, topic: int) -> Broker:
     """After a delta that listed the replica's dir: if its log is on another dir, AssignmentsManager.onAssignment
-    queues (partition, actual dir), replacing any queued entry for the partition."""
+    queues (partition, actual dir, topic id), replacing any queued entry for the partition of that topic id (its
+    TopicIdPartition)."""
     actual = live_copy_dir(broker, p)
     if actual < 0 or actual == listed:
         return broker
-    queue = tuple(e for e in broker.queue if e[0] != p) + ((p, actual),)
+    queue = tuple(e for e in broker.queue if e[::2] != (p, topic)) + ((p, actual, topic),)
     return broker._replace(queue=queue)
+
+
+def label_stray(before: Broker, after: Broker, p: int, deleted: bool) -> Broker:
+    """A copy created for a topic the controller has deleted already (a broker replaying behind the log) is that
+    topic's: labelled stray, as DeleteTopic labels the copies existing when it runs (the model's stand-in for
+    the topic id in each log's partition.metadata)."""
+    new = after.copies[p] & ~before.copies[p]
+    if not (deleted and new):
+        return after
+    return after._replace(stray=replace_at(after.stray, p, after.stray[p] | new))
+
+
+def drop_stray(broker: Broker, p: int) -> Broker:
+    """The copies of a deleted topic's partition (``stray``) leave the broker's copies: those on live dirs are
+    deleted (LogManager.asyncDelete, or at start-up LogManager's stray logs), those on offline dirs are out of
+    reach for good (a repair empties the dir)."""
+    if not broker.stray[p]:
+        return broker
+    return broker._replace(copies=replace_at(broker.copies, p, broker.copies[p] & ~broker.stray[p]),
+                           stray=replace_at(broker.stray, p, 0))
+
+
+def stop_and_delete(broker: Broker, p: int) -> Broker:
+    """ReplicaManager.stopPartitions(deleteLocalLog = true) for a replica the delta deletes (its topic was deleted,
+    or the broker is no longer a replica): an Online partition is removed and its log deleted from its live dirs;
+    an Offline one stays Offline (its log is out of reach); then the deleted topic's copies are dropped."""
+    if broker.hosted[p] == H_OFFLINE:
+        return drop_stray(broker, p)
+    broker = delete_log(broker, p)._replace(topics=replace_at(broker.topics, p, 0))
+    return drop_stray(broker, p)
 
 
 def requeue_inflight(broker: Broker) -> Broker:
     """AssignmentsManager.handleResponse on a global error (a stale broker epoch, a failed or lost request): the
     request's entries go back to the queue (``putIfAbsent``: not over a newer entry for the same partition), and
     nothing is in flight."""
-    newer = {p for p, _ in broker.queue}
-    queue = tuple(e for e in broker.inflight if e[0] not in newer) + broker.queue
+    newer = {e[::2] for e in broker.queue}  # (partition, topic id): the key of a TopicIdPartition
+    queue = tuple(e for e in broker.inflight if e[::2] not in newer) + broker.queue
     return broker._replace(inflight=(), queue=queue)

@@ -14,7 +14,9 @@ from __future__ import annotations
 from model.kraft import controller as C
 from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft.metadata import K_PARTITION, image_of, replay_batch
-from model.kraft.replica_manager import apply_local, queue_assignment, requeue_inflight
+from model.kraft.replica_manager import (
+    apply_local, drop_stray, label_stray, queue_assignment, requeue_inflight, stop_and_delete,
+)
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
 from model.kraft.symmetry import dir_symmetry as kraft_dir_symmetry, permute_index_refs
 from model.spec.feature import Feature, Option
@@ -42,6 +44,12 @@ def write(m, s: State, records) -> State:
 
 def controller_image(s: State):
     return C.Image(s.controller.registrations, s.controller.partitions)
+
+
+def topic_deleted(s: State, p: int, topic: int) -> bool:
+    """Whether the controller has deleted partition p's topic ``topic`` (a later topic id, or none)."""
+    now = s.controller.partitions[p]
+    return now.topic != topic or now.leader_epoch < 0
 
 
 def broker_image(m, s: State, b: int):
@@ -287,14 +295,21 @@ def controller_assign_replicas_to_dirs(m, s, broker):
     """The controller handles the broker's AssignReplicasToDirs and the broker gets the answer: a stale broker
     epoch fails it all (the entries go back to the queue unless a newer one for their partition is there: retried);
     else per partition Directories[b] is written, with no partition-epoch check, and a dir not online for the broker
-    also removes it from the ISR and leadership."""
+    also removes it from the ISR and leadership; an entry of a deleted topic (UNKNOWN_TOPIC_ID) or of a partition
+    the broker is no longer a replica of (NOT_LEADER_OR_FOLLOWER) fails and goes back to the queue likewise."""
     b = s.brokers[broker]
     # The request's broker epoch: this incarnation's registration (a crash empties the request in flight).
     epoch = s.controller.registrations[broker].epoch
-    records, error = C.assign_replicas_to_dirs(m, controller_image(s), broker, epoch, b.inflight)
+    records, error, failed = C.assign_replicas_to_dirs(m, controller_image(s), broker, epoch, b.inflight)
     s = write(m, s, records)
     b = s.brokers[broker]
-    return set_broker(s, broker, requeue_inflight(b) if error is not None else b._replace(inflight=()))
+    if error is not None:
+        return set_broker(s, broker, requeue_inflight(b))
+    # Kafka 3.7.1 to 3.8.0 (KAFKA-16886's fix, KAFKA-17190 not yet): NOT_LEADER_OR_FOLLOWER is dropped; since
+    # 3.8.1 every per-partition error is retried, the entry being checked against the image before sending.
+    drops = C.NOT_LEADER_OR_FOLLOWER if "KAFKA-17190" in bugs(m) and "KAFKA-16886" not in bugs(m) else None
+    retried = tuple(entry for entry, why in failed if why != drops)
+    return set_broker(s, broker, requeue_inflight(b._replace(inflight=retried)))
 
 
 # ---- the brokers ---------------------------------------------------------------------------------------------------
@@ -310,7 +325,7 @@ def load_guard(m, s, broker):
 
 @KRAFT.rule("BrokerLoad",
       reads=("broker[broker]", "broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
-             "broker[*].hw", "broker[*].isr", "controller.log", "committed", "acked"),
+             "broker[*].hw", "broker[*].isr", "controller.log", "controller.partitions", "committed", "acked"),
       writes=("broker[broker]", "committed", "acked"),
       params=("broker",), domain=brokers, guard=load_guard, kind="broker",
       reference="BrokerServer start-up (initial catch-up); BrokerMetadataPublisher first publish; "
@@ -323,12 +338,14 @@ def broker_load(m, s, broker):
     image = image_of(m, log)
     b = s.brokers[broker]
     for p, part in enumerate(image.partitions):
-        if part.leader_epoch < 0 or broker not in m.assignments[p]:
+        b = drop_stray(b, p)  # LogManager.startup: logs of deleted topics are stray (isStrayKraftReplica)
+        if part.leader_epoch < 0 or broker not in part.replicas:
             continue
-        listed = part.dirs[m.assignments[p].index(broker)]
-        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
+        listed = part.dirs[part.replicas.index(broker)]
+        unapplied, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        b = label_stray(unapplied, b, p, topic_deleted(s, p, part.topic))
         if image.jbod:  # ReplicaManager.applyDelta: assignments only at a metadata.version that supports them
-            b = queue_assignment(b, p, listed)
+            b = queue_assignment(b, p, listed, part.topic)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
 
@@ -344,7 +361,7 @@ def replay_guard(m, s, broker):
 
 @KRAFT.rule("BrokerReplay",
       reads=("broker[broker]", "broker[*].up", "broker[*].hosted", "broker[*].epoch", "broker[*].logs",
-             "broker[*].hw", "broker[*].isr", "controller.log", "committed", "acked"),
+             "broker[*].hw", "broker[*].isr", "controller.log", "controller.partitions", "committed", "acked"),
       writes=("broker[broker]", "committed", "acked"),
       params=("broker",), domain=brokers, guard=replay_guard, kind="broker",
       reference="MetadataLoader (one batch a delta here); ReplicaManager.applyDelta "
@@ -360,19 +377,27 @@ def broker_replay(m, s, broker):
     that differs from the log's queues an assignment."""
     b = s.brokers[broker]
     batch = s.controller.log[b.applied]
+    before = image_of(m, s.controller.log[:b.applied])
     b = b._replace(applied=b.applied + 1)
     image = image_of(m, s.controller.log[:b.applied])
     for p in range(m.cfg.partitions):
         touching = [r for r in batch if getattr(r, "partition", None) == p]
-        if not touching or broker not in m.assignments[p]:
+        part, was = image.partitions[p], broker in before.partitions[p].replicas
+        if not touching or not (was or broker in part.replicas):
             continue
-        part = image.partitions[p]
+        if broker not in part.replicas:  # TopicDelta.localChanges: deletes (topic deleted, or replica removed)
+            b = stop_and_delete(b, p)
+            continue
         listed = None
-        if any(r.kind == K_PARTITION or r.dirs is not None for r in touching):
-            listed = part.dirs[m.assignments[p].index(broker)]
-        b, _ = apply_local(broker, b, p, part, listed, bugs(m))
+        # directory(b) of the previous registration throws for a replica it does not have: an added replica is
+        # never listed (the exception is swallowed).
+        if any(r.kind == K_PARTITION or r.dirs is not None for r in touching) and (
+                was or any(r.kind == K_PARTITION for r in touching)):
+            listed = part.dirs[part.replicas.index(broker)]
+        unapplied, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        b = label_stray(unapplied, b, p, topic_deleted(s, p, part.topic))
         if listed is not None and image.jbod:  # (as in BrokerLoad)
-            b = queue_assignment(b, p, listed)
+            b = queue_assignment(b, p, listed, part.topic)
     return advance_leaders(m, set_broker(s, broker, b), broker)
 
 
@@ -388,13 +413,21 @@ def send_guard(m, s, broker):
 
 
 @KRAFT.rule("BrokerSendAssignments",
-      reads=("broker[broker]",), writes=("broker[broker].queue", "broker[broker].inflight"),
+      reads=("broker[broker]", "controller.log"), writes=("broker[broker].queue", "broker[broker].inflight"),
       params=("broker",), domain=brokers, guard=send_guard, kind="broker",
-      reference="AssignmentsManager (one request in flight, batched queue)")
+      reference="AssignmentsManager.maybeSendAssignments (one request in flight, batched queue); Assignment.valid")
 def broker_send_assignments(m, s, broker):
-    """The broker sends its queued assignments as one AssignReplicasToDirs request (one in flight at a time)."""
+    """The broker sends its queued assignments as one AssignReplicasToDirs request (one in flight at a time),
+    dropping first those its published image no longer backs: the topic id is gone (deleted) or the broker is no
+    longer a replica (Assignment.valid, since 3.8.1; KAFKA-17190 and KAFKA-16886 send them all); nothing is sent
+    if none is left."""
     b = s.brokers[broker]
-    return set_broker(s, broker, b._replace(inflight=b.queue, queue=()))
+    queue = b.queue
+    if "KAFKA-17190" not in bugs(m) and "KAFKA-16886" not in bugs(m):
+        image = broker_image(m, s, broker)
+        queue = tuple(e for e in queue if image.partitions[e[0]].leader_epoch >= 0
+                      and image.partitions[e[0]].topic == e[2] and broker in image.partitions[e[0]].replicas)
+    return set_broker(s, broker, b._replace(inflight=queue, queue=()))
 
 
 # kraft-tiny has no record: with one record and two faults the space is larger than a minute allows, and neither

@@ -4,7 +4,7 @@ flight. ``permute_index_refs`` renames them as the brokers' dirs were permuted; 
 dir lists stay sorted (the model builds them in dir order and reads them as sets)."""
 from __future__ import annotations
 
-from model.kraft.metadata import K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER
+from model.kraft.metadata import K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, K_REMOVE_TOPIC
 
 
 def dir_symmetry(cfg) -> str | None:
@@ -27,8 +27,8 @@ def permute_index_refs(m, s, orders):
         return s
     new = [{old: i for i, old in enumerate(o)} for o in orders]
     controller = m.cached(_renamed_controller, limit=1 << 18, bind=True)(s.controller, orders)
-    brokers = tuple(b._replace(queue=tuple((p, new[i][d] if d >= 0 else d) for p, d in b.queue),
-                               inflight=tuple((p, new[i][d] if d >= 0 else d) for p, d in b.inflight))
+    brokers = tuple(b._replace(queue=tuple((p, new[i][d] if d >= 0 else d, t) for p, d, t in b.queue),
+                               inflight=tuple((p, new[i][d] if d >= 0 else d, t) for p, d, t in b.inflight))
                     if b.queue or b.inflight else b for i, b in enumerate(s.brokers))
     return s._replace(controller=controller, brokers=brokers)
 
@@ -43,18 +43,26 @@ def _renamed_controller(m, c, orders):
     def dir_list(b: int, dirs):
         return None if dirs is None else tuple(sorted(dir_of(b, d) for d in dirs))
 
-    def directories(p: int, dirs):
-        return None if dirs is None else tuple(dir_of(b, d) for b, d in zip(m.assignments[p], dirs))
+    def directories(replicas: tuple, dirs):
+        return None if dirs is None else tuple(dir_of(b, d) for b, d in zip(replicas, dirs))
+
+    # Directories is parallel to Replicas as of its record (a reassignment changes Replicas): walk the log keeping
+    # each partition's Replicas.
+    replicas = [()] * len(c.partitions)
 
     def record(r):
         if r.kind in (K_REGISTER, K_BROKER_CHANGE):
             return r._replace(dirs=dir_list(r.broker, r.dirs))
-        if r.kind in (K_PARTITION, K_PARTITION_CHANGE):
-            return r._replace(dirs=directories(r.partition, r.dirs))
+        if r.kind == K_REMOVE_TOPIC:
+            replicas[r.partition] = ()
+        elif r.kind in (K_PARTITION, K_PARTITION_CHANGE):
+            if r.replicas is not None:
+                replicas[r.partition] = r.replicas
+            return r._replace(dirs=directories(replicas[r.partition], r.dirs))
         return r
 
     log = tuple(tuple(record(r) for r in batch) for batch in c.log)
     registrations = tuple(None if reg is None else reg._replace(dirs=dir_list(b, reg.dirs))
                           for b, reg in enumerate(c.registrations))
-    partitions = tuple(part._replace(dirs=directories(p, part.dirs)) for p, part in enumerate(c.partitions))
+    partitions = tuple(part._replace(dirs=directories(part.replicas, part.dirs)) for part in c.partitions)
     return c._replace(log=log, registrations=registrations, partitions=partitions)
