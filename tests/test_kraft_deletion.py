@@ -161,7 +161,8 @@ def test_kraft_deletion_exhausts_with_every_rule_of_its_configuration_fired():
     model = _model()
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
     assert {name for name, n in result.coverage.items() if n} == {r.name for r in model.rules if r.domain(model)}
-    assert {v.invariant.id for v in result.violations} == {"no_recreate_over_offline_copy"}  # finding 1
+    # Finding 1, and finding 5's path (a dir failure before the unfencing heartbeat; docs/kraft.md).
+    assert {v.invariant.id for v in result.violations} == {"no_recreate_over_offline_copy", "leader_is_live_isr_member"}
 
 
 def test_kraft_tiny_includes_neither_deletion_nor_reassignment():
