@@ -145,3 +145,34 @@ def in_process(capsys, *args):
         main([str(a) for a in args])
     out, err = capsys.readouterr()
     return e.value.code, out, err
+
+
+# ---- KRaft mode -------------------------------------------------------------------------------------------------
+
+def kraft_configs(thorough: bool) -> list:
+    """(preset, overrides) of KRaft configurations exhausted in seconds: with the bug switch one fault is enough
+    for a violation (the KAFKA-16234 scenario's path); the data path without faults; the presets themselves under
+    the thorough profile."""
+    return [
+        ("kraft-tiny", dict(max_faults=1, max_fixes=0, options={"bugs": ("KAFKA-16234",)})),
+        ("kraft-tiny", dict(max_faults=1, max_fixes=0)),
+        ("kraft-tiny-data", dict(max_faults=0)),
+    ] + ([("kraft-tiny", {}), ("kraft-tiny-data", {}), ("kraft-small", {})] if thorough else [])
+
+
+def config_ids(configs) -> list[str]:
+    return [f"{p}-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'preset'}" for p, o in configs]
+
+
+def run_labels(model: Model, steps, state=None):
+    """The state after steps given as labels ("Rule(a=1, b=2)"), from the initial state or ``state``."""
+    s = model.init_states()[0] if state is None else state
+    for text in steps:
+        name, _, rest = text.partition("(")
+        args = tuple(int(a.split("=")[1]) for a in rest.rstrip(")").split(",") if a.strip())
+        _action, s = model.step(s, name, args)
+    return s
+
+
+def enabled_labels(model: Model, state) -> set:
+    return {model.rules[a.rule].label(a.args) for a, _ in model.successors(state)}

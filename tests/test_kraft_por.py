@@ -13,20 +13,13 @@ from model.spec.engine import rebuild_trace
 from model.spec.footprint import Components, FootprintError, Footprints
 from model.spec.footprint import footprint_violations as kernel_footprint_violations
 
-from helpers import bfs_states, walk_states
+from helpers import bfs_states, config_ids, kraft_configs, walk_states
 from profiles import THOROUGH
 
 # (preset, overrides): exhausted in seconds; with the bug switch one fault is enough for a violation (the
 # KAFKA-16234 scenario's path); the data path without faults. The presets themselves under the thorough profile.
-CONFIGS = [
-    ("kraft-tiny", dict(max_faults=1, max_fixes=0, options={"bugs": ("KAFKA-16234",)})),
-    ("kraft-tiny", dict(max_faults=1, max_fixes=0)),
-    ("kraft-tiny-data", dict(max_faults=0)),
-] + ([("kraft-tiny", {}), ("kraft-tiny-data", {}), ("kraft-small", {})] if THOROUGH else [])
+CONFIGS = kraft_configs(THOROUGH)
 
-
-def _ids(configs):
-    return [f"{p}-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'preset'}" for p, o in configs]
 
 
 def sample_states(model, bfs: int = 300, walks: int = 20, depth: int = 40, seed: int = 0) -> list:
@@ -129,7 +122,7 @@ def test_por_is_used_on_kraft_unless_the_quiescence_condition_leaves_no_stubborn
     assert reduction is None and "POR is off" in note
 
 
-@pytest.mark.parametrize("preset,overrides", CONFIGS, ids=_ids(CONFIGS))
+@pytest.mark.parametrize("preset,overrides", CONFIGS, ids=config_ids(CONFIGS))
 def test_same_verdict_and_violated_invariants_with_and_without_por(preset, overrides):
     results = {}
     for por_on in (False, True):

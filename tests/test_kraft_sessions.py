@@ -20,6 +20,8 @@ from model.kraft.bugs import BUGS
 from model.spec.errors import ConfigError
 from model.storage.state import B_FAILOVERS, H_LEADER, H_OFFLINE
 
+from helpers import enabled_labels, run_labels
+
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json"
 LIVENESS = dir_failure_acknowledged_or_broker_stops.invariant
@@ -35,17 +37,6 @@ def _model(bugs=(), **options):
     return build_model(preset_config("kraft-heartbeat", options=opts))
 
 
-def _run(m, steps):
-    s = m.init_states()[0]
-    for text in steps:
-        name, _, rest = text.partition("(")
-        args = tuple(int(a.split("=")[1]) for a in rest.rstrip(")").split(",") if a.strip())
-        _action, s = m.step(s, name, args)
-    return s
-
-
-def _enabled(m, s) -> set:
-    return {m.rules[a.rule].label(a.args) for a, _ in m.successors(s)}
 
 
 # Broker 0 leads partition 0 with its log on dir 0 (the metadata names it); broker 1 follows.
@@ -74,52 +65,52 @@ def test_the_feature_makes_heartbeats_unfair_and_takes_its_options():
 
 def test_a_lost_answer_is_handled_by_the_controller_and_not_learnt_by_the_broker():
     m = _model()
-    s = _run(m, LEADING + ["DirFail(broker=0, dir=0)"])
-    lost = _run(m, LEADING + ["DirFail(broker=0, dir=0)", "BrokerHeartbeatAnswerLost(broker=0)"])
+    s = run_labels(m, LEADING + ["DirFail(broker=0, dir=0)"])
+    lost = run_labels(m, LEADING + ["DirFail(broker=0, dir=0)", "BrokerHeartbeatAnswerLost(broker=0)"])
     assert lost.controller.partitions[0].leader == 1 and lost.controller.registrations[0].dirs == (1,)
     assert lost.brokers[0].acked_dirs == 0 and m.ext(lost, "lost_heartbeats") == 1
     # The broker keeps reporting: its next heartbeat is handled again, writes nothing and is acknowledged.
     _a, again = m.step(lost, "BrokerHeartbeat", (0,))
     assert again.controller.log == lost.controller.log and again.brokers[0].acked_dirs == 0b01
     # The bound: one lost answer.
-    assert "BrokerHeartbeatAnswerLost(broker=0)" not in _enabled(m, _run(m, LEADING + [
+    assert "BrokerHeartbeatAnswerLost(broker=0)" not in enabled_labels(m, run_labels(m, LEADING + [
         "DirFail(broker=0, dir=0)", "BrokerHeartbeatAnswerLost(broker=0)"]))
-    assert "BrokerHeartbeatAnswerLost(broker=0)" in _enabled(m, s)
+    assert "BrokerHeartbeatAnswerLost(broker=0)" in enabled_labels(m, s)
 
 
 def test_an_expired_session_fences_a_running_broker_whose_next_heartbeat_unfences_it():
     m = _model()
-    s = _run(m, LEADING + ["ControllerExpireSession(broker=0)"])
+    s = run_labels(m, LEADING + ["ControllerExpireSession(broker=0)"])
     reg = s.controller.registrations[0]
     assert s.brokers[0].up and reg.fenced and s.controller.partitions[0].leader == 1
     assert s.controller.partitions[0].isr == 0b10
-    s = _run(m, LEADING + ["ControllerExpireSession(broker=0)", "BrokerReplay(broker=0)"])
+    s = run_labels(m, LEADING + ["ControllerExpireSession(broker=0)", "BrokerReplay(broker=0)"])
     _a, after = m.step(s, "BrokerHeartbeat", (0,))
     again = after.controller.registrations[0]
     assert not again.fenced and again.epoch == reg.epoch, "the same session: no new registration"
-    assert "ControllerExpireSession(broker=1)" not in _enabled(m, after), "the bound: one expiry"
+    assert "ControllerExpireSession(broker=1)" not in enabled_labels(m, after), "the bound: one expiry"
 
 
 def test_the_dir_failure_timeout_stops_a_broker_with_an_unacknowledged_failure_only_from_3_8():
     m = _model()
-    s = _run(m, LEADING + ["DirFail(broker=0, dir=0)"])
-    assert s.brokers[0].hosted[0] == H_OFFLINE and "BrokerDirFailureTimeout(broker=0)" in _enabled(m, s)
+    s = run_labels(m, LEADING + ["DirFail(broker=0, dir=0)"])
+    assert s.brokers[0].hosted[0] == H_OFFLINE and "BrokerDirFailureTimeout(broker=0)" in enabled_labels(m, s)
     _a, down = m.step(s, "BrokerDirFailureTimeout", (0,))
     assert not down.brokers[0].up and down.budget == s.budget, "no crash budget spent"
     _a, acked = m.step(s, "BrokerHeartbeat", (0,))
-    assert "BrokerDirFailureTimeout(broker=0)" not in _enabled(m, acked)
+    assert "BrokerDirFailureTimeout(broker=0)" not in enabled_labels(m, acked)
     old = _model(BUG)
     assert not next(r for r in old.rules if r.name == "BrokerDirFailureTimeout").domain(old)
 
 
 def test_a_failover_requeues_the_requests_in_flight():
     m = _model()
-    s = _run(m, ["CreateTopic(partition=0)", "BrokerReplay(broker=0)", "BrokerSendAssignments(broker=0)"])
-    assert s.brokers[0].inflight == ((0, 0, 1),) and "ControllerFailover()" in _enabled(m, s)
+    s = run_labels(m, ["CreateTopic(partition=0)", "BrokerReplay(broker=0)", "BrokerSendAssignments(broker=0)"])
+    assert s.brokers[0].inflight == ((0, 0, 1),) and "ControllerFailover()" in enabled_labels(m, s)
     _a, after = m.step(s, "ControllerFailover", ())
     assert after.brokers[0].inflight == () and after.brokers[0].queue == ((0, 0, 1),)
     assert after.controller == s.controller and after.budget[B_FAILOVERS] == 1
-    assert "ControllerFailover()" not in _enabled(m, m.init_states()[0]), "nothing in flight: left out"
+    assert "ControllerFailover()" not in enabled_labels(m, m.init_states()[0]), "nothing in flight: left out"
 
 
 def test_kafka_15649_is_registered_with_its_scenario():

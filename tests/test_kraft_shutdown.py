@@ -10,6 +10,8 @@ from model.kraft.rules import controller_image
 from model.kraft.shutdown import PENDING, SHUTTING_DOWN
 from model.storage.state import NO_LEADER
 
+from helpers import enabled_labels, run_labels
+
 SHUTDOWN_RULES = {"BrokerBeginControlledShutdown", "BrokerHeartbeatControlledShutdown", "BrokerHeartbeatShutdownNow",
                   "BrokerShutdown", "BrokerControlledShutdownTimeout"}
 
@@ -23,17 +25,6 @@ def _model(preset="kraft-controlled-shutdown", **options):
     return build_model(preset_config(preset, options=options or None))
 
 
-def _run(m, steps, s=None):
-    s = m.init_states()[0] if s is None else s
-    for text in steps:
-        name, _, rest = text.partition("(")
-        args = tuple(int(a.split("=")[1]) for a in rest.rstrip(")").split(",") if a.strip())
-        _action, s = m.step(s, name, args)
-    return s
-
-
-def _enabled(m, s) -> set:
-    return {m.rules[a.rule].label(a.args) for a, _ in m.successors(s)}
 
 
 def test_kraft_tiny_has_no_shutdown_rule_nor_field():
@@ -58,12 +49,12 @@ def test_the_preset_has_the_feature_and_its_rules():
 
 def test_begin_moves_the_broker_to_pending_and_its_heartbeats_carry_want_shutdown():
     m = _model()
-    s = _run(m, LEADING)
-    s = _run(m, ["DirFail(broker=0, dir=1)"], s)
-    assert "BrokerHeartbeat(broker=0)" in _enabled(m, s)
-    s = _run(m, ["BrokerBeginControlledShutdown(broker=0)"], s)
+    s = run_labels(m, LEADING)
+    s = run_labels(m, ["DirFail(broker=0, dir=1)"], s)
+    assert "BrokerHeartbeat(broker=0)" in enabled_labels(m, s)
+    s = run_labels(m, ["BrokerBeginControlledShutdown(broker=0)"], s)
     assert s.brokers[0].shutdown == PENDING and m.ext(s, "controlled_shutdowns") == 1
-    enabled = _enabled(m, s)
+    enabled = enabled_labels(m, s)
     assert "BrokerHeartbeat(broker=0)" not in enabled  # its heartbeats are the wantShutDown ones now
     assert "BrokerHeartbeatControlledShutdown(broker=0)" in enabled
     assert "BrokerBeginControlledShutdown(broker=1)" not in enabled  # the bound 1 is used up
@@ -71,69 +62,69 @@ def test_begin_moves_the_broker_to_pending_and_its_heartbeats_carry_want_shutdow
 
 def test_a_controlled_shutdown_moves_leadership_before_the_broker_stops():
     m = _model()
-    s = _run(m, LEADING + ["BrokerBeginControlledShutdown(broker=0)"])
+    s = run_labels(m, LEADING + ["BrokerBeginControlledShutdown(broker=0)"])
     assert s.controller.partitions[0].leader == 0
-    assert "BrokerHeartbeatShutdownNow(broker=0)" not in _enabled(m, s)  # it leads a partition
-    s = _run(m, ["BrokerHeartbeatControlledShutdown(broker=0)"], s)
+    assert "BrokerHeartbeatShutdownNow(broker=0)" not in enabled_labels(m, s)  # it leads a partition
+    s = run_labels(m, ["BrokerHeartbeatControlledShutdown(broker=0)"], s)
     reg, part = s.controller.registrations[0], s.controller.partitions[0]
     assert reg.in_controlled_shutdown and not reg.fenced
     assert part.leader == 1 and part.isr == 0b10
     image = controller_image(s)
     assert not is_active(image, 0) and not leader_acceptor(m, image, 0, 0)
     # Broker 1 has not replayed the batch yet (lowestActiveOffset): not granted.
-    assert "BrokerHeartbeatShutdownNow(broker=0)" not in _enabled(m, s)
-    assert "BrokerHeartbeatControlledShutdown(broker=0)" not in _enabled(m, s)  # a stuttering heartbeat
-    s = _run(m, ["BrokerReplay(broker=1)"], s)
-    assert "BrokerHeartbeatShutdownNow(broker=0)" in _enabled(m, s)
-    s = _run(m, ["BrokerHeartbeatShutdownNow(broker=0)"], s)
+    assert "BrokerHeartbeatShutdownNow(broker=0)" not in enabled_labels(m, s)
+    assert "BrokerHeartbeatControlledShutdown(broker=0)" not in enabled_labels(m, s)  # a stuttering heartbeat
+    s = run_labels(m, ["BrokerReplay(broker=1)"], s)
+    assert "BrokerHeartbeatShutdownNow(broker=0)" in enabled_labels(m, s)
+    s = run_labels(m, ["BrokerHeartbeatShutdownNow(broker=0)"], s)
     assert s.controller.registrations[0].fenced and s.brokers[0].shutdown == SHUTTING_DOWN and s.brokers[0].up
-    s = _run(m, ["BrokerShutdown(broker=0)"], s)
+    s = run_labels(m, ["BrokerShutdown(broker=0)"], s)
     assert not s.brokers[0].up and s.brokers[0].shutdown == "" and s.controller.partitions[0].leader == 1
     assert s.budget == m.init_states()[0].budget  # no crash spent
-    assert "BrokerRestart(broker=0)" in _enabled(m, s)  # fenced already: no session timeout to wait for
+    assert "BrokerRestart(broker=0)" in enabled_labels(m, s)  # fenced already: no session timeout to wait for
 
 
 def test_a_broker_that_leads_nothing_is_told_to_shut_down_at_once():
     m = _model()
-    s = _run(m, LEADING + ["BrokerBeginControlledShutdown(broker=1)"])
-    assert "BrokerHeartbeatControlledShutdown(broker=1)" not in _enabled(m, s)
-    s = _run(m, ["BrokerHeartbeatShutdownNow(broker=1)"], s)
+    s = run_labels(m, LEADING + ["BrokerBeginControlledShutdown(broker=1)"])
+    assert "BrokerHeartbeatControlledShutdown(broker=1)" not in enabled_labels(m, s)
+    s = run_labels(m, ["BrokerHeartbeatShutdownNow(broker=1)"], s)
     assert s.controller.registrations[1].fenced and not s.controller.registrations[1].in_controlled_shutdown
     assert s.controller.partitions[0].isr == 0b01 and s.brokers[1].shutdown == SHUTTING_DOWN
 
 
 def test_the_last_isr_member_gives_up_leadership_and_is_then_granted():
     m = _model(max_controlled_shutdowns=2)
-    s = _run(m, LEADING + ["BrokerBeginControlledShutdown(broker=1)", "BrokerHeartbeatShutdownNow(broker=1)",
+    s = run_labels(m, LEADING + ["BrokerBeginControlledShutdown(broker=1)", "BrokerHeartbeatShutdownNow(broker=1)",
                            "BrokerShutdown(broker=1)", "BrokerBeginControlledShutdown(broker=0)"], )
     assert s.controller.partitions[0].isr == 0b01
-    s = _run(m, ["BrokerHeartbeatControlledShutdown(broker=0)"], s)
+    s = run_labels(m, ["BrokerHeartbeatControlledShutdown(broker=0)"], s)
     part = s.controller.partitions[0]
     assert part.leader == NO_LEADER and part.isr == 0b01  # no ELR: the last member stays, no leader
-    assert "BrokerHeartbeatShutdownNow(broker=0)" in _enabled(m, s)  # no active broker left to wait for
+    assert "BrokerHeartbeatShutdownNow(broker=0)" in enabled_labels(m, s)  # no active broker left to wait for
 
 
 def test_the_timeout_stops_a_pending_broker_and_its_session_then_expires():
     m = _model()
-    s = _run(m, LEADING + ["BrokerBeginControlledShutdown(broker=0)", "BrokerControlledShutdownTimeout(broker=0)"])
+    s = run_labels(m, LEADING + ["BrokerBeginControlledShutdown(broker=0)", "BrokerControlledShutdownTimeout(broker=0)"])
     assert not s.brokers[0].up and s.controller.partitions[0].leader == 0
-    assert "BrokerRestart(broker=0)" not in _enabled(m, s)
-    s = _run(m, ["ControllerFenceBroker(broker=0)"], s)
+    assert "BrokerRestart(broker=0)" not in enabled_labels(m, s)
+    s = run_labels(m, ["ControllerFenceBroker(broker=0)"], s)
     assert s.controller.partitions[0].leader == 1 and s.controller.registrations[0].fenced
 
 
 def test_the_dir_failure_timeout_begins_a_controlled_shutdown_with_the_feature():
     steps = LEADING + ["DirFail(broker=0, dir=0)", "BrokerDirFailureTimeout(broker=0)"]
     without = _model("kraft-heartbeat", max_lost_heartbeats=1)
-    s = _run(without, steps)
+    s = run_labels(without, steps)
     assert not s.brokers[0].up
     m = _model("kraft-heartbeat", max_lost_heartbeats=1, max_controlled_shutdowns=0)
-    s = _run(m, steps)
+    s = run_labels(m, steps)
     assert s.brokers[0].up and s.brokers[0].shutdown == PENDING and m.ext(s, "controlled_shutdowns") == 0
-    enabled = _enabled(m, s)
+    enabled = enabled_labels(m, s)
     assert "BrokerDirFailureTimeout(broker=0)" not in enabled and "BrokerHeartbeat(broker=0)" not in enabled
     assert "BrokerBeginControlledShutdown(broker=1)" not in enabled  # max_controlled_shutdowns 0
-    s = _run(m, ["BrokerHeartbeatControlledShutdown(broker=0)"], s)
+    s = run_labels(m, ["BrokerHeartbeatControlledShutdown(broker=0)"], s)
     assert s.brokers[0].acked_dirs == 0b01 and s.controller.registrations[0].dirs == (1,)
     assert s.controller.partitions[0].leader == 1
 

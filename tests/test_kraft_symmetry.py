@@ -12,19 +12,12 @@ from explorer.search import SearchOptions, explore
 from model.kraft import symmetry as kraft_symmetry
 from model.spec.symmetry import IndexSymmetry
 
-from helpers import bfs_states, walk_states
+from helpers import bfs_states, config_ids, kraft_configs, walk_states
 from profiles import THOROUGH
 
 SYMMETRIC = {"dir_symmetry": True}   # KRaft's dir symmetry is opt-in (model/kraft/symmetry.py)
-CONFIGS = [
-    ("kraft-tiny", dict(max_faults=1, max_fixes=0, options={"bugs": ("KAFKA-16234",)})),
-    ("kraft-tiny", dict(max_faults=1, max_fixes=0)),
-    ("kraft-tiny-data", dict(max_faults=0)),
-] + ([("kraft-tiny", {}), ("kraft-tiny-data", {}), ("kraft-small", {})] if THOROUGH else [])
+CONFIGS = kraft_configs(THOROUGH)
 
-
-def _ids(configs):
-    return [f"{p}-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'preset'}" for p, o in configs]
 
 
 def _states(model, bfs=150, walks=10):
@@ -83,7 +76,7 @@ def test_symmetry_is_used_on_kraft_where_sound():
     assert not model.symmetry and "one log dir" in model.symmetry_note
 
 
-@pytest.mark.parametrize("preset,overrides", CONFIGS, ids=_ids(CONFIGS))
+@pytest.mark.parametrize("preset,overrides", CONFIGS, ids=config_ids(CONFIGS))
 def test_same_verdict_and_violated_invariants_with_and_without_symmetry(preset, overrides):
     results = {}
     for symmetric in (False, True):
