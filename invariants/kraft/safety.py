@@ -5,7 +5,7 @@ from __future__ import annotations
 from model.kraft.controller import leader_acceptor
 from model.kraft.metadata import K_PARTITION, K_PARTITION_CHANGE, Image, replay
 from model.spec.invariant import invariant
-from model.storage.state import NO_LEADER, OFFLINE, bits
+from model.storage.state import NO_LEADER, bits
 
 
 @invariant(

@@ -11,7 +11,7 @@ deletion or, if it was down, at its next start-up (LogManager's stray logs).
 from __future__ import annotations
 
 from model.kraft import controller as C
-from model.kraft.rules import CONTROLLER_EVENT, KRAFT, controller_image, write
+from model.kraft.rules import CONTROLLER_EVENT, KRAFT, write
 from model.spec.feature import Feature
 from model.spec.schema import Field, Show
 from model.storage.common import partitions

@@ -122,8 +122,7 @@ def _promote(b, p):
     """LogManager.replaceCurrentWithFutureLog: the future log is renamed into the current one; the current log on a
     live dir is deleted (one on a failed dir stays on that disk)."""
     f = b.future[p]
-    live = sum(1 << d for d, status in enumerate(b.dirs) if LIVE_DIR[status])
-    copies = (b.copies[p] & ~live) | 1 << f
+    copies = (b.copies[p] & ~B.live_dir_mask(b)) | 1 << f
     b = b._replace(copies=replace_at(b.copies, p, copies), logs=replace_at(b.logs, p, b.flog[p] or ()))
     return _drop_future(b, p)._replace(mover=replace_at(b.mover, p, NO_FETCHER))
 

@@ -17,7 +17,7 @@ from model.kraft.rules import CONTROLLER_EVENT, KRAFT, broker_image, broker_regi
 from model.spec.errors import ConfigError
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, nothing, set_broker
-from model.storage.state import LIVE_DIR
+from model.storage.broker import live_dirs
 
 
 def _one_dir_per_broker(m) -> bool:
@@ -105,7 +105,7 @@ def broker_reregister(m, s, broker):
     the same image). With KAFKA-16757 (3.7.0) the re-registration is a new one: a RegisterBrokerRecord, fenced,
     with a new broker epoch."""
     b = s.brokers[broker]
-    dirs = tuple(d for d, status in enumerate(b.dirs) if LIVE_DIR[status])
+    dirs = live_dirs(b)
     if "KAFKA-16757" in bugs(m):
         return write(m, s, [C.register(broker, dirs)])
     return write(m, s, [BrokerChange(K_BROKER_CHANGE, broker, None, dirs)])

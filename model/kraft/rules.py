@@ -25,7 +25,8 @@ from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
 from model.storage.mode import declares
 from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS, STORAGE_CONSTANTS, STORAGE_SCHEMA
-from model.storage.state import H_LEADER, LIVE_DIR, State
+from model.storage.broker import live_dirs
+from model.storage.state import H_LEADER, State
 
 # What a controller event reads and writes: the whole controller record (its log and image).
 CONTROLLER_EVENT = ("controller",)
@@ -215,7 +216,7 @@ def broker_register(m, s, broker):
     dirs it can read now (a failed or removed dir is not listed); the controller writes a RegisterBrokerRecord,
     fenced, whose offset is the broker epoch, replacing any older registration and its dir list."""
     b = s.brokers[broker]
-    dirs = tuple(d for d, status in enumerate(b.dirs) if LIVE_DIR[status])
+    dirs = live_dirs(b)
     s = write(m, s, [C.register(broker, dirs)])
     return set_broker(s, broker, s.brokers[broker]._replace(registered=True))
 

@@ -110,9 +110,18 @@ def recover_dir(broker: Broker, d: int, reserves: bool) -> Broker:
                            reserved=reserved)
 
 
+def live_dirs(broker: Broker) -> tuple[int, ...]:
+    """The broker's dirs it can read and write now (not failed, not removed from log.dirs), in dir order."""
+    return tuple(d for d, status in enumerate(broker.dirs) if LIVE_DIR[status])
+
+
+def live_dir_mask(broker: Broker) -> int:
+    return sum(1 << d for d in live_dirs(broker))
+
+
 def delete_log(broker: Broker, p: int) -> Broker:
     """The partition's log on its live dirs is deleted, with the space it took; a copy on an offline dir stays."""
-    live_dirs = sum(1 << d for d, status in enumerate(broker.dirs) if LIVE_DIR[status])
+    live_dirs = live_dir_mask(broker)
     d = live_copy_dir(broker, p)
     used = broker.used if d < 0 else replace_at(broker.used, d, broker.used[d] - broker.segs[p])
     return broker._replace(
