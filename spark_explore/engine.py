@@ -318,6 +318,10 @@ class _Search:
             raise
         finally:
             finished.set()
+            # The caller's next job on this thread must not be in the search's group: Spark remembers a cancelled
+            # group and cancels the jobs submitted in it later too (a job run right after an interrupted search
+            # failed with SPARK_JOB_CANCELLED, tests/test_signals.py level-done#3).
+            self.sc.setLocalProperty("spark.jobGroup.id", None)
 
     def _check(self) -> None:
         """A safe point (no py4j call under way): stop here if a signal came."""
