@@ -4,8 +4,8 @@ why they were off; a run with symmetry refused is not run: it would be the one w
 process. Not a test: times vary with the machine and its load.
 
     PYTHONPATH=. python3 benchmarks/kraft.py                   # kraft-small
-    PYTHONPATH=. python3 benchmarks/kraft.py kraft-tiny kraft-tiny-data --json
-    PYTHONPATH=. python3 benchmarks/kraft.py kraft-tiny --why 3000   # why states are not reduced (first BFS states)
+    PYTHONPATH=. python3 benchmarks/kraft.py kraft-tiny-faults kraft-tiny --json
+    PYTHONPATH=. python3 benchmarks/kraft.py kraft-tiny-faults --why 3000   # why states are not reduced (first BFS states)
 """
 from __future__ import annotations
 

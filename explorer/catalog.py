@@ -154,13 +154,29 @@ def select_invariants(ids=None, extra=()) -> list[Invariant]:
 PRESETS: dict[str, tuple[str, dict]] = {name: preset for f in features() for name, preset in f.presets.items()}
 
 
+# Old preset names that keep working (they name the same configuration), each with the name to use instead.
+DEPRECATED_PRESETS: dict[str, str] = {
+    "kraft-tiny-data": "kraft-tiny",   # 0.4.0's kraft-tiny took kraft-tiny-data's record and one fault (same space)
+}
+
+
 def preset_names() -> list[str]:
     return list(PRESETS)
+
+
+def preset_deprecation_note(name: str | None) -> str | None:
+    """One line saying that a preset name is deprecated and what to use, or None for a current name."""
+    new = DEPRECATED_PRESETS.get(name)
+    if new is None:
+        return None
+    return (f"--preset {name} is deprecated: use --preset {new} (the same state space; {name} keeps working and "
+            f"reports keep the name given)")
 
 
 def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> ModelConfig:
     """The preset's configuration with overrides (None values ignored); extra_presets: those of plugin features."""
     presets = {**PRESETS, **(extra_presets or {})}
+    name = DEPRECATED_PRESETS.get(name, name) if name not in presets else name
     if name not in presets:
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     params = dict(presets[name][1])

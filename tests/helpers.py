@@ -154,10 +154,10 @@ def kraft_configs(thorough: bool) -> list:
     for a violation (the KAFKA-16234 scenario's path); the data path without faults; the presets themselves under
     the thorough profile."""
     return [
-        ("kraft-tiny", dict(max_faults=1, max_fixes=0, options={"bugs": ("KAFKA-16234",)})),
-        ("kraft-tiny", dict(max_faults=1, max_fixes=0)),
-        ("kraft-tiny-data", dict(max_faults=0)),
-    ] + ([("kraft-tiny", {}), ("kraft-tiny-data", {}), ("kraft-small", {})] if thorough else [])
+        ("kraft-tiny-faults", dict(max_faults=1, max_fixes=0, options={"bugs": ("KAFKA-16234",)})),
+        ("kraft-tiny-faults", dict(max_faults=1, max_fixes=0)),
+        ("kraft-tiny", dict(max_faults=0)),
+    ] + ([("kraft-tiny-faults", {}), ("kraft-tiny", {}), ("kraft-small", {})] if thorough else [])
 
 
 def config_ids(configs) -> list[str]:

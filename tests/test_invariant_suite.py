@@ -59,7 +59,7 @@ SETTINGS = {"kip112": {}, "kip112-no-isnew-check": {"variant": "kip112-no-isnew-
 # Exhausted with every violation reported even in the ci profile (seconds each); tiny-unclean is checked to
 # lose data (BFS to the first violation) and exhausted in the thorough profile.
 CI_EXHAUSTIVE = {("tiny", "kip112"), ("tiny", "kip112-no-isnew-check"), ("tiny", "pre-kip112"),
-                 ("kraft-tiny", "kraft"), ("kraft-future", "kraft")}
+                 ("kraft-tiny-faults", "kraft"), ("kraft-future", "kraft")}
 # Variants whose first violation lies deep (pre-kip112: the replaced-disk loss, 15 steps and 809,345 states on
 # small, about a minute): caught on tiny in the ci profile (exhaustive), on the larger presets in the thorough one.
 DEEP_FIRST_VIOLATION = {"pre-kip112"}
@@ -79,7 +79,7 @@ PRESET_EXPECTED = {
 
 # The design presets run under their design only: kip18-lost-update finds KIP-18's lost /restart_partitions
 # update (docs/model.md 12.2), a partition never restarted (exhausted in the thorough profile: minutes).
-DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny": "kraft", "kraft-tiny-data": "kraft",
+DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-tiny-faults": "kraft", "kraft-tiny": "kraft",
                   "kraft-mv-upgrade": "kraft", "kraft-heartbeat": "kraft", "kraft-session-expiry": "kraft",
                   "kraft-future": "kraft", "kraft-controlled-shutdown": "kraft",
                   "kraft-controlled-shutdown-data": "kraft",
@@ -97,9 +97,9 @@ CONFIGS = [(preset, setting) for preset in PRESETS for setting in SETTINGS
 # has no disk repair, so the halted broker never comes back on an empty disk to lose the record; only a topic
 # created on a broker after its timer fired is never healed (exhausted in the thorough profile: two minutes).
 PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_healing"}),
-                        # KRaft (docs/kraft.md): finding 1 needs two faults, which kraft-tiny-data does not allow.
-                        "kraft-tiny": frozenset({"no_recreate_over_offline_copy"}),
-                        "kraft-tiny-data": frozenset(),
+                        # KRaft (docs/kraft.md): finding 1 needs two faults, which kraft-tiny does not allow.
+                        "kraft-tiny-faults": frozenset({"no_recreate_over_offline_copy"}),
+                        "kraft-tiny": frozenset(),
                         # docs/kraft.md: finding 1 on kraft-deletion, finding 6 on the reassignment presets, and
                         # kraft-core's quiescent invariants: on kraft-deletion (RF 1, a crash and a dir failure) the
                         # unfencing heartbeat elects broker 0 by the image before its own handleDirectoriesOffline;

@@ -104,7 +104,7 @@ def test_every_command_with_model_options_takes_bug(command):
 
 
 def test_explore_with_bug_finds_the_violation_and_reports_the_switch():
-    p = jbodcheck("explore", "--preset", "kraft-tiny", "--bug", "KAFKA-16234", "--max-depth", "8",
+    p = jbodcheck("explore", "--preset", "kraft-tiny-faults", "--bug", "KAFKA-16234", "--max-depth", "8",
                   "--invariant", "no_recreate_over_offline_copy", "--json", "-")
     assert p.returncode == 1, p.stderr
     report = _report(p)
@@ -228,7 +228,7 @@ def test_mv_upgrade_needs_one_dir_per_broker():
 
 
 def test_kraft_tiny_has_neither_the_upgrade_nor_its_invariant():
-    model = build_model(preset_config("kraft-tiny"))
+    model = build_model(preset_config("kraft-tiny-faults"))
     assert not model.has_feature("kraft-mv-upgrade")
     assert LEADERSHIP not in {i.id for i in model.invariants}
     assert {"UpgradeMetadataVersion", "BrokerReregister"} <= set(model.absent_rules)
@@ -249,7 +249,7 @@ def test_kraft_mv_upgrade_exhausts_with_every_rule_of_its_configuration_fired():
 def test_the_leadership_invariant_holds_on_kraft_tiny_too():
     from invariants.kraft.safety import kraft_leadership_as_leader_acceptor_allows as leadership
 
-    model = build_model(preset_config("kraft-tiny"), invariants=[leadership.invariant])
+    model = build_model(preset_config("kraft-tiny-faults"), invariants=[leadership.invariant])
     result = bfs(model, list(model.invariants), SearchOptions())
     assert result.result == "ok"
 

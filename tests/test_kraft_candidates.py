@@ -108,12 +108,12 @@ def test_every_switch_names_a_feature_the_design_has_and_a_way_to_turn_it_on():
 @pytest.mark.parametrize("bug_id", NEEDS_A_FEATURE)
 def test_a_switch_without_its_feature_is_refused(bug_id):
     with pytest.raises(ConfigError, match=f"{bug_id} needs the feature {BUGS[bug_id].feature}"):
-        build_model(preset_config("kraft-tiny", options={"bugs": (bug_id,)}))
+        build_model(preset_config("kraft-tiny-faults", options={"bugs": (bug_id,)}))
 
 
 @pytest.mark.parametrize("bug_id", NEEDS_A_FEATURE)
 def test_the_cli_refuses_a_switch_without_its_feature_with_exit_2_and_one_line_naming_how(bug_id):
-    p = _cli("explore", "--preset", "kraft-tiny", "--bug", bug_id, "-q")
+    p = _cli("explore", "--preset", "kraft-tiny-faults", "--bug", bug_id, "-q")
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and bug_id in lines[0] and TURN_ON[BUGS[bug_id].feature] in lines[0]
@@ -129,12 +129,12 @@ def test_each_switch_is_taken_by_its_scenario_s_model(bug_id):
 
 def test_kraft_future_s_switches_turn_their_feature_on_rather_than_being_refused():
     for bug_id in ("KAFKA-16297", "KAFKA-16082"):
-        model = build_model(preset_config("kraft-tiny", options={"bugs": (bug_id,)}))
+        model = build_model(preset_config("kraft-tiny-faults", options={"bugs": (bug_id,)}))
         assert BUGS[bug_id].feature == "kraft-future" and model.has_feature("kraft-future")
 
 
 def test_a_switch_of_kraft_core_is_taken_by_kraft_tiny():
-    model = build_model(preset_config("kraft-tiny", options={"bugs": ("KAFKA-16234",)}))
+    model = build_model(preset_config("kraft-tiny-faults", options={"bugs": ("KAFKA-16234",)}))
     assert model.option("bugs") == ("KAFKA-16234",)
 
 

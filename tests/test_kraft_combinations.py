@@ -11,7 +11,7 @@ from explorer.catalog import build_model, preset_config
 from explorer.search import SearchOptions, bfs
 from model.spec.engine import rebuild_trace
 
-# feature -> how a configuration turns it on (kraft-tiny's cluster: no record, which deletion and reassignment
+# feature -> how a configuration turns it on (kraft-tiny-faults' cluster: no record, which deletion and reassignment
 # need; mv-upgrade needs one dir per broker, so it has its own preset and is left out here).
 TURN_ON = {
     "kraft-deletion": dict(deletion=True),
@@ -26,7 +26,7 @@ PAIRS = list(itertools.combinations(TURN_ON, 2))
 def _config(a: str, b: str):
     params = {**TURN_ON[a], **TURN_ON[b]}
     params["options"] = {**TURN_ON[a].get("options", {}), **TURN_ON[b].get("options", {})}
-    return preset_config("kraft-tiny", max_faults=1, **params)
+    return preset_config("kraft-tiny-faults", max_faults=1, **params)
 
 
 @pytest.mark.parametrize("a,b", PAIRS, ids=[f"{a}+{b}" for a, b in PAIRS])

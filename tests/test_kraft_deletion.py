@@ -40,7 +40,7 @@ def _replay(name, **options):
 
 def test_deletion_is_refused_with_records_on_kraft():
     with pytest.raises(ConfigError, match="--deletion with --variant kraft is modelled without records"):
-        build_model(preset_config("kraft-tiny-data", deletion=True))
+        build_model(preset_config("kraft-tiny", deletion=True))
 
 
 def test_a_deleted_topic_is_re_created_with_a_new_topic_id_and_deleted_once():
@@ -166,6 +166,6 @@ def test_kraft_deletion_exhausts_with_every_rule_of_its_configuration_fired():
 
 
 def test_kraft_tiny_includes_neither_deletion_nor_reassignment():
-    model = build_model(preset_config("kraft-tiny"))
+    model = build_model(preset_config("kraft-tiny-faults"))
     assert not model.has_feature("kraft-deletion") and not model.has_feature("kraft-reassignment")
     assert not {"DeleteTopic", "ReassignPartition", "ReplicaCatchUp"} & {r.name for r in model.rules}

@@ -2,10 +2,10 @@
 HTML/ITF/DOT outputs, checkpoint and resume, and `--liveness` with KRaft's own liveness properties
 (invariants/kraft/liveness.py), each shown to fail on a model that breaks it.
 
-The configurations are explicit (kraft-tiny's preset with its shape pinned), so that a change of the preset does
+The configurations are explicit (kraft-tiny-faults' preset with its shape pinned), so that a change of the preset does
 not move what these tests check; every expected count is computed here by BFS, none is written down. The
-default profile runs SMALL (kraft-tiny with one fault: thousands of states, under a second); the thorough one
-(JBODCHECK_PROFILE=thorough) runs the kraft-tiny preset itself where the issue asks for it (Spark's counts)."""
+default profile runs SMALL (kraft-tiny-faults with one fault: thousands of states, under a second); the thorough one
+(JBODCHECK_PROFILE=thorough) runs the kraft-tiny-faults preset itself where the issue asks for it (Spark's counts)."""
 from __future__ import annotations
 
 import json
@@ -27,19 +27,19 @@ from model.spec.invariant import LIVENESS_KINDS, invariants_in
 from profiles import THOROUGH
 from test_cli import cli
 
-# kraft-tiny's shape, pinned: 2 brokers x 2 dirs, 1 partition, RF 2, no record, a dir failure, a crash, a restart,
+# kraft-tiny-faults' shape, pinned: 2 brokers x 2 dirs, 1 partition, RF 2, no record, a dir failure, a crash, a restart,
 # a repair; NO_DATA with two faults (finding 1's configuration), SMALL with one.
 SHAPE = dict(max_records=0, consumer=False, max_dir_failures=1, max_crashes=1, max_restarts=1, max_fixes=1)
 NO_DATA = dict(SHAPE, max_faults=2)
 SMALL = dict(SHAPE, max_faults=1)
-SMALL_FLAGS = ("--preset", "kraft-tiny", "--max-records", "0", "--no-consumer", "--max-dir-failures", "1",
+SMALL_FLAGS = ("--preset", "kraft-tiny-faults", "--max-records", "0", "--no-consumer", "--max-dir-failures", "1",
                "--max-crashes", "1", "--max-restarts", "1", "--max-fixes", "1", "--max-faults", "1")
 FINDING = "no_recreate_over_offline_copy"
 COUNTS = ("result", "distinct_states", "states_generated", "depth", "coverage")
 
 
 def kraft(**overrides):
-    return build_model(preset_config("kraft-tiny", **overrides))
+    return build_model(preset_config("kraft-tiny-faults", **overrides))
 
 
 def counts(result) -> dict:

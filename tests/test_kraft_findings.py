@@ -18,7 +18,7 @@ KRAFT_MARKERS = markers(REPO / "docs" / "kraft.md")
 
 def test_finding_1_is_marked():
     commands = [fields["command"] for _name, _line, fields, _after in KRAFT_MARKERS]
-    assert any("--preset kraft-tiny" in c and "--invariant" not in c for c in commands)
+    assert any("--preset kraft-tiny-faults" in c and "--invariant" not in c for c in commands)
     assert any("--invariant no_acked_record_lost" in c for c in commands)
 
 
@@ -69,7 +69,7 @@ def test_a_finding_1_scenario_exits_1_through_the_cli_with_its_expectations_met(
 def test_finding_1_needs_directories_unassigned_at_the_restart():
     """The same trace with the assignment delivered before the dir fails (Directories[0] = dir 0): gate 2 refuses
     the creation (the listed dir is not live and a dir is offline), the replica stays Online without a log."""
-    model = build_model(preset_config("kraft-tiny", max_records=0))
+    model = build_model(preset_config("kraft-tiny-faults", max_records=0))
     s = run(model, init(model), ("CreateTopic", 0), ("BrokerReplay", 0), ("BrokerSendAssignments", 0),
             ("ControllerAssignReplicasToDirs", 0), ("DirFail", 0, 0), ("BrokerCrash", 0),
             ("ControllerFenceBroker", 0), ("BrokerRestart", 0))
@@ -84,7 +84,7 @@ def test_finding_1_needs_directories_unassigned_at_the_restart():
 
 @pytest.fixture(scope="module")
 def kraft():
-    return build_model(preset_config("kraft-tiny", max_records=0))
+    return build_model(preset_config("kraft-tiny-faults", max_records=0))
 
 
 CONTROL_PLANE = ("BrokerRegister", "BrokerLoad", "BrokerReplay", "BrokerHeartbeat", "ControllerFenceBroker",
@@ -193,7 +193,7 @@ def test_kraft_core_claims_the_properties_with_zookeepers_ids_where_the_meaning_
     zk_shown = next(i for i in claims_of(zk_core) if i.id == "metadata_shows_offline_replicas")
     assert zk_shown is safety.metadata_shows_offline_replicas.invariant  # ZooKeeper's claim is unchanged
     # A KRaft model resolves the id among its own claims: KRaft's view.
-    kraft = build_model(preset_config("kraft-tiny"), invariants=["metadata_shows_offline_replicas"])
+    kraft = build_model(preset_config("kraft-tiny-faults"), invariants=["metadata_shows_offline_replicas"])
     assert kraft.invariants == (kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS,)
     assert kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS.statement == zk_shown.statement
 

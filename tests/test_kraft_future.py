@@ -39,7 +39,7 @@ ACCEPTED_STEPS = ["CreateTopic(p=0)", "BrokerReplay(b=0)", "BrokerSendAssignment
 # ---- the feature is off unless asked for -------------------------------------------------------------------------
 
 def test_kraft_tiny_does_not_include_the_feature():
-    model = build_model(preset_config("kraft-tiny"))
+    model = build_model(preset_config("kraft-tiny-faults"))
     assert "kraft-future" not in model.feature_names
     assert FEATURE_RULES <= set(model.absent_rules)
 

@@ -37,7 +37,7 @@ def footprint_violations(model, states):
 @pytest.fixture(scope="module")
 def kraft_states():
     out = {}
-    for preset in ("kraft-tiny", "kraft-tiny-data"):
+    for preset in ("kraft-tiny-faults", "kraft-tiny"):
         model = build_model(preset_config(preset))
         out[preset] = sample_states(model)
     return out
@@ -50,7 +50,7 @@ def _action(model, name, args):
 
 
 def test_storage_rules_get_each_modes_hook_footprints():
-    zk, kraft = build_model(preset_config("tiny")), build_model(preset_config("kraft-tiny-data"))
+    zk, kraft = build_model(preset_config("tiny")), build_model(preset_config("kraft-tiny"))
     zfp, kfp = Footprints(zk), Footprints(kraft)
     zc, kc = zfp.components, kfp.components
     fail = _action(zk, "DirFail", (1, 0))
@@ -69,7 +69,7 @@ def test_storage_rules_get_each_modes_hook_footprints():
 
 
 def test_a_hook_reference_is_checked_against_the_model():
-    model = build_model(preset_config("kraft-tiny"))
+    model = build_model(preset_config("kraft-tiny-faults"))
     comps = Components.of(model)
     with pytest.raises(FootprintError, match="no hook 'nothing'"):
         comps.mask(("@nothing.reads",))
@@ -85,7 +85,7 @@ def test_a_hook_reference_is_checked_against_the_model():
 
 # ---- the checker on KRaft's states ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("preset", ["kraft-tiny", "kraft-tiny-data"])
+@pytest.mark.parametrize("preset", ["kraft-tiny-faults", "kraft-tiny"])
 def test_kraft_rules_stay_within_their_declared_footprints(preset, kraft_states):
     model = build_model(preset_config(preset))
     assert footprint_violations(model, kraft_states[preset]) == []
@@ -93,13 +93,13 @@ def test_kraft_rules_stay_within_their_declared_footprints(preset, kraft_states)
 
 @pytest.mark.parametrize("hook,declaration,preset,expected", [
     # BrokerRestart's guard asks restart_blocked, which reads the registrations.
-    ("restart_blocked", {"reads": (), "writes": ()}, "kraft-tiny", "BrokerRestart: guard reads outside guard_reads"),
+    ("restart_blocked", {"reads": (), "writes": ()}, "kraft-tiny-faults", "BrokerRestart: guard reads outside guard_reads"),
     # An AlterPartition appends a PartitionChange to the metadata log.
-    ("isr_written", {"reads": ("controller",), "writes": ("controller.partitions",)}, "kraft-tiny-data",
+    ("isr_written", {"reads": ("controller",), "writes": ("controller.partitions",)}, "kraft-tiny",
      "writes controller.log, not declared"),
     # The leader's own image (its applied offset) decides whether the controller accepts its AlterPartition.
     ("isr_writer", {"reads": ("controller.partitions", "broker[*].up", "broker[*].hosted", "broker[*].epoch"),
-                    "writes": ()}, "kraft-tiny-data", "reads outside"),
+                    "writes": ()}, "kraft-tiny", "reads outside"),
 ])
 def test_the_checker_catches_a_kraft_hook_declaring_too_little(hook, declaration, preset, expected, kraft_states,
                                                                monkeypatch):
@@ -112,7 +112,7 @@ def test_the_checker_catches_a_kraft_hook_declaring_too_little(hook, declaration
 # ---- --por keeps the verdicts --------------------------------------------------------------------------------------
 
 def test_por_is_used_on_kraft_unless_the_quiescence_condition_leaves_no_stubborn_set():
-    model = build_model(preset_config("kraft-tiny"))
+    model = build_model(preset_config("kraft-tiny-faults"))
     without_quiescent = [i for i in model.invariants if i.kind != "quiescent"]
     reduction, note = reduction_for(model, without_quiescent, SearchOptions(por=True))
     assert note is None and reduction is not None and not reduction.quiescence

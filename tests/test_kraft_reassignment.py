@@ -35,7 +35,7 @@ def _walk(model, steps):
 
 def test_reassignment_is_refused_with_records_on_kraft():
     with pytest.raises(ConfigError, match="--reassignment with --variant kraft is modelled without records"):
-        build_model(preset_config("kraft-tiny-data", brokers=3, reassignment=True))
+        build_model(preset_config("kraft-tiny", brokers=3, reassignment=True))
 
 
 def test_a_pure_add_writes_replicas_adding_and_the_added_replicas_default_dir():

@@ -1,5 +1,5 @@
 """KRaft broker sessions and controller failover (the feature kraft-sessions, docs/kraft.md "Sessions and
-failover"): each rule's effect on a state, kraft-tiny's model without the feature, the bug switch KAFKA-15649
+failover"): each rule's effect on a state, kraft-tiny-faults' model without the feature, the bug switch KAFKA-15649
 (its lasso scenario breaks dir_failure_acknowledged_or_broker_stops with the switch and not without), and the
 presets' coverage."""
 from __future__ import annotations
@@ -46,7 +46,7 @@ LEADING = ["CreateTopic(partition=0)", "BrokerReplay(broker=0)", "BrokerSendAssi
 
 
 def test_kraft_tiny_has_no_session_rule_and_no_session_field():
-    m = build_model(preset_config("kraft-tiny"))
+    m = build_model(preset_config("kraft-tiny-faults"))
     assert "kraft-sessions" not in m.feature_names
     assert not SESSION_RULES & {r.name for r in m.rules} and not m.ext_fields
     assert next(r for r in m.rules if r.name == "BrokerHeartbeat").fair

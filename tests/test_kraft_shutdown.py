@@ -1,6 +1,6 @@
 """Controlled shutdown of a KRaft broker (the feature kraft-shutdown, docs/kraft.md "Controlled shutdown"): each
 rule's effect, leadership moved away before the broker stops, the routing of kraft-sessions' dir failure timeout,
-and kraft-tiny's model without the feature."""
+and kraft-tiny-faults' model without the feature."""
 from __future__ import annotations
 
 from explorer.catalog import build_model, preset_config
@@ -28,7 +28,7 @@ def _model(preset="kraft-controlled-shutdown", **options):
 
 
 def test_kraft_tiny_has_no_shutdown_rule_nor_field():
-    m = build_model(preset_config("kraft-tiny"))
+    m = build_model(preset_config("kraft-tiny-faults"))
     assert "kraft-shutdown" not in m.feature_names
     assert not SHUTDOWN_RULES & {r.name for r in m.rules} and not m.ext_fields
     s = m.init_states()[0]

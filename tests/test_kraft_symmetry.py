@@ -50,7 +50,7 @@ def symmetry_problems(model, states) -> list[str]:
     return sorted(problems)
 
 
-@pytest.mark.parametrize("preset", ["kraft-tiny", "kraft-tiny-data", "kraft-small"])
+@pytest.mark.parametrize("preset", ["kraft-tiny-faults", "kraft-tiny", "kraft-small"])
 def test_dir_permutations_are_symmetries_of_the_kraft_model(preset):
     model = build_model(preset_config(preset, options=SYMMETRIC))
     assert symmetry_problems(model, _states(model)) == []
@@ -60,19 +60,19 @@ def test_a_rename_that_forgets_the_assignment_queue_is_caught(monkeypatch):
     def forgetful(m, s, orders):
         renamed = kraft_symmetry.permute_index_refs(m, s, orders)
         return renamed._replace(brokers=s.brokers)            # the queues keep the old dir ids
-    model = build_model(preset_config("kraft-tiny", options=SYMMETRIC))
+    model = build_model(preset_config("kraft-tiny-faults", options=SYMMETRIC))
     monkeypatch.setattr(model.hooks, "permute_index_refs", forgetful)
     assert "a permuted state's successors are not the permuted successors" in symmetry_problems(model,
                                                                                                 _states(model))
 
 
 def test_symmetry_is_used_on_kraft_where_sound():
-    assert not build_model(preset_config("kraft-tiny"), symmetry=True).symmetry   # opt-in
-    assert build_model(preset_config("kraft-tiny", options=SYMMETRIC), symmetry=True).symmetry
+    assert not build_model(preset_config("kraft-tiny-faults"), symmetry=True).symmetry   # opt-in
+    assert build_model(preset_config("kraft-tiny-faults", options=SYMMETRIC), symmetry=True).symmetry
     assert build_model(preset_config("kraft-small", options=SYMMETRIC), symmetry=True).symmetry
     model = build_model(preset_config("kraft-small", max_dir_failures=2, options=SYMMETRIC), symmetry=True)
     assert not model.symmetry and "handleDirectoriesOffline" in model.symmetry_note
-    model = build_model(preset_config("kraft-tiny", dirs=1, options=SYMMETRIC), symmetry=True)
+    model = build_model(preset_config("kraft-tiny-faults", dirs=1, options=SYMMETRIC), symmetry=True)
     assert not model.symmetry and "one log dir" in model.symmetry_note
 
 

@@ -7,7 +7,7 @@ import click
 
 from model import BOUNDS, ModelConfig
 
-from explorer.catalog import PRESETS, build_model, claimed_invariants, preset_config
+from explorer.catalog import DEPRECATED_PRESETS, PRESETS, build_model, claimed_invariants, preset_config
 
 from .exits import EXIT_OK
 from .model_value import command_model
@@ -39,6 +39,9 @@ def presets(as_json):
         click.echo(f"{e['name']:<8} {e['description']}\n         {m['brokers']} brokers x {m['dirs']} dirs, "
                    f"{m['partitions']} partition(s), RF {m['rf']}, variant {m['variant']}; bounds: {bounds}\n"
                    f"         data: {data}" + (f"\n         features: {', '.join(features)}" if features else ""))
+    if DEPRECATED_PRESETS:
+        click.echo("Old names that keep working: "
+                   + ", ".join(f"{old} (use {new})" for old, new in DEPRECATED_PRESETS.items()))
     return EXIT_OK
 
 

@@ -7,7 +7,8 @@ import click
 
 from model import ConfigError, Model, ModelConfig
 
-from explorer.catalog import build_model, claimed_invariants, configure, deprecation_note, design_of
+from explorer.catalog import (build_model, claimed_invariants, configure, deprecation_note, design_of,
+                              preset_deprecation_note)
 from explorer.errors import guard_invariants
 
 from .bugs import with_bugs
@@ -30,6 +31,8 @@ def model_config(preset: str | None, params: dict, base: dict | None = None) -> 
     if bug_ids:
         cfg = with_bugs(cfg, bug_ids, design_of(cfg.variant).features)
     if (note := deprecation_note(cfg.variant)) is not None:      # an old variant name: it works, say what to use
+        click.echo(f"jbodcheck: warning: {note}", err=True)
+    if (note := preset_deprecation_note(preset)) is not None:    # an old preset name: the same, say what to use
         click.echo(f"jbodcheck: warning: {note}", err=True)
     return cfg
 

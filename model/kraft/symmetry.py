@@ -10,7 +10,7 @@ from model.kraft.metadata import K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANG
 def dir_symmetry(cfg) -> str | None:
     """None when KRaft mode keeps the dirs interchangeable, beyond storage's condition (model/storage/faults.py).
     It is opt-in (kraft-core's option ``dir_symmetry``): renaming the dir ids in the metadata log costs about as
-    much time as the 29% fewer states save on kraft-tiny, and more on kraft-tiny-data (docs/performance.md)."""
+    much time as the 29% fewer states save on kraft-tiny-faults, and more on kraft-tiny (docs/performance.md)."""
     if not dict(cfg.options).get("dir_symmetry", False):
         return ("KRaft mode's dir symmetry is opt-in (--option dir_symmetry=true): it saves states but not time here "
                 "(docs/performance.md, 'KRaft mode')")
