@@ -8,6 +8,7 @@ import pytest
 
 from explorer.catalog import build_model, preset_config
 from explorer.scenario import load_scenario
+from explorer.search import SearchOptions, bfs
 from helpers import SCENARIOS, bfs_states, enabled_labels, run_labels
 from invariants.kraft.quiescent import kraft_directories_match_actual_dir
 from model import ModelConfig
@@ -60,6 +61,17 @@ def test_finding_7_no_step_of_a_running_cluster_assigns_the_migrating_replicas()
     assert [r.dirs for r in s.controller.registrations] == [(0,), (0,)]  # both re-registered their dir
     assert "Directories entry is MIGRATING" in _directories_check(model, s)
     assert list(model.successors(s)) == []  # without a fault nothing is left to do: no path assigns them
+
+
+def test_finding_7_holds_on_3_7_0s_re_registration_path_too():
+    model = build_model(preset_config("kraft-mv-upgrade", max_faults=0, options={"mv_upgrade": True,
+                                                                                 "bugs": ("KAFKA-16757",)}))
+    inv = kraft_directories_match_actual_dir.invariant
+    result = bfs(model, [inv], SearchOptions())
+    assert [v.invariant.id for v in result.violations] == [inv.id]
+    final = result.violations[0].trace[-1][1]
+    assert final.controller.partitions[0].dirs == (MIGRATING, MIGRATING)
+    assert all(r.dirs == (0,) for r in final.controller.registrations)  # re-registered (RegisterBroker, fenced)
 
 
 def test_finding_7_a_restart_assigns_the_migrating_replica():
