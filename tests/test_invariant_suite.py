@@ -112,7 +112,7 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                                                               "metadata_shows_offline_replicas",
                                                               "leader_is_live_isr_member"}),
                         # The metadata.version upgrade (docs/kraft.md): LeaderAcceptor's leadership holds without
-                        # the bug switches; a replica created before the upgrade keeps MIGRATING (not yet checked).
+                        # the bug switches; a replica created before the upgrade keeps MIGRATING (finding 7).
                         "kraft-mv-upgrade": frozenset({"kraft_directories_match_actual_dir"}),
                         # kraft-shutdown (docs/kraft.md "Controlled shutdown"): a stop on the timeout after a dir
                         # failure, then finding 1; with the record and no fault the data path's properties hold.

@@ -240,7 +240,7 @@ def test_kraft_mv_upgrade_exhausts_with_every_rule_of_its_configuration_fired():
     assert LEADERSHIP in {i.id for i in model.invariants}
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
     # Only kraft-core's quiescent Directories check fails: a replica created before the upgrade keeps MIGRATING
-    # (docs/kraft.md, "The metadata.version upgrade": not yet checked against Kafka's code, so no finding).
+    # on a running broker, as Kafka's code does (docs/kraft.md, finding 7).
     assert {v.invariant.id for v in result.violations} == {"kraft_directories_match_actual_dir"}
     assert {n for n, k in result.coverage.items() if k} == {r.name for r in model.rules if r.domain(model)}
 

@@ -32,6 +32,12 @@ def _check(value) -> str | None:
     return None if value is True else f"{MV_UPGRADE_OPTION} is true or left out, not {value!r}"
 
 
+def _quiescent(m, s) -> bool:
+    """No re-registration is due: BrokerRegistrationTracker sends one as soon as the broker's published image is
+    at 3.7-IV2 and shows its registration without dirs, so until then something is pending."""
+    return all(reregister_guard(m, s, b) is not None for b in range(len(s.brokers)))
+
+
 MV_UPGRADE = Feature(
     "kraft-mv-upgrade",
     "A KRaft cluster from before metadata.version 3.7-IV2 (one dir per broker, registrations without dirs) "
@@ -40,6 +46,7 @@ MV_UPGRADE = Feature(
     requires=(KRAFT,),
     options=(Option(MV_UPGRADE_OPTION, False, "Start before metadata.version 3.7-IV2 and upgrade (KRaft)", _check),),
     constants={"one_dir_per_broker": _one_dir_per_broker},
+    quiescent=_quiescent,
 )
 
 
