@@ -21,9 +21,8 @@ from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED
 from model.storage.state import NO_LEADER
 
 from .kraft_properties import PROPERTIES
-from .kraft_system import (
-    ACTION_BY_NAME, FIELDS, Finite, StateVars, conj, dir_ref_sort, initial, relation, well_formed,
-)
+from .kraft_system import ACTION_BY_NAME, StateVars, conj, dir_ref_sort, initial, relation, well_formed
+from .system import Finite
 
 # The explicit rules that write the controller's image or a broker's up/registered, by z3 action; every other
 # rule of kraft-core, the data path and the faults is a BrokerLocal step unless it changes the image (an ISR

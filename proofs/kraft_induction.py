@@ -3,13 +3,15 @@ action of proofs/kraft_system.py, with a counterexample to induction (CTI) print
 shape as proofs/induction.py's, so that `jbodcheck prove` renders both alike."""
 from __future__ import annotations
 
+import itertools
 import time
 
 import z3
 
 from . import induction
 from .kraft_properties import PROPERTIES, invariant_parts
-from .kraft_system import ACTIONS, StateVars, Symbolic, conj, dir_ref_sort, initial, params, relation, well_formed
+from .kraft_system import ACTIONS, StateVars, conj, dir_ref_sort, initial, params, relation, well_formed
+from .system import Symbolic
 
 TIMEOUT_MS = 60_000
 
@@ -93,6 +95,30 @@ def _label(model, u, action, args, elems) -> str:
     return f"{action.name}({', '.join(parts)})"
 
 
+class _Expanded:
+    """The symbolic sorts with quantifiers expanded over a z3 model's universe, so that a formula built again
+    with it evaluates to true or false in that model."""
+
+    def __init__(self, u, elems):
+        self.B, self.D, self.P, self.elems = u.B, u.D, u.P, elems
+
+    def forall(self, sorts, body):
+        return z3.And([body(*c) for c in itertools.product(*(self.elems[s] for s in sorts))])
+
+    def exists(self, sorts, body):
+        return z3.Or([body(*c) for c in itertools.product(*(self.elems[s] for s in sorts))])
+
+
+def _broken(model, u, prop, st, pre=None, elected_ok=None) -> list:
+    """The parts of the invariant (on ``st``), and the transition property (from ``pre``), that z3's model
+    makes false."""
+    x = _Expanded(u, _elements(model, u))
+    parts = [(name, f(x, st)) for name, f in invariant_parts(prop)]
+    if pre is not None and prop.kind == "transition":
+        parts.insert(0, (prop.id, prop.formula(x, pre, st, elected_ok)))
+    return [n for n, f in parts if not z3.is_true(model.eval(f, model_completion=True))]
+
+
 def check_initiation(ctx: Context, prop) -> dict:
     solver = z3.Solver()
     solver.set("timeout", TIMEOUT_MS)
@@ -105,7 +131,7 @@ def check_initiation(ctx: Context, prop) -> dict:
     if result == z3.unknown:
         return {"action": "initiation", "result": "unknown", "reason": solver.reason_unknown()}
     elems = _elements(model, ctx.u)
-    broken = [n for n, f in inv if not z3.is_true(model.eval(f, model_completion=True))]
+    broken = _broken(model, ctx.u, prop, ctx.s)
     return {"action": "initiation", "result": "cti", "broken": broken,
             "cti": {"pre": snapshot(model, ctx.u, ctx.s, elems)}}
 
@@ -134,7 +160,7 @@ def check_action(ctx: Context, prop, action, mutation=None) -> dict:
     if result == z3.unknown:
         return {"action": action.name, "result": "unknown", "reason": solver.reason_unknown()}
     elems = _elements(model, u)
-    broken = [n for n, f in goal if not z3.is_true(model.eval(f, model_completion=True))]
+    broken = _broken(model, u, prop, t, s, elected_ok)
     return {"action": action.name, "result": "cti", "broken": broken,
             "cti": {"universe": {"brokers": len(elems[u.B]), "dirs": len(elems[u.D]),
                                  "partitions": len(elems[u.P])},
@@ -165,6 +191,34 @@ def prove(prop_id: str, mutation: str | None = None, prop=None) -> dict:
         out["follows_from_one_step"] = follows_from_one_step(ctx, prop, mutation) if prop.lemmas else True
     out["elapsed_s"] = round(time.monotonic() - start, 3)
     return out
+
+
+def vacuity(mutation=None) -> dict:
+    """Every action's relation is satisfiable from some state satisfying every lemma (else its consecution
+    checks would hold vacuously)."""
+    from .kraft_properties import LEMMAS
+
+    start = time.monotonic()
+    ctx = Context()
+    never = []
+    for action in ACTIONS:
+        solver = z3.Solver()
+        solver.set("timeout", TIMEOUT_MS)
+        solver.add([lemma.formula(ctx.u, ctx.s) for lemma in LEMMAS.values()])
+        rel, _ = relation(ctx.u, action, ctx.s, ctx.t, params(ctx.u, action, action.name), action.name, mutation)
+        solver.add(conj(rel))
+        if solver.check() != z3.sat:
+            never.append(action.name)
+    return {"never_enabled": never, "result": "ok" if not never else "vacuous",
+            "elapsed_s": round(time.monotonic() - start, 3)}
+
+
+def render_vacuity(result: dict) -> list[str]:
+    head = "vacuity: every action enabled in some state satisfying every lemma:"
+    if not result["never_enabled"]:
+        return [head + f" yes ({result['elapsed_s']:.1f}s)"]
+    return [head + " NO", *(f"  {name:<32} NEVER ENABLED: its consecution checks hold vacuously"
+                            for name in result["never_enabled"])]
 
 
 def render(result: dict) -> list[str]:

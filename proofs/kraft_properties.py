@@ -7,7 +7,7 @@ from typing import Callable, NamedTuple
 
 import z3
 
-from .kraft_system import dir_ref_sort
+from .kraft_system import acceptor, active, dir_ref_sort, registered_none
 
 
 class Lemma(NamedTuple):
@@ -57,7 +57,6 @@ def _epochs(u, s):
 
 
 def _leaderless_unacceptable(u, s):
-    from .kraft_system import acceptor, registered_none
     v = s.view()
     return u.forall([u.P, u.B], lambda p, b: z3.Implies(
         z3.And(s.exists(p), z3.Not(s.has_leader(p)), s.isr(p, b), z3.Not(registered_none(v, b))),
@@ -65,7 +64,6 @@ def _leaderless_unacceptable(u, s):
 
 
 def _shared_isr_active(u, s):
-    from .kraft_system import active
     v = s.view()
     return u.forall([u.P, u.B, u.B], lambda p, b, c: z3.Implies(
         z3.And(s.isr(p, b), s.isr(p, c), b != c), active(v, b)))
@@ -90,6 +88,12 @@ LEMMAS = {
 }
 
 
+# The lemmas tried for the two leader properties; leaderless_unacceptable and shared_isr_active are not inductive
+# (docs/proofs.md, "KRaft": their CTIs).
+LEADER_LEMMAS = ("isr_within_replicas", "replicas_registered", "never_lost", "broker_lifecycle",
+                 "leaderless_unacceptable", "shared_isr_active")
+
+
 def _epochs_monotone(u, s, t, elected_ok):
     return u.forall([u.P], lambda p: z3.And(
         t.leader_epoch(p) >= s.leader_epoch(p), t.partition_epoch(p) >= s.partition_epoch(p),
@@ -106,14 +110,14 @@ PROPERTIES = {p.id: p for p in (
     Property("kraft_leader_passes_leader_acceptor", "transition",
              "Every leader a metadata record names passes LeaderAcceptor on the image at that record: registered, "
              "active (or the broker the same event unfenced) and with its Directories entry online.",
-             _elected, ("leaderless_unacceptable", "shared_isr_active", "isr_within_replicas", "broker_lifecycle", "never_lost"), "kraft_leader_passes_leader_acceptor"),
+             _elected, LEADER_LEMMAS, "kraft_leader_passes_leader_acceptor"),
     Property("kraft_isr_within_replicas", "state",
              "Every ISR member is a replica of an existing partition, and an existing partition's ISR is never "
              "empty.",
              lambda u, s, *_: _isr_within_replicas(u, s), (), "kraft_isr_within_replicas"),
     Property("kraft_leader_in_isr_or_none", "state",
              "A partition's leader, when it has one, is a member of its ISR.",
-             lambda u, s, *_: _leader_in_isr(u, s), ("isr_within_replicas", "leaderless_unacceptable", "shared_isr_active", "broker_lifecycle"), "kraft_leader_in_isr_or_none"),
+             lambda u, s, *_: _leader_in_isr(u, s), LEADER_LEMMAS, "kraft_leader_in_isr_or_none"),
     Property("kraft_directories_never_lost", "state",
              "No replica's Directories entry is LOST (it is a dir of the broker, UNASSIGNED or MIGRATING).",
              lambda u, s, *_: _never_lost(u, s), (), "kraft_directories_never_lost"),

@@ -24,7 +24,7 @@ from typing import Callable, NamedTuple
 
 import z3
 
-from .system import BOOL, Finite, Symbolic  # noqa: F401  (the universes: re-exported for the KRaft modules)
+from .system import BOOL
 
 INT = z3.IntSort()
 MUTATIONS = {
@@ -139,7 +139,7 @@ def acceptor(u, v: View, p, b, remove=None, add=None, mutation=None):
     """LeaderAcceptor.test on the image ``v``: not the broker being removed; the broker being added or active;
     a replica whose Directories entry is online for its registration."""
     return z3.And(z3.BoolVal(True) if remove is None else b != remove, v.reg(b),
-                  z3.Or(z3.Not(v.fenced(b))) if add is None else z3.Or(b == add, z3.Not(v.fenced(b))),
+                  z3.Not(v.fenced(b)) if add is None else z3.Or(b == add, z3.Not(v.fenced(b))),
                   v.replica(p, b), online(u, v, v.dirs(p, b), b))
 
 
@@ -221,12 +221,13 @@ def apply(v: View, rec: Change, cond: Callable, mutation=None) -> View:
 
     def sets_leader(p):
         return z3.And(on(p), rec.leader_set(p))
+    bump = 0 if mutation == "leader-epoch-kept" else 1
     return v._replace(
         has_leader=lambda p: z3.If(sets_leader(p), rec.new_has(p), v.has_leader(p)),
         leader=lambda p: z3.If(sets_leader(p), rec.new_leader(p), v.leader(p)),
         isr=lambda p, b: z3.If(z3.And(on(p), rec.isr_set(p)), rec.new_isr(p, b), v.isr(p, b)),
         dirs=lambda p, b: z3.If(z3.And(on(p), rec.dirs_set(p)), rec.new_dirs(p, b), v.dirs(p, b)),
-        leader_epoch=lambda p: v.leader_epoch(p) + z3.If(sets_leader(p), 0 if mutation == "leader-epoch-kept" else 1, 0),
+        leader_epoch=lambda p: v.leader_epoch(p) + z3.If(sets_leader(p), bump, 0),
         partition_epoch=lambda p: v.partition_epoch(p) + z3.If(on(p), 1, 0))
 
 

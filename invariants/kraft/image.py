@@ -60,8 +60,9 @@ def kraft_directories_never_lost(model, state):
 def kraft_epochs_monotone(model, state, action, after):
     for p, (old, new) in enumerate(zip(state.controller.partitions, after.controller.partitions)):
         if new.leader_epoch < old.leader_epoch or new.partition_epoch < old.partition_epoch:
-            return f"partition {p}'s epochs went from {old.leader_epoch}/{old.partition_epoch} to " \
-                   f"{new.leader_epoch}/{new.partition_epoch}"
+            return (f"partition {p}'s epochs went from {old.leader_epoch}/{old.partition_epoch} to "
+                    f"{new.leader_epoch}/{new.partition_epoch}")
         if new.leader != old.leader and new.leader_epoch <= old.leader_epoch:
-            return f"partition {p}'s leader changed from {old.leader} to {new.leader} at leader epoch {old.leader_epoch}"
+            return (f"partition {p}'s leader changed from {old.leader} to {new.leader} at leader epoch "
+                    f"{old.leader_epoch}")
     return None
