@@ -20,7 +20,7 @@ from invariants.kraft import image as explicit_image, safety as explicit_safety
 from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED
 from model.storage.state import NO_LEADER
 
-from .kraft_properties import PROPERTIES
+from .kraft_properties import LEMMAS, PROPERTIES
 from .kraft_system import ACTION_BY_NAME, StateVars, conj, dir_ref_sort, initial, relation, well_formed
 from .system import Finite
 
@@ -136,6 +136,10 @@ class Check:
     def state_property(self, prop, key) -> bool:
         return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
                              z3.Not(prop.formula(self.u, self.s)))
+
+    def lemma(self, name, key) -> bool:
+        return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
+                             z3.Not(LEMMAS[name].formula(self.u, self.s)))
 
     def transition_property(self, prop, pre_key, post_key) -> bool:
         return not self._sat(*pin(self.u, self.s, pre_key), *pin(self.u, self.t, post_key),

@@ -117,3 +117,22 @@ def test_cli_prove_kraft_exit_codes_and_json(capsys):
 def test_every_transition_of_the_two_fault_configuration_conforms():
     result = kraft_conformance.check(model(max_faults=2, max_fixes=1))
     assert result["offences"] == [] and result["result"] == "ok"
+
+
+def test_the_leaderless_lemma_fails_on_a_reachable_explicit_state_as_its_cti_says():
+    # docs/proofs.md 9.2: 1 broker x 2 dirs, RF 1; a dir failure, a crash, the failed dir removed from the
+    # configuration, a restart: the assignment to the remaining dir leaves the partition leaderless although its
+    # only ISR member passes LeaderAcceptor (the election read the old Directories entry).
+    m = model(brokers=1, rf=1, max_fixes=1, max_faults=3)
+    s = run_labels(m, ["CreateTopic(partition=0)", "BrokerReplay(broker=0)", "DirFail(broker=0, dir=0)",
+                       "BrokerSendAssignments(broker=0)", "ControllerAssignReplicasToDirs(broker=0)",
+                       "BrokerCrash(broker=0)", "RemoveDirFromConfig(broker=0, dir=0)",
+                       "ControllerFenceBroker(broker=0)", "BrokerRestart(broker=0)", "BrokerRegister(broker=0)",
+                       "BrokerLoad(broker=0)", "BrokerHeartbeat(broker=0)", "BrokerSendAssignments(broker=0)",
+                       "ControllerAssignReplicasToDirs(broker=0)"])
+    part = s.controller.partitions[0]
+    assert part.leader == -1 and part.isr == 1 and part.dirs == (1,)
+    key = kraft_conformance.abstract(m, s)
+    check = kraft_conformance.Check(m)
+    assert not check.lemma("leaderless_unacceptable", key)
+    assert all(check.state_property(PROPERTIES[p], key) for p in PROPERTIES if PROPERTIES[p].kind == "state")
