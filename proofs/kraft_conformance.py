@@ -1,0 +1,216 @@
+"""The KRaft z3 model (proofs/kraft_system.py) against the explicit model (model/kraft/), on every reachable state
+of a configuration (docs/proofs.md, "KRaft"):
+
+- **initial**: the explicit initial state, abstracted, satisfies the z3 initial condition;
+- **forward** (soundness of the proofs): every explicit transition, abstracted, satisfies the z3 relation of the
+  action that stands for its rule (one z3 call per distinct abstract triple);
+- **properties**: on every reachable state (transition) each z3 property holds exactly when its explicit
+  invariant does (invariants/kraft/image.py, invariants/kraft/safety.py).
+
+The abstraction keeps the controller's image and each broker's ``up`` and ``registered``; it refuses a state
+outside kraft-core (a reassignment in progress, a controlled shutdown), which the z3 model does not cover.
+"""
+from __future__ import annotations
+
+import time
+
+import z3
+
+from invariants.kraft import image as explicit_image, safety as explicit_safety
+from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED
+from model.storage.state import NO_LEADER
+
+from .kraft_properties import LEMMAS, PROPERTIES
+from .kraft_system import ACTION_BY_NAME, StateVars, conj, dir_ref_sort, initial, relation, well_formed
+from .system import Finite
+
+# The explicit rules that write the controller's image or a broker's up/registered, by z3 action; every other
+# rule of kraft-core, the data path and the faults is a BrokerLocal step unless it changes the image (an ISR
+# change: AlterPartition).
+CONTROLLER_RULES = ("CreateTopic", "BrokerRegister", "BrokerCrash", "BrokerRestart", "BrokerHeartbeat",
+                    "ControllerFenceBroker", "ControllerAssignReplicasToDirs")
+EXPLICIT = {
+    "kraft_isr_within_replicas": explicit_image.kraft_isr_within_replicas,
+    "kraft_leader_in_isr_or_none": explicit_image.kraft_leader_in_isr_or_none,
+    "kraft_directories_never_lost": explicit_image.kraft_directories_never_lost,
+    "kraft_epochs_monotone": explicit_image.kraft_epochs_monotone,
+    "kraft_leader_passes_leader_acceptor": explicit_safety.kraft_leader_passes_leader_acceptor,
+}
+
+
+class OutsideCore(ValueError):
+    """A state the z3 model does not cover (a feature beyond kraft-core)."""
+
+
+def abstract(m, state) -> tuple:
+    """The abstract state: (per broker (up, registered, reg, fenced, dirs), per partition (exists, replicas,
+    isr, leader, Directories per broker, leader epoch, partition epoch))."""
+    c = state.controller
+    brokers = []
+    for b, broker in enumerate(state.brokers):
+        reg = c.registrations[b]
+        if reg is not None and reg.in_controlled_shutdown:
+            raise OutsideCore(f"broker {b} is in controlled shutdown (kraft-shutdown)")
+        brokers.append((bool(broker.up), bool(broker.registered), reg is not None,
+                        bool(reg.fenced) if reg else False, tuple(reg.dirs) if reg else ()))
+    parts = []
+    for p, part in enumerate(c.partitions):
+        if part.adding or part.removing:
+            raise OutsideCore(f"partition {p} is being reassigned (kraft-reassignment)")
+        dirs = tuple(part.dirs[part.replicas.index(b)] if b in part.replicas else UNASSIGNED
+                     for b in range(m.cfg.brokers))
+        parts.append((part.leader_epoch >= 0, tuple(part.replicas), part.isr, part.leader, dirs,
+                      part.leader_epoch, part.partition_epoch))
+    return tuple(brokers), tuple(parts)
+
+
+def _ref(u, value):
+    R = dir_ref_sort(u)
+    reserved = {UNASSIGNED: R.unassigned, MIGRATING: R.migrating, LOST: R.lost}
+    return reserved[value] if value in reserved else R.dir(u.dirs[value])
+
+
+def pin(u, st: StateVars, key) -> list:
+    """Equalities that make ``st`` the abstract state ``key`` (some_dir: the first registered dir)."""
+    brokers, parts = key
+    B, D = u.brokers, u.dirs
+    out = []
+    for b, (up, registered, reg, fenced, dirs) in enumerate(brokers):
+        out += [st.up(B[b]) == up, st.registered(B[b]) == registered, st.reg(B[b]) == reg,
+                st.fenced(B[b]) == fenced, st.some_dir(B[b]) == D[dirs[0] if dirs else 0]]
+        out += [st.regdir(B[b], D[d]) == (d in dirs) for d in range(len(D))]
+    for p, (exists, replicas, isr, leader, dirs, lepoch, pepoch) in enumerate(parts):
+        P = u.partitions[p]
+        out += [st.exists(P) == exists, st.has_leader(P) == (leader != NO_LEADER),
+                st.leader_epoch(P) == lepoch, st.partition_epoch(P) == pepoch]
+        if leader != NO_LEADER:
+            out.append(st.leader(P) == B[leader])
+        for b in range(len(B)):
+            out += [st.replica(P, B[b]) == (b in replicas), st.isr(P, B[b]) == bool(isr >> b & 1),
+                    st.dirs(P, B[b]) == _ref(u, dirs[b])]
+    return out
+
+
+def action_of(m, rule: str, args: tuple, pre_key, post_key):
+    """The z3 action and its arguments that stand for an explicit step."""
+    params = dict(zip(m.rules[m.rule_index[rule]].params, args))
+    if rule in CONTROLLER_RULES:
+        action = ACTION_BY_NAME[rule]
+        return action, tuple(params[name] for name, _ in action.params)
+    if pre_key[1] != post_key[1] and "partition" in params:
+        return ACTION_BY_NAME["AlterPartition"], (params["partition"],)
+    return ACTION_BY_NAME["BrokerLocal"], (params.get("broker", 0),)
+
+
+class Check:
+    """One finite universe with a pre- and a post-state, and a solver per question."""
+
+    def __init__(self, m, mutation=None):
+        self.m, self.mutation = m, mutation
+        self.u = Finite(m.cfg.brokers, m.cfg.dirs, m.cfg.partitions)
+        self.s, self.t = StateVars(self.u, "conf.pre"), StateVars(self.u, "conf.post")
+
+    def _sat(self, *formulas) -> bool:
+        solver = z3.Solver()
+        solver.add(*formulas)
+        result = solver.check()
+        if result == z3.unknown:
+            raise RuntimeError(f"z3 answered unknown: {solver.reason_unknown()}")
+        return result == z3.sat
+
+    def elem(self, sort_letter, i):
+        return {"B": self.u.brokers, "P": self.u.partitions}[sort_letter][i]
+
+    def step(self, action, args, pre_key, post_key):
+        """(the relation holds, the z3 kraft_leader_passes_leader_acceptor holds for every way it does)."""
+        zargs = tuple(self.elem(srt, a) for (_, srt), a in zip(action.params, args))
+        rel, elected_ok = relation(self.u, action, self.s, self.t, zargs, "conf." + action.name, self.mutation)
+        pinned = pin(self.u, self.s, pre_key) + pin(self.u, self.t, post_key)
+        allowed = self._sat(*pinned, conj(rel))
+        passes = allowed and not self._sat(*pinned, conj(rel), z3.Not(elected_ok))
+        return allowed, passes
+
+    def initial(self, key) -> bool:
+        return self._sat(*pin(self.u, self.s, key), conj(initial(self.u, self.s)))
+
+    def state_property(self, prop, key) -> bool:
+        return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
+                             z3.Not(prop.formula(self.u, self.s)))
+
+    def lemma(self, name, key) -> bool:
+        return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
+                             z3.Not(LEMMAS[name].formula(self.u, self.s)))
+
+    def transition_property(self, prop, pre_key, post_key) -> bool:
+        return not self._sat(*pin(self.u, self.s, pre_key), *pin(self.u, self.t, post_key),
+                             z3.Not(prop.formula(self.u, self.s, self.t, z3.BoolVal(True))))
+
+
+def reachable(m, limit: int | None = None):
+    """Every reachable state (breadth first), with its successors: (state, [(rule name, args, next)])."""
+    start = m.init_states()[0]
+    seen = {start}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for s in frontier:
+            succ = [(m.rules[a.rule].name, a.args, t) for a, t in m.successors(s)]
+            yield s, succ
+            for _, _, t in succ:
+                if t not in seen and (limit is None or len(seen) < limit):
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+
+
+def check(m, mutation=None, limit: int | None = None, max_offences: int = 5) -> dict:
+    """Run the conformance check on model ``m`` (``limit``: at most that many states, for a quick look)."""
+    start = time.monotonic()
+    ck = Check(m, mutation)
+    states = transitions = 0
+    triples: dict = {}
+    state_verdicts: dict = {}
+    offences: list = []
+    fired: dict = {}
+    init_key = abstract(m, m.init_states()[0])
+    if not ck.initial(init_key):
+        offences.append({"check": "initial", "state": init_key})
+    for s, succ in reachable(m, limit):
+        states += 1
+        pre = abstract(m, s)
+        for pid, prop in PROPERTIES.items():
+            if prop.kind != "state":
+                continue
+            explicit = EXPLICIT[pid](m, s) is None
+            z3_holds = state_verdicts.get((pid, pre))
+            if z3_holds is None:
+                z3_holds = state_verdicts[(pid, pre)] = ck.state_property(prop, pre)
+            if z3_holds != explicit:
+                offences.append({"check": "property", "property": pid, "explicit": explicit, "z3": z3_holds,
+                                 "state": pre})
+        for rule, args, t in succ:
+            transitions += 1
+            post = abstract(m, t)
+            action, zargs = action_of(m, rule, args, pre, post)
+            fired[action.name] = fired.get(action.name, 0) + 1
+            key = (action.name, zargs, pre, post)
+            if key not in triples:
+                allowed, passes = ck.step(action, zargs, pre, post)
+                monotone = ck.transition_property(PROPERTIES["kraft_epochs_monotone"], pre, post)
+                triples[key] = (allowed, passes, monotone)
+            allowed, passes, monotone = triples[key]
+            if not allowed:
+                offences.append({"check": "forward", "rule": rule, "args": args, "action": action.name,
+                                 "pre": pre, "post": post})
+            for pid, z3_holds in (("kraft_leader_passes_leader_acceptor", passes),
+                                  ("kraft_epochs_monotone", monotone)):
+                explicit = EXPLICIT[pid](m, s, None, t) is None
+                if allowed and z3_holds != explicit:
+                    offences.append({"check": "property", "property": pid, "explicit": explicit, "z3": z3_holds,
+                                     "rule": rule, "args": args, "pre": pre, "post": post})
+        if len(offences) >= max_offences:
+            break
+    return {"states": states, "transitions": transitions, "abstract_triples": len(triples),
+            "abstract_states": len({k for _, k in state_verdicts}), "actions_fired": fired,
+            "offences": offences[:max_offences], "result": "ok" if not offences else "offences",
+            "elapsed_s": round(time.monotonic() - start, 3)}
