@@ -49,9 +49,9 @@ def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1
     """PartitionChangeBuilder.build (ONLINE election, no ELR, no unclean election): the target ISR (the given one,
     or the current one without ``remove``); a reassignment in progress completes when the target ISR without the
     removing replicas holds every remaining replica (completeReassignmentIfNeeded: Replicas and ISR lose the
-    removing ones, Adding and Removing empty, Directories follow Replicas); an election when the leader is not in
-    the target ISR (no leader included): the current leader if valid, else the first replica in Replicas order
-    that is in the target ISR and passes LeaderAcceptor, else none. Without ELR an ISR that would be empty keeps
+    removing ones, Adding and Removing empty, Directories follow Replicas); an election on every build
+    (tryElection, electAnyLeader): the current leader if it is valid (in the target ISR and passing
+    LeaderAcceptor), else the first replica in Replicas order that is valid, else none. Without ELR an ISR that would be empty keeps
     its last member (the leader goes to none). The record, or None when nothing changes."""
     part = image.partitions[p]
     target = part.isr if isr is None else isr
@@ -65,12 +65,10 @@ def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1
             base = part.dirs if dirs is None else dirs
             new_dirs = tuple(base[replicas.index(b)] for b in kept)
             target, replicas, adding, removing = kept_isr, kept, (), ()
-    leader = part.leader
-    if leader == NO_LEADER or not target >> leader & 1:
-        def valid(b):
-            return target >> b & 1 and leader_acceptor(m, image, p, b, remove, add)
-        leader = part.leader if part.leader != NO_LEADER and valid(part.leader) else next(
-            (b for b in replicas if valid(b)), NO_LEADER)
+    def valid(b):                                           # isValidNewLeader
+        return target >> b & 1 and leader_acceptor(m, image, p, b, remove, add)
+    leader = part.leader if part.leader != NO_LEADER and valid(part.leader) else next(
+        (b for b in replicas if valid(b)), NO_LEADER)
     if not target:
         target = part.isr  # no ELR: the last ISR member stays
     changed_leader = None if leader == part.leader else leader
