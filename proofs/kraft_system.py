@@ -166,8 +166,9 @@ def choose(u, cons: list, name: str, pred: Callable):
 
 def change(u, v: View, cons: list, name: str, *, remove=None, add=None, isr=None, dirs=None, mutation=None):
     """PartitionChangeBuilder.build on image ``v`` (ONLINE election, no ELR, no reassignment): the target ISR
-    (``isr`` or the current one, without ``remove``); the leader stays if it is in the target, else some target
-    member LeaderAcceptor passes (Kafka: the first in Replicas order), else none; an empty target keeps the
+    (``isr`` or the current one, without ``remove``); the leader stays if it is valid (in the target and passing
+    LeaderAcceptor: tryElection runs on every build), else some valid target member (Kafka: the first in Replicas
+    order), else none; an empty target keeps the
     current ISR; ``dirs``: new Directories."""
     def target(p, b):
         member = v.isr(p, b) if isr is None else isr(p, b)
@@ -180,7 +181,7 @@ def change(u, v: View, cons: list, name: str, *, remove=None, add=None, isr=None
     member = choose(u, cons, f"{name}.target_member", target)
 
     def keeps(p):
-        return z3.And(v.has_leader(p), target(p, v.leader(p)))
+        return z3.And(v.has_leader(p), valid(p, v.leader(p)))
 
     def new_has(p):
         return z3.If(keeps(p), z3.BoolVal(True), valid(p, cand(p)))
