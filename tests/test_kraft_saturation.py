@@ -241,3 +241,17 @@ def test_kraft_saturation_exhausts_ok_with_every_rule_of_its_configuration_fired
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
     assert result.result == "ok", [v.invariant.id for v in result.violations]
     assert {name for name, n in result.coverage.items() if n} == {r.name for r in model.rules if r.domain(model)}
+
+
+# ---- footprints -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("overrides", [{}, dict(deletion=True, rf=1), dict(reassignment=True, rf=1)],
+                         ids=["preset", "deletion", "reassignment"])
+def test_rules_stay_within_their_declared_footprints_with_saturation(overrides):
+    from test_kraft_por import footprint_violations, sample_states
+
+    model = _model(**overrides)
+    states = sample_states(model, walks=40)
+    assert any(SATURATED in b.dirs for s in states for b in s.brokers)   # the samples reach a saturated dir
+    assert footprint_violations(model, states) == []
+
