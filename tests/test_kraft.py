@@ -238,7 +238,7 @@ def test_saturation_with_a_zookeeper_only_recovery_is_refused_with_kraft():
     """KRaft models KIP-928 saturation with recovery by restart only (tests/test_kraft_saturation.py, docs/kraft.md):
     asking for ZooKeeper mode's recovery is bad input, not a model that silently leaves it out."""
     with pytest.raises(ConfigError, match="--saturation-recovery free-space is ZooKeeper mode's"):
-        build_model(preset_config("kraft-tiny", brokers=3, saturation=True))
+        build_model(preset_config("kraft-saturation", saturation_recovery="free-space"))
 
 
 @pytest.mark.parametrize("switch, feature", [("deletion", "kraft-deletion"), ("reassignment", "kraft-reassignment")])
