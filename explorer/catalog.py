@@ -20,6 +20,7 @@ from model.spec.model import Model
 from model.zk.config import ModelConfig
 from model.kraft import design as kraft_designs
 from model.kraft.bugs import refuse_without_feature
+from model.kraft.saturation import refusal as saturation_refusal
 from model.zk import designs as zk_designs
 from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
     DEPRECATED_VARIANTS, canonical_variant, deprecation_note,
@@ -33,14 +34,13 @@ def check_variant(cfg) -> None:
     """Raise ConfigError unless the configuration's variant names a design (old names included) that takes the
     configuration's features."""
     if canonical_variant(cfg.variant) in kraft_designs.DESIGNS:
-        if cfg.saturation:
-            raise ConfigError(f"--saturation is not modelled with --variant {cfg.variant} yet (docs/kraft.md)")
         for switch in ("deletion", "reassignment"):
             if getattr(cfg, switch) and cfg.max_records:
                 raise ConfigError(f"--{switch} with --variant {cfg.variant} is modelled without records: use "
                                   "--max-records 0 (docs/kraft.md)")
         design = kraft_designs.DESIGNS[canonical_variant(cfg.variant)]
-        why = refuse_without_feature(dict(cfg.options).get("bugs", ()), {f.name for f in design.included(cfg)})
+        included = {f.name for f in design.included(cfg)}
+        why = refuse_without_feature(dict(cfg.options).get("bugs", ()), included) or saturation_refusal(cfg, included)
         if why:
             raise ConfigError(why)
         return

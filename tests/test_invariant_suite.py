@@ -85,6 +85,7 @@ DESIGN_PRESETS = {"kip18-lost-update": "kip18", "kip46-heal": "kip46", "kraft-ti
                   "kraft-controlled-shutdown-data": "kraft",
                   "kraft-small": "kraft"}
 DESIGN_PRESETS.update({"kraft-deletion": "kraft", "kraft-reassignment": "kraft", "kraft-reassignment-move": "kraft"})
+DESIGN_PRESETS["kraft-saturation"] = "kraft"
 PRESET_EXPECTED["kip18-lost-update"] = frozenset({"offline_replicas_are_known", "metadata_shows_offline_replicas",
                                                   "leader_is_live_isr_member"})
 
@@ -130,6 +131,8 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                         # the unfencing heartbeat elects a broker by the image before its own handleDirectoriesOffline
                         # (as on kraft-deletion; integ's exhaustive run finds it too).
                         "kraft-small": frozenset({"no_recreate_over_offline_copy", "leader_is_live_isr_member"})}
+# KIP-928 on KRaft (docs/kraft.md "KIP-928 saturation on KRaft"): RF 2, no dir failure: every property holds.
+PRESET_EXPECTED_ONLY["kraft-saturation"] = frozenset()
 
 
 def expected_of(preset: str, variant: str) -> frozenset:

@@ -245,11 +245,11 @@ def test_kraft_invariants_hold_on_the_unbroken_input():
     assert _kraft_invariant(model, "no_recreate_over_offline_copy").check(model, good, None, created) is None
 
 
-def test_saturation_is_refused_with_kraft_until_it_is_modelled():
-    """KRaft models deletion and reassignment (tests/test_kraft_deletion.py, test_kraft_reassignment.py) but not
-    KIP-928 saturation yet (docs/kraft.md): asking for it is bad input, not a model that silently leaves it out."""
-    with pytest.raises(ConfigError, match="--saturation is not modelled with --variant kraft"):
-        build_model(preset_config("kraft-tiny-faults", brokers=3, saturation=True))
+def test_saturation_with_a_zookeeper_only_recovery_is_refused_with_kraft():
+    """KRaft models KIP-928 saturation with recovery by restart only (tests/test_kraft_saturation.py, docs/kraft.md):
+    asking for ZooKeeper mode's recovery is bad input, not a model that silently leaves it out."""
+    with pytest.raises(ConfigError, match="--saturation-recovery free-space is ZooKeeper mode's"):
+        build_model(preset_config("kraft-saturation", saturation_recovery="free-space"))
 
 
 @pytest.mark.parametrize("switch, feature", [("deletion", "kraft-deletion"), ("reassignment", "kraft-reassignment")])

@@ -55,18 +55,18 @@ def test_a_bad_bound_is_refused():
         _model(alter_log_dirs=-1)
 
 
-def test_saturation_stays_refused_with_kraft():
-    with pytest.raises(ConfigError, match="--saturation is not modelled with --variant kraft"):
-        build_model(preset_config("kraft-future", saturation=True))
+def test_saturation_stays_refused_with_kraft_future():
+    with pytest.raises(ConfigError, match="--saturation with kraft-future"):
+        build_model(preset_config("kraft-future", saturation=True, saturation_recovery="restart"))
 
 
 def test_the_cli_refuses_saturation_with_the_preset_as_bad_input(capsys):
     from explorer.cli import main
 
     with pytest.raises(SystemExit) as e:
-        main(["explore", "--preset", "kraft-future", "--saturation"])
+        main(["explore", "--preset", "kraft-future", "--saturation", "--saturation-recovery", "restart"])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "--saturation is not modelled" in err and "Traceback" not in err
+    assert e.value.code == 2 and "--saturation with kraft-future" in err and "Traceback" not in err
 
 
 # ---- the promotion, step by step ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """KRaft mode's designs (issue 31): ``kraft``, Kafka's trunk behaviour (3.9/4.x) over the storage layer and its
-data path, with intra-broker moves (``kraft-future``, model/kraft/future.py) when a configuration asks for them."""
+data path, with intra-broker moves (``kraft-future``, model/kraft/future.py) and KIP-928's saturation (storage's
+``saturation`` with ``kraft-saturation``, model/kraft/saturation.py) when a configuration asks for them."""
 from __future__ import annotations
 
 from model.kraft.deletion import KRAFT_DELETION
@@ -7,14 +8,17 @@ from model.kraft.future import FUTURE
 from model.kraft.migration import MV_UPGRADE
 from model.kraft.reassignment import KRAFT_REASSIGNMENT
 from model.kraft.rules import KRAFT
+from model.kraft.saturation import KRAFT_SATURATION
 from model.kraft.sessions import SESSIONS
 from model.kraft.shutdown import SHUTDOWN
 from model.spec.feature import Design
 from model.storage.rules_data import DATA
+from model.storage.rules_space import SATURATION
 
 KRAFT_DESIGN = Design("kraft", "KRaft JBOD (KIP-858) as Kafka 3.9/4.x implement it: the controller's metadata log, "
                       "brokers replaying it, the three-gate create-or-not decision, AssignReplicasToDirs",
-                      (KRAFT, DATA, MV_UPGRADE, SESSIONS, FUTURE, SHUTDOWN, KRAFT_DELETION, KRAFT_REASSIGNMENT))
+                      (KRAFT, DATA, MV_UPGRADE, SESSIONS, FUTURE, SHUTDOWN, KRAFT_DELETION, KRAFT_REASSIGNMENT,
+                       SATURATION, KRAFT_SATURATION))
 
 DESIGNS = {KRAFT_DESIGN.name: KRAFT_DESIGN}
 VARIANTS = tuple(DESIGNS)

@@ -4,17 +4,21 @@ AssignReplicasToDirs it queues when the dir it used differs from the one the del
 
 Hosted states (model/storage/state.py H_*), as ReplicaManager's HostedPartition: H_NONE = no entry, H_OFFLINE =
 Offline, H_STOPPED = Online without a log it serves (log creation was skipped by gate 2), H_LEADER and
-H_FOLLOWER = Online and served.
+H_FOLLOWER = Online and served; H_SATURATED (only with KIP-928's saturation, model/kraft/saturation.py) = its log
+is on a saturated dir: not served, but retention and deletion reach it.
 """
 from __future__ import annotations
 
 from model.kraft.metadata import UNASSIGNED, PartitionState
 from model.storage.broker import delete_log, has_offline_dir, live_copy_dir
-from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_STOPPED, LIVE_DIR, Broker, replace_at
+from model.storage.state import (
+    GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_SATURATED, H_STOPPED, LIVE_DIR, SATURATED, Broker, replace_at,
+)
 
 # Why a replica's delta ended where it did (tests and docs name the gates).
-SKIPPED_OFFLINE, SKIPPED_DIR, STORAGE_ERROR, CREATED, FOUND = (
-    "gate 1: Offline, skipped", "gate 2: not created", "gate 3: storage error", "created", "found")
+SKIPPED_OFFLINE, SKIPPED_DIR, STORAGE_ERROR, CREATED, FOUND, SATURATED_LOG = (
+    "gate 1: Offline, skipped", "gate 2: not created", "gate 3: storage error", "created", "found",
+    "found on a saturated dir: not served")
 
 
 def _target_or_least_loaded(broker: Broker, target: int | None) -> int:
@@ -56,6 +60,11 @@ def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, li
     is_new = hosted in (H_NONE, H_OFFLINE)
     broker = broker._replace(topics=replace_at(broker.topics, p, part.topic))
     found = live_copy_dir(broker, p)
+    if found >= 0 and broker.dirs[found] == SATURATED:
+        # KIP-928 (the model's reading on KRaft): the log's dir is saturated, so the replica is neither led nor
+        # followed, whatever the delta says; it keeps its log for retention and deletion.
+        return broker._replace(hosted=replace_at(broker.hosted, p, H_SATURATED), hw=replace_at(broker.hw, p, 0),
+                               isr=replace_at(broker.isr, p, 0)), SATURATED_LOG
     outcome = FOUND
     if found < 0:
         # Gate 2, Partition.createLogInAssignedDirectoryId, when the delta listed the replica's dir.
@@ -106,6 +115,11 @@ def drop_stray(broker: Broker, p: int) -> Broker:
     reach for good (a repair empties the dir)."""
     if not broker.stray[p]:
         return broker
+    d = live_copy_dir(broker, p)
+    if d >= 0 and broker.stray[p] >> d & 1 and broker.segs[p]:
+        # The deleted log's space is freed (KIP-928's units; without saturation segs stay 0).
+        broker = broker._replace(used=replace_at(broker.used, d, broker.used[d] - broker.segs[p]),
+                                 segs=replace_at(broker.segs, p, 0))
     return broker._replace(copies=replace_at(broker.copies, p, broker.copies[p] & ~broker.stray[p]),
                            stray=replace_at(broker.stray, p, 0))
 

@@ -65,7 +65,7 @@ def dir_event(m, s, broker, dir=None):
     """ReplicaManager.handleLogDirFailure -> BrokerLifecycleManager.propagateDirectoryFailure: the dir's id joins
     the offline dirs every later heartbeat carries. A dir failure does not fence the broker."""
     if dir is None:
-        return s  # KIP-928's saturation events: not part of KRaft mode here
+        return s  # KIP-928's saturation: model/kraft/saturation.py overrides this hook
     b = s.brokers[broker]
     return set_broker(s, broker, b._replace(failed=b.failed | 1 << dir))
 

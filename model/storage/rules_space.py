@@ -46,12 +46,15 @@ SATURATION = Feature(
         "deletion_reaches": lambda step, broker, p: bool(step.live >> broker & 1),
         "reelect_on_recovery": lambda cfg: cfg.saturation_recovery == "free-space",
         "deletion_awaits_answer": lambda cfg: cfg.deletion_waits_for_response,
+        # The brokers that may hold a replica of a partition (Write's and Retention's domain): its assignment
+        # (ZooKeeper mode's includes the brokers a reassignment may add; KRaft's feature gives its own).
+        "space_brokers": lambda m, p: m.assignments[p],
     },
 )
 
 
 def _replicas(m):
-    return [(b, p) for p in range(m.cfg.partitions) for b in m.assignments[p]]
+    return [(b, p) for p in range(m.cfg.partitions) for b in m.hooks.space_brokers(m, p)]
 
 
 def _recoverable_dirs(m):
