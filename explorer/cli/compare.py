@@ -81,7 +81,8 @@ ZK_KRAFT = Configuration(
     heading="KIP-112 (ZooKeeper) and KIP-858 (KRaft) on `tiny`'s cluster without data (`tiny-kraft`)",
     notes=("Both designs run `tiny`'s cluster and faults (2 brokers x 2 dirs, one partition, RF 2; a dir failure, a "
            "crash, a restart, a repair, at most two faults) without the record and the consumer, the controller "
-           "failover and the saturation: KRaft mode models no controller failover and no KIP-928 yet, and its space "
+           "failover and the saturation: KRaft mode's are features (`kraft-sessions`, `kraft-saturation`) left off "
+           "here, kraft-core being what is compared, and its space "
            "with one record and two faults is more than 2 million states (docs/kraft.md, which gives the data loss "
            "finding 1 leads to with one record). What differs: KRaft mode's cluster starts with every broker "
            "registered and unfenced (the metadata log holds their registrations and unfencings); ZooKeeper mode's "
