@@ -235,7 +235,9 @@ def prove(prop_id: str, variant: str, prop=None) -> dict:
     return out
 
 
-def render(result: dict) -> list[str]:
+def render(result: dict, show=None) -> list[str]:
+    """The lines of one property's result; ``show(snap, before)``: a CTI state's lines (KIP-112's by default)."""
+    show = show or (lambda snap, before=None: state_lines(snap, before, indent="      "))
     lines = [f"{result['id']} ({result['kind']} property): {result['statement']}",
              "  inductive invariant: " + (" & ".join(result["invariant"]) or "true")]
     for c in result["checks"]:
@@ -252,11 +254,11 @@ def render(result: dict) -> list[str]:
                 lines.append(f"    universe: {u['brokers']} broker(s), {u['dirs']} dir(s), {u['partitions']} "
                              f"partition(s)")
             lines.append("    pre-state:")
-            lines += state_lines(cti["pre"], indent="      ")
+            lines += show(cti["pre"])
             if "action" in cti:
                 lines.append(f"    action: {cti['action']}")
                 lines.append("    post-state (what changed):")
-                lines += state_lines(cti["post"], cti["pre"], indent="      ")
+                lines += show(cti["post"], cti["pre"])
     note = ""
     if result.get("follows_from_one_step"):
         note = ("; follows from one step: no lemma is needed, so the proof does not depend on what the protocol "

@@ -223,31 +223,4 @@ def render_vacuity(result: dict) -> list[str]:
 
 def render(result: dict) -> list[str]:
     """As proofs/induction.py's render, with KRaft's state in a CTI."""
-    lines = [f"{result['id']} ({result['kind']} property): {result['statement']}",
-             "  inductive invariant: " + (" & ".join(result["invariant"]) or "true")]
-    for c in result["checks"]:
-        name = c["action"]
-        if c["result"] == "proved":
-            lines.append(f"  {name:<32} proved")
-        elif c["result"] == "unknown":
-            lines.append(f"  {name:<32} UNKNOWN ({c['reason']})")
-        else:
-            lines.append(f"  {name:<32} NOT PROVED: counterexample to induction, breaks {', '.join(c['broken'])}")
-            cti = c["cti"]
-            if "universe" in cti:
-                size = cti["universe"]
-                lines.append(f"    universe: {size['brokers']} broker(s), {size['dirs']} dir(s), "
-                             f"{size['partitions']} partition(s)")
-            lines.append("    pre-state:")
-            lines += state_lines(cti["pre"])
-            if "action" in cti:
-                lines.append(f"    action: {cti['action']}")
-                lines.append("    post-state (what changed):")
-                lines += state_lines(cti["post"], cti["pre"])
-    note = ""
-    if result.get("follows_from_one_step"):
-        note = "; follows from one step: no lemma is needed"
-    elif result.get("follows_from_one_step") is False:
-        note = "; needs its lemmas (depends on the protocol's reachable states)"
-    lines.append(f"  => {result['result']}{note} ({result['elapsed_s']:.1f}s)")
-    return lines
+    return induction.render(result, show=state_lines)

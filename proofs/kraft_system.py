@@ -24,6 +24,7 @@ from typing import Callable, NamedTuple
 
 import z3
 
+from . import system
 from .system import BOOL
 
 INT = z3.IntSort()
@@ -81,14 +82,10 @@ def sort_of(u, name: str):
     return {"B": u.B, "D": u.D, "P": u.P, "Bool": BOOL, "Int": INT, "DirRef": dir_ref_sort(u)}[name]
 
 
-class StateVars:
-    """One state: a z3 function per field, named ``<prefix>.<field>``."""
-
-    def __init__(self, u, prefix: str):
-        self.u, self.prefix = u, prefix
-        for f in FIELDS:
-            setattr(self, f.name, z3.Function(f"{prefix}.{f.name}", *(sort_of(u, a) for a in f.args),
-                                              sort_of(u, f.range)))
+class StateVars(system.StateVars):
+    """One state of KRaft's vocabulary: a z3 function per field, named ``<prefix>.<field>``."""
+    FIELDS = FIELDS
+    sort_of = staticmethod(sort_of)
 
     def view(self) -> "View":
         return View(**{n: getattr(self, n) for n in FIELD_NAMES})

@@ -116,13 +116,19 @@ def sort_of(u, name: str):
 
 
 class StateVars:
-    """One state: a z3 function per field, named ``<prefix>.<field>``."""
+    """One state: a z3 function per field, named ``<prefix>.<field>`` (``FIELDS`` and ``sort_of``: a vocabulary's,
+    KIP-112's here; proofs/kraft_system.py's subclass gives KRaft's)."""
+    FIELDS = FIELDS
 
     def __init__(self, u, prefix: str):
         self.u, self.prefix = u, prefix
-        for f in FIELDS:
-            setattr(self, f.name, z3.Function(f"{prefix}.{f.name}", *(sort_of(u, a) for a in f.args),
-                                              sort_of(u, f.range)))
+        for f in self.FIELDS:
+            setattr(self, f.name, z3.Function(f"{prefix}.{f.name}", *(self.sort_of(u, a) for a in f.args),
+                                              self.sort_of(u, f.range)))
+
+    @staticmethod
+    def sort_of(u, name: str):
+        return sort_of(u, name)
 
     def function(self, name: str):
         return getattr(self, name)
