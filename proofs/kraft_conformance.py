@@ -163,10 +163,13 @@ def reachable(m, limit: int | None = None):
         frontier = nxt
 
 
-def check(m, mutation=None, limit: int | None = None, max_offences: int = 5) -> dict:
-    """Run the conformance check on model ``m`` (``limit``: at most that many states, for a quick look)."""
+def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, reverse: bool = True) -> dict:
+    """Run the conformance check on model ``m`` (``limit``: at most that many states, for a quick look;
+    ``reverse``: also the reverse direction, proofs/kraft_reverse.py)."""
+    from .kraft_reverse import Reverse    # it reads this module's abstraction
     start = time.monotonic()
     ck = Check(m, mutation)
+    rev = Reverse(m, mutation) if reverse else None
     states = transitions = 0
     triples: dict = {}
     state_verdicts: dict = {}
@@ -188,10 +191,12 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5) -> 
             if z3_holds != explicit:
                 offences.append({"check": "property", "property": pid, "explicit": explicit, "z3": z3_holds,
                                  "state": pre})
+        mapped = []
         for rule, args, t in succ:
             transitions += 1
             post = abstract(m, t)
             action, zargs = action_of(m, rule, args, pre, post)
+            mapped.append((action.name, zargs, t, post))
             fired[action.name] = fired.get(action.name, 0) + 1
             key = (action.name, zargs, pre, post)
             if key not in triples:
@@ -208,9 +213,12 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5) -> 
                 if allowed and z3_holds != explicit:
                     offences.append({"check": "property", "property": pid, "explicit": explicit, "z3": z3_holds,
                                      "rule": rule, "args": args, "pre": pre, "post": post})
+        if rev is not None:
+            offences += rev.visit(s, pre, mapped)
         if len(offences) >= max_offences:
             break
     return {"states": states, "transitions": transitions, "abstract_triples": len(triples),
             "abstract_states": len({k for _, k in state_verdicts}), "actions_fired": fired,
+            "reverse": rev.figures() if rev is not None else None,
             "offences": offences[:max_offences], "result": "ok" if not offences else "offences",
             "elapsed_s": round(time.monotonic() - start, 3)}
