@@ -40,8 +40,8 @@ from model.storage.broker import has_live_dir, live_dirs
 from model.storage.common import budget_left
 from model.storage.state import NO_LEADER
 
-from .kraft_conformance import pin as pin_state
-from .kraft_system import ACTION_BY_NAME, BOOL, FIELDS, StateVars, Witness, active, dir_ref_sort, relation
+from .kraft_abstraction import dir_ref, pin as pin_state
+from .kraft_system import ACTION_BY_NAME, BOOL, StateVars, Witness, active, dir_ref_sort, relation
 from .system import Finite
 
 MAX_SUCCESSORS = 8   # enumeration stops there: one more than any explicit rule has from one state is an offence
@@ -50,12 +50,6 @@ MAX_SUCCESSORS = 8   # enumeration stops there: one more than any explicit rule 
 class Pin(NamedTuple):
     key: tuple                 # what the pins read beyond the abstract pre-state (part of the cache key)
     constraints: Callable      # (u, name, pre view) -> [BoolRef] on the action's choices
-
-
-def _ref(u, value):
-    R = dir_ref_sort(u)
-    reserved = {UNASSIGNED: R.unassigned, MIGRATING: R.migrating, LOST: R.lost}
-    return reserved[value] if value in reserved else R.dir(u.dirs[value])
 
 
 def _create_topic(m, s, p, t=None):
@@ -71,7 +65,7 @@ def _create_topic(m, s, p, t=None):
         for b in reversed(assignment):             # Kafka: the first active replica in assignment order
             first_active = z3.If(active(v, u.brokers[b]), u.brokers[b], first_active)
         return ([replica(u.brokers[b]) == (b in assignment) for b in range(len(u.brokers))]
-                + [default(u.brokers[b]) == _ref(u, d) for b, d in zip(assignment, defaults)]
+                + [default(u.brokers[b]) == dir_ref(u, d) for b, d in zip(assignment, defaults)]
                 + [leader == first_active])
     return Pin((assignment, defaults), pins)
 
@@ -269,16 +263,17 @@ class Reverse:
                     return reserved
             return u.dirs.index(model.eval(R.dir_of(value)))
 
+        def true(term):
+            return z3.is_true(val(term))
+
         B, D, P = u.brokers, u.dirs, u.partitions
-        brokers = tuple((z3.is_true(val(t.up(b))), z3.is_true(val(t.registered(b))), z3.is_true(val(t.reg(b))),
-                         z3.is_true(val(t.fenced(b))), tuple(i for i, d in enumerate(D) if z3.is_true(val(t.regdir(b, d)))))
-                        for b in B)
+        brokers = tuple((true(t.up(b)), true(t.registered(b)), true(t.reg(b)), true(t.fenced(b)),
+                         tuple(i for i, d in enumerate(D) if true(t.regdir(b, d)))) for b in B)
         parts = []
         for p in P:
-            has_leader = z3.is_true(val(t.has_leader(p)))
-            leader = B.index(val(t.leader(p))) if has_leader else NO_LEADER
-            parts.append((z3.is_true(val(t.exists(p))), tuple(i for i, b in enumerate(B) if z3.is_true(val(t.replica(p, b)))),
-                          sum(1 << i for i, b in enumerate(B) if z3.is_true(val(t.isr(p, b)))), leader,
+            leader = B.index(val(t.leader(p))) if true(t.has_leader(p)) else NO_LEADER
+            parts.append((true(t.exists(p)), tuple(i for i, b in enumerate(B) if true(t.replica(p, b))),
+                          sum(1 << i for i, b in enumerate(B) if true(t.isr(p, b))), leader,
                           tuple(ref(t.dirs(p, b)) for b in B),
                           val(t.leader_epoch(p)).as_long(), val(t.partition_epoch(p)).as_long()))
         return view((brokers, tuple(parts))), block
