@@ -4,6 +4,8 @@ of a configuration (docs/proofs.md, "KRaft"):
 - **initial**: the explicit initial state, abstracted, satisfies the z3 initial condition;
 - **forward** (soundness of the proofs): every explicit transition, abstracted, satisfies the z3 relation of the
   action that stands for its rule (one z3 call per distinct abstract triple);
+- **reverse** (proofs/kraft_reverse.py): from every reachable state, each z3 action with its free choices pinned
+  to the explicit ones allows exactly the explicit successors of its rules, and is disabled where they are;
 - **properties**: on every reachable state (transition) each z3 property holds exactly when its explicit
   invariant does (invariants/kraft/image.py, invariants/kraft/safety.py).
 

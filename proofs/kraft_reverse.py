@@ -164,7 +164,8 @@ def z3_only_reason(m, s, action: str, args: tuple) -> str | None:
     if action not in ("BrokerCrash", "BrokerRestart"):
         return None
     rule = m.rules[m.rule_index[action]]
-    if budget_left(m, s, rule.spends) is not None or rule.guard(m, s, *args) is None:
+    reason = rule.guard(m, s, *args)
+    if reason is None or reason == budget_left(m, s, rule.spends):
         return "bound spent"   # guard None with no transition: the bounded domain leaves the broker out
     if action == "BrokerRestart" and not has_live_dir(s.brokers[args[0]]):
         return "no live dir"
@@ -189,7 +190,8 @@ class Reverse:
         self.s, self.t = StateVars(self.u, "rev.pre"), StateVars(self.u, "rev.post")
         self._relations: dict = {}
         self._successors: dict = {}
-        self.queries = self.disabled_checked = 0
+        self.queries = 0
+        self.disabled_checked: Counter = Counter()   # by action: (explicit state, arguments) where it is disabled
         self.compared: Counter = Counter()       # by action: (explicit state, action, arguments, choice) compared
         self.skipped: Counter = Counter()
         self._reported: set = set()
@@ -311,7 +313,7 @@ class Reverse:
                 if why is not None or pin is None:
                     self.skipped[f"{name}: {why or 'nothing to pin'}"] += 1
                     continue
-                self.disabled_checked += 1
+                self.disabled_checked[name] += 1
                 no_op = name in NO_OP_ALLOWED and NO_OP_ALLOWED[name](s, args[0])
                 extra = self.successors(action, args, pre, pin) - ({view(pre)} if no_op else set())
                 if extra:
@@ -329,5 +331,5 @@ class Reverse:
                  "post": sorted(posts)[0]}]
 
     def figures(self) -> dict:
-        return {"z3_queries": self.queries, "compared": dict(self.compared), "disabled_checked": self.disabled_checked,
+        return {"z3_queries": self.queries, "compared": dict(self.compared), "disabled_checked": dict(self.disabled_checked),
                 "skipped": dict(self.skipped)}

@@ -13,7 +13,7 @@ Each controller event writes records computed from the image before the event an
 applied by ``apply``. The election picks *some* valid ISR member where Kafka picks the first in Replicas order,
 and CreateTopic's Directories entry of a broker with registered dirs is UNASSIGNED or one of them (defaultDir
 picks by their number): over-approximations. Every action is checked against the explicit model's rules on
-every reachable state of a configuration (proofs/kraft_conformance.py).
+every reachable state of a configuration, both ways (proofs/kraft_conformance.py, proofs/kraft_reverse.py).
 
 ``mutation`` (a name of MUTATIONS, or None) plants a bug in the relation: the tests show that the proofs or
 the conformance check notice each.
