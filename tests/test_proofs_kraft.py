@@ -108,7 +108,7 @@ def test_the_reverse_check_pins_an_election_to_the_first_valid_broker_in_replica
 
 
 def test_a_bug_planted_in_the_z3_heartbeat_is_an_explicit_transition_it_does_not_allow():
-    result = kraft_conformance.check(model(), mutation="offline-keeps-isr", max_offences=1)
+    result = kraft_conformance.check(model(), mutation="offline-keeps-isr", max_offences=1, reverse=False)
     assert result["result"] == "offences"
     offence = result["offences"][0]
     assert offence["check"] == "forward" and offence["rule"] == "BrokerHeartbeat"
