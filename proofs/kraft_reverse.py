@@ -15,8 +15,8 @@ From every reachable explicit state, for every z3 action whose choices the expli
   action with those arguments and choices: a z3 successor with no explicit one is a ``reverse`` offence, an
   explicit one the pinned z3 action does not allow a ``pinned`` offence (a pin misreads the explicit choice);
 - where no explicit rule of the action is enabled, the pinned z3 action must be disabled too
-  (``reverse-disabled``), except where the explicit guard reads what the vocabulary leaves out (``Z3_ONLY``:
-  a spent bound, a broker with no live dir), and for the heartbeat and the assignment, which z3 lets change
+  (``reverse-disabled``), except where the explicit guard reads what the vocabulary leaves out
+  (``z3_only_reason``: a spent bound, a broker with no live dir), and for the heartbeat and the assignment, which z3 lets change
   nothing where Kafka's model leaves out a request that would change nothing (their only z3 successor must then
   be the pre-state).
 
@@ -44,7 +44,8 @@ from .kraft_abstraction import dir_ref, pin as pin_state
 from .kraft_system import ACTION_BY_NAME, BOOL, StateVars, Witness, active, dir_ref_sort, relation
 from .system import Finite
 
-MAX_SUCCESSORS = 8   # enumeration stops there: one more than any explicit rule has from one state is an offence
+# The enumeration stops there: an explicit action has fewer successors from one state, so more is an offence anyway.
+MAX_SUCCESSORS = 8
 
 
 class Pin(NamedTuple):
@@ -173,7 +174,7 @@ def z3_only_reason(m, s, action: str, args: tuple) -> str | None:
 
 
 def view(key) -> tuple:
-    """An abstract state (kraft_conformance.abstract) as the z3 vocabulary sees it: Replicas and a registration's
+    """An abstract state (kraft_abstraction.abstract) as the z3 vocabulary sees it: Replicas and a registration's
     dirs as sets (sorted), the leader only when there is one."""
     brokers, parts = key
     return (tuple((up, registered, reg, fenced, tuple(sorted(dirs))) for up, registered, reg, fenced, dirs in brokers),
