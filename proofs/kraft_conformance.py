@@ -4,6 +4,8 @@ of a configuration (docs/proofs.md, "KRaft"):
 - **initial**: the explicit initial state, abstracted, satisfies the z3 initial condition;
 - **forward** (soundness of the proofs): every explicit transition, abstracted, satisfies the z3 relation of the
   action that stands for its rule (one z3 call per distinct abstract triple);
+- **reverse** (proofs/kraft_reverse.py): from every reachable state, each z3 action with its free choices pinned
+  to the explicit ones allows exactly the explicit successors of its rules, and is disabled where they are;
 - **properties**: on every reachable state (transition) each z3 property holds exactly when its explicit
   invariant does (invariants/kraft/image.py, invariants/kraft/safety.py).
 
@@ -17,11 +19,11 @@ import time
 import z3
 
 from invariants.kraft import image as explicit_image, safety as explicit_safety
-from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED
-from model.storage.state import NO_LEADER
 
+from .kraft_abstraction import abstract, pin
 from .kraft_properties import LEMMAS, PROPERTIES
-from .kraft_system import ACTION_BY_NAME, StateVars, conj, dir_ref_sort, initial, relation, well_formed
+from .kraft_reverse import Reverse
+from .kraft_system import ACTION_BY_NAME, StateVars, conj, initial, relation, well_formed
 from .system import Finite
 
 # The explicit rules that write the controller's image or a broker's up/registered, by z3 action; every other
@@ -36,59 +38,6 @@ EXPLICIT = {
     "kraft_epochs_monotone": explicit_image.kraft_epochs_monotone,
     "kraft_leader_passes_leader_acceptor": explicit_safety.kraft_leader_passes_leader_acceptor,
 }
-
-
-class OutsideCore(ValueError):
-    """A state the z3 model does not cover (a feature beyond kraft-core)."""
-
-
-def abstract(m, state) -> tuple:
-    """The abstract state: (per broker (up, registered, reg, fenced, dirs), per partition (exists, replicas,
-    isr, leader, Directories per broker, leader epoch, partition epoch))."""
-    c = state.controller
-    brokers = []
-    for b, broker in enumerate(state.brokers):
-        reg = c.registrations[b]
-        if reg is not None and reg.in_controlled_shutdown:
-            raise OutsideCore(f"broker {b} is in controlled shutdown (kraft-shutdown)")
-        brokers.append((bool(broker.up), bool(broker.registered), reg is not None,
-                        bool(reg.fenced) if reg else False, tuple(reg.dirs) if reg else ()))
-    parts = []
-    for p, part in enumerate(c.partitions):
-        if part.adding or part.removing:
-            raise OutsideCore(f"partition {p} is being reassigned (kraft-reassignment)")
-        dirs = tuple(part.dirs[part.replicas.index(b)] if b in part.replicas else UNASSIGNED
-                     for b in range(m.cfg.brokers))
-        parts.append((part.leader_epoch >= 0, tuple(part.replicas), part.isr, part.leader, dirs,
-                      part.leader_epoch, part.partition_epoch))
-    return tuple(brokers), tuple(parts)
-
-
-def _ref(u, value):
-    R = dir_ref_sort(u)
-    reserved = {UNASSIGNED: R.unassigned, MIGRATING: R.migrating, LOST: R.lost}
-    return reserved[value] if value in reserved else R.dir(u.dirs[value])
-
-
-def pin(u, st: StateVars, key) -> list:
-    """Equalities that make ``st`` the abstract state ``key`` (some_dir: the first registered dir)."""
-    brokers, parts = key
-    B, D = u.brokers, u.dirs
-    out = []
-    for b, (up, registered, reg, fenced, dirs) in enumerate(brokers):
-        out += [st.up(B[b]) == up, st.registered(B[b]) == registered, st.reg(B[b]) == reg,
-                st.fenced(B[b]) == fenced, st.some_dir(B[b]) == D[dirs[0] if dirs else 0]]
-        out += [st.regdir(B[b], D[d]) == (d in dirs) for d in range(len(D))]
-    for p, (exists, replicas, isr, leader, dirs, lepoch, pepoch) in enumerate(parts):
-        P = u.partitions[p]
-        out += [st.exists(P) == exists, st.has_leader(P) == (leader != NO_LEADER),
-                st.leader_epoch(P) == lepoch, st.partition_epoch(P) == pepoch]
-        if leader != NO_LEADER:
-            out.append(st.leader(P) == B[leader])
-        for b in range(len(B)):
-            out += [st.replica(P, B[b]) == (b in replicas), st.isr(P, B[b]) == bool(isr >> b & 1),
-                    st.dirs(P, B[b]) == _ref(u, dirs[b])]
-    return out
 
 
 def action_of(m, rule: str, args: tuple, pre_key, post_key):
@@ -163,10 +112,12 @@ def reachable(m, limit: int | None = None):
         frontier = nxt
 
 
-def check(m, mutation=None, limit: int | None = None, max_offences: int = 5) -> dict:
-    """Run the conformance check on model ``m`` (``limit``: at most that many states, for a quick look)."""
+def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, reverse: bool = True) -> dict:
+    """Run the conformance check on model ``m`` (``limit``: at most that many states, for a quick look;
+    ``reverse``: also the reverse direction, proofs/kraft_reverse.py)."""
     start = time.monotonic()
     ck = Check(m, mutation)
+    rev = Reverse(m, mutation) if reverse else None
     states = transitions = 0
     triples: dict = {}
     state_verdicts: dict = {}
@@ -188,10 +139,12 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5) -> 
             if z3_holds != explicit:
                 offences.append({"check": "property", "property": pid, "explicit": explicit, "z3": z3_holds,
                                  "state": pre})
+        mapped = []
         for rule, args, t in succ:
             transitions += 1
             post = abstract(m, t)
             action, zargs = action_of(m, rule, args, pre, post)
+            mapped.append((action.name, zargs, t, post))
             fired[action.name] = fired.get(action.name, 0) + 1
             key = (action.name, zargs, pre, post)
             if key not in triples:
@@ -208,9 +161,12 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5) -> 
                 if allowed and z3_holds != explicit:
                     offences.append({"check": "property", "property": pid, "explicit": explicit, "z3": z3_holds,
                                      "rule": rule, "args": args, "pre": pre, "post": post})
+        if rev is not None:
+            offences += rev.visit(s, pre, mapped)
         if len(offences) >= max_offences:
             break
     return {"states": states, "transitions": transitions, "abstract_triples": len(triples),
             "abstract_states": len({k for _, k in state_verdicts}), "actions_fired": fired,
+            "reverse": rev.figures() if rev is not None else None,
             "offences": offences[:max_offences], "result": "ok" if not offences else "offences",
             "elapsed_s": round(time.monotonic() - start, 3)}

@@ -13,7 +13,7 @@ Each controller event writes records computed from the image before the event an
 applied by ``apply``. The election picks *some* valid ISR member where Kafka picks the first in Replicas order,
 and CreateTopic's Directories entry of a broker with registered dirs is UNASSIGNED or one of them (defaultDir
 picks by their number): over-approximations. Every action is checked against the explicit model's rules on
-every reachable state of a configuration (proofs/kraft_conformance.py).
+every reachable state of a configuration, both ways (proofs/kraft_conformance.py, proofs/kraft_reverse.py).
 
 ``mutation`` (a name of MUTATIONS, or None) plants a bug in the relation: the tests show that the proofs or
 the conformance check notice each.
@@ -33,6 +33,8 @@ MUTATIONS = {
     "create-dir-lost": "CreateTopic's Directories entry may be LOST",
     "leader-epoch-kept": "a record that names a leader leaves the leader epoch as it was",
     "offline-keeps-isr": "handleDirectoriesOffline writes no record (the broker stays in the ISR and leader)",
+    "alter-isr-may-skip": "AlterPartition may also write nothing (the image unchanged): only the reverse "
+                          "conformance check notices (proofs/kraft_reverse.py)",
 }
 
 _DIR_REF: dict = {}
@@ -153,11 +155,23 @@ class Change(NamedTuple):
     nonempty: Callable       # p -> Bool: the record changes something (else no record is written)
 
 
-def choose(u, cons: list, name: str, pred: Callable):
+class Witness(tuple):
+    """A witness's labelled constraint ``(label, formula)``, carrying the witness function ``fn``, the predicate
+    ``pred`` it witnesses and whether it is an election's pick: the reverse conformance check
+    (proofs/kraft_reverse.py) pins an election's witness to Kafka's pick, the first valid broker in Replicas order."""
+
+    def __new__(cls, label: str, formula, fn, pred: Callable, election: bool):
+        self = super().__new__(cls, (label, formula))
+        self.fn, self.pred, self.election = fn, pred, election
+        return self
+
+
+def choose(u, cons: list, name: str, pred: Callable, election: bool = False):
     """A witness w: P -> B with pred(p, w(p)) whenever pred(p, b) for some b (Hilbert's choice, so that 'some
     broker' needs no existential quantifier)."""
     w = z3.Function(name, u.P, u.B)
-    cons.append((f"{name} is a witness", u.forall([u.P, u.B], lambda p, b: z3.Implies(pred(p, b), pred(p, w(p))))))
+    cons.append(Witness(f"{name} is a witness",
+                        u.forall([u.P, u.B], lambda p, b: z3.Implies(pred(p, b), pred(p, w(p)))), w, pred, election))
     return w
 
 
@@ -174,7 +188,7 @@ def change(u, v: View, cons: list, name: str, *, remove=None, add=None, isr=None
     def valid(p, b):
         return z3.And(target(p, b), acceptor(u, v, p, b, remove, add, mutation))
 
-    cand = choose(u, cons, f"{name}.candidate", valid)
+    cand = choose(u, cons, f"{name}.candidate", valid, election=True)
     member = choose(u, cons, f"{name}.target_member", target)
 
     def keeps(p):
@@ -384,8 +398,12 @@ def _alter_partition(u, v, name, mutation, p0):
              u.forall([u.B], lambda b: z3.Implies(isr(b), v.replica(p0, b)))),
             ("the new ISR holds the leader", isr(v.leader(p0)))]
     rec = change(u, v, cons, f"{name}.isr_change", isr=lambda p, b: isr(b), mutation=mutation)
-    after = apply(v, rec, lambda p: p == p0, mutation)
-    return Step(cons, after, elected_pass(u, after, rec, lambda p: p == p0))
+    skip = z3.Bool(f"{name}.skip") if mutation == "alter-isr-may-skip" else z3.BoolVal(False)
+
+    def at_p0(p):
+        return z3.And(p == p0, z3.Not(skip))
+    after = apply(v, rec, at_p0, mutation)
+    return Step(cons, after, elected_pass(u, after, rec, at_p0))
 
 
 def _stutter(u, v, name, mutation, b0):

@@ -9,8 +9,9 @@ import pytest
 
 from explorer.catalog import build_model
 from model import ModelConfig
-from model.kraft.metadata import LOST
-from proofs import kraft_conformance, kraft_induction
+from model.kraft.metadata import LOST, UNASSIGNED
+from model.storage.state import NO_LEADER
+from proofs import kraft_conformance, kraft_induction, kraft_reverse
 from proofs.kraft_properties import PROPERTIES
 from profiles import THOROUGH
 
@@ -62,18 +63,52 @@ def test_a_bug_planted_in_the_z3_relation_breaks_the_proof_at_its_action(mutatio
 
 
 def test_every_explicit_transition_conforms_and_every_property_agrees_with_its_invariant():
-    fired = set()
+    fired, compared, disabled = set(), set(), set()
     for m in (model(), model(max_records=1, consumer=True, max_faults=0)):
         result = kraft_conformance.check(m)
         assert result["offences"] == [] and result["result"] == "ok"
         assert result["states"] > 0 and result["abstract_triples"] > 0
         fired |= set(result["actions_fired"])
-    # Every z3 action stood for some explicit step across the two configurations.
+        compared |= set(result["reverse"]["compared"])
+        disabled |= set(result["reverse"]["disabled_checked"])
+    # Every z3 action stood for some explicit step across the two configurations, and the reverse direction
+    # compared every action it pins with explicit steps.
     assert fired == set(kraft_conformance.ACTION_BY_NAME)
+    assert compared == set(kraft_reverse.PINS)
+    # ... and found every action but AlterPartition (nothing to pin there) disabled somewhere, as z3 had it.
+    assert disabled == set(kraft_reverse.PINS) - {"AlterPartition"}
+
+
+def test_a_z3_alter_partition_that_may_also_write_nothing_is_noticed_by_the_reverse_check_only():
+    m = model(max_records=1, consumer=True, max_faults=0)
+    mutation = "alter-isr-may-skip"
+    for prop in PROVED:
+        assert kraft_induction.prove(prop, mutation=mutation)["result"] == "proved"
+    assert kraft_conformance.check(m, mutation=mutation, reverse=False)["offences"] == []
+    result = kraft_conformance.check(m, mutation=mutation, max_offences=1)
+    offence = result["offences"][0]
+    assert offence["check"] == "reverse" and offence["action"] == "AlterPartition"
+    # The successor no explicit ISR change has: the image left as it was.
+    assert offence["post"] == kraft_reverse.view(offence["pre"])
+
+
+@pytest.mark.parametrize("replicas", [(0, 1), (1, 0)])
+def test_the_reverse_check_pins_an_election_to_the_first_valid_broker_in_replicas_order(replicas, monkeypatch):
+    # A hand-made pre-state: a leaderless partition whose two ISR members both pass LeaderAcceptor once broker 0's
+    # heartbeat unfences it; the z3 election may pick either, Kafka the first in Replicas order.
+    pre = (((True, True, True, True, (0, 1)), (True, True, True, False, (0, 1))),
+           ((True, replicas, 0b11, NO_LEADER, (UNASSIGNED, UNASSIGNED), 1, 1),))
+    heartbeat = kraft_conformance.ACTION_BY_NAME["BrokerHeartbeat"]
+    pin = kraft_reverse.heartbeat_pin(True, 0)
+    posts = kraft_reverse.Reverse(model()).successors(heartbeat, (0,), pre, pin)
+    assert [post[1][0][3] for post in posts] == [replicas[0]]
+    monkeypatch.setattr(kraft_reverse.Reverse, "_election_pins", lambda self, witnesses, pre: [])
+    posts = kraft_reverse.Reverse(model()).successors(heartbeat, (0,), pre, pin)
+    assert sorted(post[1][0][3] for post in posts) == [0, 1]
 
 
 def test_a_bug_planted_in_the_z3_heartbeat_is_an_explicit_transition_it_does_not_allow():
-    result = kraft_conformance.check(model(), mutation="offline-keeps-isr", max_offences=1)
+    result = kraft_conformance.check(model(), mutation="offline-keeps-isr", max_offences=1, reverse=False)
     assert result["result"] == "offences"
     offence = result["offences"][0]
     assert offence["check"] == "forward" and offence["rule"] == "BrokerHeartbeat"
@@ -117,6 +152,8 @@ def test_cli_prove_kraft_exit_codes_and_json(capsys):
 def test_every_transition_of_the_two_fault_configuration_conforms():
     result = kraft_conformance.check(model(max_faults=2, max_fixes=1))
     assert result["offences"] == [] and result["result"] == "ok"
+    # No record here, so no ISR change: the reverse direction compares every other action it pins.
+    assert set(result["reverse"]["compared"]) == set(kraft_reverse.PINS) - {"AlterPartition"}
 
 
 def test_the_leaderless_lemma_fails_on_a_reachable_explicit_state_as_its_cti_says():
