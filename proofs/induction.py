@@ -100,7 +100,7 @@ def flatten(snap: dict) -> dict:
         for k, v in b.items():
             if k not in ("broker", "partitions"):
                 out[f"brokers[{b['broker']}].{k}"] = v
-        for p in b["partitions"]:
+        for p in b.get("partitions", ()):   # a broker's own partitions (KIP-112's vocabulary; KRaft's has none)
             for k, v in p.items():
                 if k != "partition":
                     out[f"brokers[{b['broker']}].partitions[{p['partition']}].{k}"] = v
@@ -119,12 +119,12 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def state_lines(snap: dict, before: dict | None = None, indent: str = "    ") -> list[str]:
+def state_lines(snap: dict, before: dict | None = None, indent: str = "    ", fmt=_fmt) -> list[str]:
     now = flatten(snap)
     if before is None:
-        return [f"{indent}{k} = {_fmt(v)}" for k, v in now.items()]
+        return [f"{indent}{k} = {fmt(v)}" for k, v in now.items()]
     old = flatten(before)
-    return [f"{indent}{k}: {_fmt(old.get(k))} -> {_fmt(v)}" for k, v in now.items() if old.get(k) != v]
+    return [f"{indent}{k}: {fmt(old.get(k))} -> {fmt(v)}" for k, v in now.items() if old.get(k) != v]
 
 
 def action_label(model, u, action, args, w, elems) -> str:

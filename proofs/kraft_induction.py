@@ -64,25 +64,9 @@ def snapshot(model, u, st, elems) -> dict:
     return {"brokers": brokers, "partitions": parts}
 
 
-def flatten(snap: dict) -> dict:
-    out = {}
-    for b in snap["brokers"]:
-        for k, v in b.items():
-            if k != "broker":
-                out[f"brokers[{b['broker']}].{k}"] = v
-    for p in snap["partitions"]:
-        for k, v in p.items():
-            if k != "partition":
-                out[f"partitions[{p['partition']}].{k}"] = v
-    return out
-
-
 def state_lines(snap: dict, before: dict | None = None, indent: str = "      ") -> list[str]:
-    now = flatten(snap)
-    if before is None:
-        return [f"{indent}{k} = {v}" for k, v in now.items()]
-    old = flatten(before)
-    return [f"{indent}{k}: {old.get(k)} -> {v}" for k, v in now.items() if old.get(k) != v]
+    """A CTI state's lines, as KIP-112's (proofs/induction.py), values as Python prints them."""
+    return induction.state_lines(snap, before, indent, fmt=str)
 
 
 def _label(model, u, action, args, elems) -> str:

@@ -30,10 +30,9 @@ def model_config(preset: str | None, params: dict, base: dict | None = None) -> 
         raise BadInput(f"bad model parameter: {e}") from None
     if bug_ids:
         cfg = with_bugs(cfg, bug_ids, design_of(cfg.variant).features)
-    if (note := deprecation_note(cfg.variant)) is not None:      # an old variant name: it works, say what to use
-        click.echo(f"jbodcheck: warning: {note}", err=True)
-    if (note := preset_deprecation_note(preset)) is not None:    # an old preset name: the same, say what to use
-        click.echo(f"jbodcheck: warning: {note}", err=True)
+    for note in (deprecation_note(cfg.variant), preset_deprecation_note(preset)):   # an old name works: say so
+        if note is not None:
+            click.echo(f"jbodcheck: warning: {note}", err=True)
     return cfg
 
 

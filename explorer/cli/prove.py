@@ -13,6 +13,7 @@ import click
 
 from explorer.catalog import preset_config
 from explorer.cli import prove_kraft
+from explorer.cli.prove_report import induction_report
 from explorer.errors import OutputError
 from explorer.outputs import check_writable, write_json
 from proofs.properties import PROPERTIES
@@ -87,13 +88,7 @@ def prove_command(variant, property_ids, bmc_depth, preset, json_path):
                 path = bmc_mod.bmc(r["id"], variant, *FAILURE_BMC_SIZE, FAILURE_BMC_DEPTH)
                 r["bmc"] = path
                 lines += ["  bounded model checking for a real path:"] + ["  " + x for x in bmc_mod.render(path)]
-        ok = all(r["result"] == "proved" for r in results) and not vac["never_enabled"]
-        report = {"schema": SCHEMA, "tool": "jbodcheck", "command": "prove", "mode": "induction",
-                  "variant": variant, "result": "proved" if ok else "not proved", "properties": results,
-                  "vacuity": vac}
-        failed = [r["id"] for r in results if r["result"] != "proved"]
-        failed += [f"action {name} never enabled (vacuous)" for name in vac["never_enabled"]]
-        verdict = "all proved" if ok else "NOT proved: " + ", ".join(failed)
+        report, ok, verdict = induction_report(SCHEMA, variant, results, vac)
     else:
         brokers, dirs, partitions = _size(preset)
         lines.append(f"jbodcheck prove --bmc {bmc_depth}: variant {variant}, size of preset {preset}")

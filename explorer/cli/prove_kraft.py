@@ -2,6 +2,8 @@
 docs/proofs.md "KRaft"), with the same report shape as KIP-112's induction."""
 from __future__ import annotations
 
+from .prove_report import induction_report
+
 KRAFT_VARIANT = "kraft"
 
 
@@ -30,11 +32,5 @@ def run(property_ids, schema: int) -> tuple[list, dict, bool, str]:
     lines += [""] + kraft_induction.render_vacuity(vac)
     for r in results:
         lines += [""] + kraft_induction.render(r)
-    ok = all(r["result"] == "proved" for r in results) and not vac["never_enabled"]
-    report = {"schema": schema, "tool": "jbodcheck", "command": "prove", "mode": "induction",
-              "variant": KRAFT_VARIANT, "result": "proved" if ok else "not proved", "properties": results,
-              "vacuity": vac}
-    failed = [r["id"] for r in results if r["result"] != "proved"]
-    failed += [f"action {name} never enabled (vacuous)" for name in vac["never_enabled"]]
-    verdict = "all proved" if ok else "NOT proved: " + ", ".join(failed)
+    report, ok, verdict = induction_report(schema, KRAFT_VARIANT, results, vac)
     return lines, report, ok, verdict
