@@ -21,7 +21,7 @@ from explorer.errors import OutputError
 from explorer.outputs import check_writable, write_text
 from explorer.search import SearchResult
 
-from helpers import REPO, SCENARIOS, in_process
+from helpers import REPO, SCENARIOS, device_fills_after_the_check, in_process
 
 SMALL_RUN = ("--preset", "tiny", "--max-depth", "3", "-q", "--workers", "1")
 
@@ -599,14 +599,16 @@ def test_the_pre_check_neither_creates_nor_truncates(tmp_path, capsys):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_a_failed_final_write_exits_3_and_keeps_the_summary(capsys):
+def test_a_failed_final_write_exits_3_and_keeps_the_summary(capsys, monkeypatch):
+    device_fills_after_the_check(monkeypatch)
     code, out, err = in_process(capsys, "explore", *SMALL_RUN, "--json", "/dev/full")
     one_line(code, out, err, 3, "/dev/full", "No space left")
     assert "Result: bounded" in out
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_fuzz_keeps_its_counterexample_when_the_scenario_cannot_be_written(capsys):
+def test_fuzz_keeps_its_counterexample_when_the_scenario_cannot_be_written(capsys, monkeypatch):
+    device_fills_after_the_check(monkeypatch)
     code, out, err = in_process(capsys, "fuzz", "--preset", "tiny", "--variant", "kip112-no-isnew-check", "--examples", "50", "-q",
                                 "--save-scenario", "/dev/full")
     one_line(code, out, err, 3, "/dev/full")
@@ -685,7 +687,8 @@ def test_spark_failing_during_the_search_is_a_checker_failure(capsys, monkeypatc
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_fuzz_keeps_the_report_it_wrote_when_the_scenario_write_fails(tmp_path, capsys):
+def test_fuzz_keeps_the_report_it_wrote_when_the_scenario_write_fails(tmp_path, capsys, monkeypatch):
+    device_fills_after_the_check(monkeypatch)
     report = tmp_path / "report.json"
     report.write_text("a previous run's report")
     code, out, err = in_process(capsys, "fuzz", "--preset", "tiny", "--variant", "kip112-no-isnew-check", "--examples", "50", "-q",
@@ -768,3 +771,87 @@ def test_dev_stdout_on_a_pipe_is_written_directly(tmp_path):
     assert p.returncode == 1, p.stderr
     report_text, _, itf_text = p.stdout.partition('"result"')[2].partition("\n}\n")
     assert '"no_recreate_with_bad_dir"' in report_text and '"format": "ITF"' in itf_text
+
+
+# ---- devices and pipes as outputs (issue 41, items 00 and 4) ------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command, option", _OUTPUTS, ids=lambda x: x if isinstance(x, str) else x[0])
+def test_a_device_that_refuses_every_write_is_refused_before_any_work(capsys, command, option):
+    """/dev/full takes no byte: every output checks it with a write of zero bytes before the run (compare used to
+    run the whole comparison, then read /dev/full without end)."""
+    code, out, err = in_process(capsys, *command, option, "/dev/full")
+    one_line(code, out, err, 2, "/dev/full", "No space left on device")
+    assert out == ""
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_compare_markdown_on_dev_full_fails_before_the_comparison():
+    """The issue's case, end to end, with progress lines on: nothing is run (no `[compare]` line)."""
+    p = run("compare", "--configs", "tiny", "--markdown", "/dev/full", timeout=60)
+    proc_line(p, 2, "cannot write the Markdown table to /dev/full", "No space left on device")
+    assert p.stdout == "" and "[compare]" not in p.stderr
+
+
+def _write_markdown_in(path: str, stdout=subprocess.PIPE):
+    """compare's write_markdown(path, a table) in a fresh interpreter with 1 GB of address space and 30 s: reading
+    /dev/zero first grew until the kernel killed it; /dev/stdout on a pipe blocked."""
+    import resource
+
+    def limits():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    code = ("import sys\nfrom explorer.cli.compare import write_markdown\nfrom explorer.errors import OutputError\n"
+            "try:\n    write_markdown(sys.argv[1], '| design | a |\\n|---|---|\\n| x | holds (1) |')\n"
+            "except OutputError as e:\n    print(e, file=sys.stderr)\n    sys.exit(3)\n")
+    return subprocess.run([sys.executable, "-c", code, path], stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, preexec_fn=limits, timeout=30)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_compare_markdown_writes_a_device_without_reading_it():
+    p = _write_markdown_in("/dev/zero")
+    assert p.returncode == 0 and p.stderr == "", p.stderr[-500:]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_compare_markdown_on_a_full_device_is_no_space_left():
+    p = _write_markdown_in("/dev/full")
+    assert p.returncode == 3 and "No space left on device" in p.stderr, p.stderr[-500:]
+
+
+def test_compare_markdown_on_stdout_as_a_pipe_is_written_not_read():
+    p = _write_markdown_in("/dev/stdout")
+    assert p.returncode == 0, p.stderr[-500:]
+    assert p.stdout.startswith("<!-- BEGIN GENERATED") and "| x | holds (1) |" in p.stdout
+
+
+def test_compare_markdown_into_a_fifo_is_written_not_read(tmp_path):
+    import threading
+
+    fifo = tmp_path / "table.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    p = _write_markdown_in(str(fifo))
+    reader.join(timeout=30)
+    assert p.returncode == 0, p.stderr[-500:]
+    assert received and "| x | holds (1) |" in received[0]
+
+
+def test_compare_markdown_keeps_the_text_around_the_block_of_a_regular_file(tmp_path):
+    from explorer.cli.compare import BEGIN, END, write_markdown
+
+    path = tmp_path / "designs.md"
+    path.write_text(f"# Designs\n\n{BEGIN}\nold\n{END}\n\nAfter.\n")
+    write_markdown(str(path), "| new |")
+    assert path.read_text() == f"# Designs\n\n{BEGIN}\n\n| new |\n\n{END}\n\nAfter.\n"
+
+
+def test_a_fifo_is_not_opened_by_the_check(tmp_path):
+    """A FIFO is written directly at the end; the check before the run does not open it (a reader waiting on it
+    would see the end of its input and stop)."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    check_writable(str(fifo), "the JSON report")       # no reader: opening it would block or fail

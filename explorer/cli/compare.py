@@ -24,7 +24,7 @@ from model import Model
 from explorer import signals
 from explorer.catalog import PRESETS, build_model, preset_config
 from explorer.errors import OutputError
-from explorer.outputs import check_directory, check_writable, write_json, write_text
+from explorer.outputs import check_directory, check_writable, is_regular_file, write_json, write_text
 from explorer.reports.report import report_dict
 from explorer.scenario import scenario_dict
 from explorer.search import SearchOptions, bfs
@@ -255,13 +255,18 @@ END = "<!-- END GENERATED -->"
 
 
 def write_markdown(path: str, table: str) -> None:
-    """Write the table to path; a file that already has the generated block's markers keeps the rest of its text
-    and gets the new block between them (docs/designs.md)."""
+    """Write the table to path; a regular file that already has the generated block's markers keeps the rest of
+    its text and gets the new block between them (docs/designs.md). A device or a pipe is written, never read
+    (``/dev/zero`` never ends, ``/dev/stdout`` on a pipe would block)."""
     block = f"{BEGIN}\n\n{table.rstrip()}\n\n{END}"
     text = None
-    if os.path.exists(path):
-        with open(path) as f:
-            old = f.read()
+    if is_regular_file(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            why = "it is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else e.strerror or e
+            raise OutputError(f"cannot keep the text of the Markdown file {path}: {why}") from None
         if BEGIN in old and END in old:
             text = old[:old.index(BEGIN)] + block + old[old.index(END) + len(END):]
     write_text(path, text if text is not None else block + "\n", "the Markdown table")
