@@ -299,6 +299,20 @@ def test_replay_of_finding_1_prints_records_by_kafkas_names():
     assert raw_tuples(p.stdout) == []
 
 
+def test_the_readmes_kraft_trace_is_what_the_cli_prints():
+    """The README's KRaft excerpt (regenerate it when the rendering or finding 1's trace changes)."""
+    import shlex
+
+    from test_designs import _matches_with_trims, _readme_console_blocks
+
+    (block,) = _readme_console_blocks("KRaft mode (KIP-858: JBOD in Kafka 3.7 to 4.x)")
+    lines = block.rstrip("\n").split("\n")
+    assert lines[0].startswith("$ jbodcheck replay ")
+    p = cli(*shlex.split(lines[0][len("$ jbodcheck "):]))
+    assert p.returncode == 1, p.stderr
+    _matches_with_trims(lines[1:], p.stdout.split("\n"))
+
+
 # ---- no raw tuple in any output, on every KRaft preset -----------------------------------------------------------
 
 # A list of numbers (or true/false/none) holding a list, or a list opening on a list of numbers: the positional
@@ -391,3 +405,47 @@ def _page_text(document: str) -> str:
     """A page's text, one line per table cell or list item (a KRaft value is in one cell)."""
     body = document.split("<body>", 1)[1].split("<script>", 1)[0]
     return html.unescape(re.sub(r"<[^>]+>", "\n", body))
+
+
+def test_whatever_view_accepts_of_a_kraft_report_renders(tmp_path):
+    """tests/test_hostile_input.py's check on a KRaft report, whose states hold typed objects: any one field
+    replaced by any JSON value (a "type" that is not a string, a record without its fields, ...), the shape check
+    refuses it or the page renders."""
+    from hypothesis import given, settings, strategies as st
+
+    from explorer.reports.report_shape import ShapeError, check_report
+    from test_hostile_input import _json_values, _paths
+
+    path = tmp_path / "r.json"
+    p = cli("replay", SCENARIOS / "kraft-finding-1-acked-record-lost.json", "--json", path)
+    assert p.returncode == 1, p.stderr
+    report = json.loads(path.read_text())
+    paths = [q for q in _paths(report) if " " not in q and any(
+        k in q for k in ("metadata_log", "registration", "assignment", "hosted"))]
+    assert any(".type" in q for q in paths)
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.sampled_from(paths), _json_values())
+    def renders_or_refuses(where, value):
+        data = _damaged(report, where, value)
+        try:
+            check_report(data)
+        except ShapeError:
+            return
+        page(data, {})
+
+    renders_or_refuses()
+
+
+def _damaged(report: dict, where: str, value) -> dict:
+    """The report with the value at ``where`` (dotted, [i] for list items, .0 for a broker id's key) replaced."""
+    import copy
+
+    data = copy.deepcopy(report)
+    parts = re.findall(r"\[(\d+)\]|([^.\[\]]+)", where)
+    keys = [int(index) if index else name for index, name in parts]
+    target = data
+    for key in keys[:-1]:
+        target = target[key]
+    target[keys[-1]] = value
+    return data

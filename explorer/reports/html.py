@@ -123,11 +123,11 @@ def _broker(b: dict, changes: Changes) -> str:
     n = b.get("broker")
     prefix = f"brokers[{n}]"
     up = b.get("up", True)
-    parts = b.get("partitions", [])
+    parts = b.get("partitions") or []
     out = [f'<div class="broker{"" if up else " down"}" data-broker="{esc(n)}">',
            f'<h4>Broker {esc(n)} <span class="badge {"up" if up else "downb"}{changes.cls(prefix + ".up")}">'
            f'{"up" if up else "down"}</span></h4>', f'<div class="dirs{changes.cls(prefix + ".dirs")}">']
-    for d, state in enumerate(b.get("dirs", [])):
+    for d, state in enumerate(b.get("dirs") or []):
         cls = state if state in DIR_CLASSES else "other"
         chips = []
         for p in parts:

@@ -123,7 +123,7 @@ def flatten(value, prefix: str = "", out: dict | None = None) -> dict:
     """A readable state (state_dict, or a report's trace state) as dotted keys, [i] for brokers, partitions and
     records: what the text trace and the HTML page compare from step to step."""
     out = {} if out is None else out
-    if isinstance(value, dict) and TYPE not in value:
+    if isinstance(value, dict) and not is_typed(value):
         for k, v in value.items():
             flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
     elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and prefix.split(".")[-1] in (
@@ -140,8 +140,8 @@ def flat(model: Model, state: State) -> dict:
 
 
 def is_typed(value) -> bool:
-    """A typed object: a dict with a ``"type"`` (module docstring)."""
-    return isinstance(value, dict) and TYPE in value
+    """A typed object: a dict with a ``"type"`` string (module docstring)."""
+    return isinstance(value, dict) and isinstance(value.get(TYPE), str)
 
 
 def typed_text(value: dict) -> str:
