@@ -148,7 +148,7 @@ class Cluster:
         self.spec = spec
         self.version = parse_version(spec.release)
         self._log = log or (lambda line: None)
-        self.release: Release | None = None
+        self.kafka: Release | None = None
         self.root: Path | None = None
         self.probe: Probe | None = None
         self.controller: Node | None = None
@@ -169,7 +169,7 @@ class Cluster:
 
     def start(self) -> "Cluster":
         spec = self.spec
-        self.release = fetch(spec.release, log=self._log)
+        self.kafka = fetch(spec.release, log=self._log)
         self._java = java()
         processes.cluster_started()
         self._started = True
@@ -184,7 +184,7 @@ class Cluster:
             self._log(f"cluster: controller {config.CONTROLLER_ID} and brokers {list(self.brokers)} starting "
                       f"(Kafka {spec.release}, {self.root})")
             bootstrap = ",".join(f"127.0.0.1:{self._broker_port[b]}" for b in self.brokers)
-            self.probe = Probe(self._java, self.release.classpath, bootstrap, self.root,
+            self.probe = Probe(self._java, self.kafka.classpath, bootstrap, self.root,
                                ["-Xms16m", "-Xmx160m", *JVM_OPTIONS, *self._logging_options(self.root / "probe-client")])
             self.wait_until(lambda o: all(b in o.controller.registrations and not o.controller.registrations[b].fenced
                                           for b in self.brokers),
@@ -246,7 +246,7 @@ class Cluster:
                 metadata_dir=node.metadata_dir, settings={**spec.settings, **spec.broker_settings}, **common))
 
     def _logging_options(self, stem: Path) -> list[str]:
-        text, option = config.logging_config(self.release.logging, stem.with_suffix(".log"))
+        text, option = config.logging_config(self.kafka.logging, stem.with_suffix(".log"))
         conf = stem.with_name(stem.name + "-logging.properties")
         conf.write_text(text)
         return [option.format(conf)]
@@ -258,7 +258,7 @@ class Cluster:
         for node in [self.controller, *self.brokers.values()]:
             out = open(node.home / "format.log", "wb")
             argv = [self._java, "-Xmx128m", *JVM_OPTIONS, *self._logging_options(node.home / "format"),
-                    "-cp", self.release.classpath, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                    "-cp", self.kafka.classpath, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
                     "-c", str(node.properties), *features]
             running.append((node, processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT), out))
         failures = []
@@ -284,7 +284,7 @@ class Cluster:
     def _start_node(self, node: Node) -> None:
         out = open(node.stdout, "ab")
         argv = [self._java, "-Xms32m", f"-Xmx{self.spec.heap}", *JVM_OPTIONS, f"-Dkafka.logs.dir={node.home}",
-                *self._logging_options(node.home / "server"), "-cp", self.release.classpath,
+                *self._logging_options(node.home / "server"), "-cp", self.kafka.classpath,
                 "kafka.Kafka", str(node.properties)]
         node.proc = processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT)
         out.close()
