@@ -251,3 +251,18 @@ def test_a_failing_test_leaves_no_process_port_or_directory(tmp_path):
 def test_a_release_the_registry_does_not_serve_is_one_line():
     with pytest.raises(HarnessError, match="Maven could not fetch Kafka 3.7.9"):
         fetch("3.7.9")
+
+
+def test_kafka_fetch_refuses_a_release_before_kraft_jbod():
+    p = subprocess.run([sys.executable, "-m", "explorer", "kafka", "fetch", "3.6.2"], cwd=REPO, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "predates KRaft JBOD" in p.stderr
+
+
+@needs_kafka
+def test_kafka_fetch_prints_the_release_and_its_jars():
+    fetch(RELEASE)
+    p = subprocess.run([sys.executable, "-m", "explorer", "kafka", "fetch", RELEASE], cwd=REPO, capture_output=True,
+                       text=True, timeout=600)
+    version, libs = p.stdout.split()
+    assert p.returncode == 0 and version == RELEASE and (Path(libs) / f"kafka_2.13-{RELEASE}.jar").is_file()
