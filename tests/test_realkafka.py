@@ -5,7 +5,8 @@ gate's API names, Maven's errors, the storage tool's ELR arguments.
 
 With Java, javac and Maven (skipped with a one-line reason otherwise; .ci/run installs Maven and fetches the
 release): a 2-broker x 2-dir cluster of ``JBODCHECK_KAFKA_RELEASE`` (default 3.9.2) whose leader's dir fails,
-and the hygiene checks (no JVM, port or temporary directory left after a stop, a SIGINT, or a failed test).
+a restart with that dir still failed, AssignReplicasToDirs held by the gate, and the hygiene checks (no JVM,
+port or temporary directory left after a stop, a SIGINT, or a failed test).
 ``pytest -m realkafka`` with ``JBODCHECK_KAFKA_RELEASES=3.9.2,4.0.2,4.4.0`` runs the dir-failure check on each
 release listed (opt-in: skipped when the variable is unset).
 """
@@ -100,8 +101,9 @@ def test_api_names_and_versions():
             parse_version(bad)
     assert format_features((3, 9, 2), True) == [] and format_features((4, 1, 2), None) == []
     assert format_features((4, 0, 2), True) == ["--feature", "eligible.leader.replicas.version=1"]
-    with pytest.raises(ValueError, match="no ELR switch"):
-        ClusterSpec(release="3.7.2", elr=True)
+    with pytest.raises(ValueError, match="runs no ELR on a production metadata version"):
+        ClusterSpec(release="3.9.2", elr=True)
+    assert ClusterSpec(release="3.9.2", elr=False).elr is False
 
 
 def test_maven_errors_become_one_line():
@@ -171,7 +173,30 @@ def check_dir_failure(release: str) -> None:
                    and len(r.data.get("logDirs") or ()) == 1 for r in new), new
         assert not after.controller.registrations[0].fenced
         assert c.consume("t", 0).records == ((0, b"r0"),)
+        check_restart_with_the_dir_failed_and_the_gate(c, d)
     assert_nothing_left(root, ports)
+
+
+def check_restart_with_the_dir_failed_and_the_gate(c: Cluster, d: int) -> None:
+    """Broker 0 crashes and restarts with its dir d still a regular file: it starts, registers with its other dir
+    only (MetaPropertiesEnsemble.Loader cannot read the dir's meta.properties: an error dir; LogManager leaves it
+    offline) and is unfenced; its replica of t-0 is not re-created on the online dir (t-0's Directories name the
+    failed dir). Then, with AssignReplicasToDirs held at the controller, a new topic's Directories stay
+    UNASSIGNED (AssignmentsManager retries the denied request) until the hold is released."""
+    c.crash(0)
+    c.restart(0)                     # waits for a new registration, unfenced
+    o = c.observe()
+    assert o.brokers[0].up and o.brokers[0].dirs[d].online is False and o.brokers[0].dirs[1 - d].online is True
+    assert o.controller.registrations[0].dirs == (1 - d,) and not o.controller.registrations[0].fenced
+    assert o.brokers[0].replicas.get(("t", 0)) is None
+    c.hold("AssignReplicasToDirs")
+    c.create_topic("u", {0: [1]})
+    held = c.wait_until(lambda o: len(c.denials()) > 0, timeout=60, what="an AssignReplicasToDirs denied")
+    assert held.controller.partitions[("u", 0)].directories == ("UNASSIGNED",)
+    assert all(" ASSIGN_REPLICAS_TO_DIRS at=1000 from=1 " in line for line in c.denials())
+    c.release("AssignReplicasToDirs")
+    c.wait_until(lambda o: isinstance(o.controller.partitions[("u", 0)].directories[0], int), timeout=60,
+                 what="u-0 assigned to a dir once AssignReplicasToDirs is released")
 
 
 @needs_kafka
