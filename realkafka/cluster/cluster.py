@@ -459,8 +459,10 @@ class Cluster:
         return self._call("electLeaders", topic=topic, partition=partition, type=kind)["error"]
 
     def produce(self, topic: str, partition: int, value: bytes, *, timeout: float = 30) -> ProduceResult:
-        """One record with acks=all: its offset once acknowledged, or the producer's error."""
-        r = self._call("produce", timeout, topic=topic, partition=partition,
+        """One record with acks=all: its offset once acknowledged, or the producer's error after its delivery
+        timeout (the first call's ``timeout``: one producer serves the cluster), never a record that lands after
+        a reported failure."""
+        r = self._call("produce", timeout + 30, topic=topic, partition=partition,
                        value=base64.b64encode(value).decode(), delivery_timeout_ms=int(timeout * 1000))
         return ProduceResult(offset=r["offset"], error=r["error"])
 
