@@ -181,14 +181,19 @@ def check_restart_with_the_dir_failed_and_the_gate(c: Cluster, d: int) -> None:
     """Broker 0 crashes and restarts with its dir d still a regular file: it starts, registers with its other dir
     only (MetaPropertiesEnsemble.Loader cannot read the dir's meta.properties: an error dir; LogManager leaves it
     offline) and is unfenced; its replica of t-0 is not re-created on the online dir (t-0's Directories name the
-    failed dir). Then, with AssignReplicasToDirs held at the controller, a new topic's Directories stay
+    failed dir), except on 3.7.0, which has KAFKA-16234 and re-creates it (seen: JBODCHECK_KAFKA_RELEASES=3.7.0). Then, with AssignReplicasToDirs held at the controller, a new topic's Directories stay
     UNASSIGNED (AssignmentsManager retries the denied request) until the hold is released."""
     c.crash(0)
     c.restart(0)                     # waits for a new registration, unfenced
     o = c.observe()
     assert o.brokers[0].up and o.brokers[0].dirs[d].online is False and o.brokers[0].dirs[1 - d].online is True
     assert o.controller.registrations[0].dirs == (1 - d,) and not o.controller.registrations[0].fenced
-    assert o.brokers[0].replicas.get(("t", 0)) is None
+    if parse_version(c.spec.release) < (3, 7, 1):
+        # KAFKA-16234 (fixed in 3.7.1, "Log directory failure re-creates partitions in another logdir
+        # automatically"): 3.7.0 re-creates the replica on the online dir and it catches up from the leader
+        assert o.brokers[0].replicas[("t", 0)].dir == 1 - d
+    else:
+        assert o.brokers[0].replicas.get(("t", 0)) is None
     c.hold("AssignReplicasToDirs")
     c.create_topic("u", {0: [1]})
     held = c.wait_until(lambda o: len(c.denials()) > 0, timeout=60, what="an AssignReplicasToDirs denied")
