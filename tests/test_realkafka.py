@@ -18,8 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
