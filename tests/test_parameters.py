@@ -137,3 +137,12 @@ def test_every_flag_of_every_design_is_read_or_refused(variant, field, value):
         return                               # another refusal (e.g. KRaft's saturation recovery): not ours
     readers = {f.name for f in DESIGNS[variant].included(cfg) if field in f.config_fields}
     assert readers, f"{field}={value!r} with --variant {variant} is read by no included feature, yet accepted"
+
+
+@pytest.mark.parametrize("args", [("--variant", "kraft", "--max-records", "0"), ("--preset", "kraft-tiny", "--loose-bounds")])
+def test_fuzz_s_loose_bounds_are_not_flags(capsys, args):
+    """fuzz's loose bounds (every max_* raised) go under the flags: KRaft without kraft-sessions, whose model reads
+    no failover bound, is not refused for a bound the user did not give."""
+    pytest.importorskip("hypothesis")
+    code, out, err = in_process(capsys, "fuzz", *args, "--examples", "3", "-q")
+    assert code in (0, 1) and "error" not in err, err
