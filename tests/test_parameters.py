@@ -139,7 +139,8 @@ def test_every_flag_of_every_design_is_read_or_refused(variant, field, value):
     assert readers, f"{field}={value!r} with --variant {variant} is read by no included feature, yet accepted"
 
 
-@pytest.mark.parametrize("args", [("--variant", "kraft", "--max-records", "0"), ("--preset", "kraft-tiny", "--loose-bounds")])
+@pytest.mark.parametrize("args", [("--variant", "kraft", "--max-records", "0"),
+                                  ("--preset", "kraft-tiny", "--loose-bounds")])
 def test_fuzz_s_loose_bounds_are_not_flags(capsys, args):
     """fuzz's loose bounds (every max_* raised) go under the flags: KRaft without kraft-sessions, whose model reads
     no failover bound, is not refused for a bound the user did not give."""
