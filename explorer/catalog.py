@@ -62,6 +62,8 @@ def _check_option_values(cfg) -> None:
     """ConfigError for a value that an option of the design's features refuses (its ``check``), before any
     feature's ``enabled`` reads it (KRaft's read ``bugs``); options no built-in feature declares are the model's
     to judge (a plugin's)."""
+    if canonical_variant(cfg.variant) not in DESIGNS:
+        raise ConfigError(f"unknown variant {cfg.variant!r} (known: {', '.join(VARIANTS)})")
     declared = {o.name: o for f in design_of(cfg.variant).features for o in f.options}
     for name, value in cfg.options:
         why = declared[name].check(value) if name in declared else None
