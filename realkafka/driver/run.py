@@ -1,0 +1,240 @@
+"""Run a planned scenario (plan.py) on a real cluster: per step, the holds in force, the driven action, then a wait
+until the real cluster's view matches the model's (compare.py); at the end every hold is released, a consumer
+reads what was acknowledged, and the violation checks (checks.py) are judged on both sides.
+
+The driver owns no process: the caller starts and stops the cluster (``with Cluster(spec) as c``), so every path
+out of here (a difference, a harness failure, Ctrl-C) leaves the cleanup to that ``with``.
+
+A wait ends when the views match; else at ``timeout`` seconds; once a step has differed, later steps also end
+when the real view has not changed for ``still`` seconds (a real cluster that took another path does not come
+back, and waiting the full timeout at every step would only repeat the difference).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from model.kraft.reassignment import target_of
+
+from .checks import judge
+from .compare import CONTROLLER, differences
+from .mapping import AWAITED, DRIVEN, FETCH, Hold, handler
+from .observed import view_of
+from .view import View, topic_of
+
+
+@dataclass
+class StepResult:
+    number: int
+    text: str
+    how: str                     # the handler's kind, "start" or "end"
+    taken: bool
+    own: tuple                   # the cluster's own steps the model took after it
+    holds: tuple                 # the holds in force after the step (their text)
+    expected: View
+    observed: View | None = None
+    differences: list = field(default_factory=list)
+    waited_s: float = 0.0
+    model_checks: dict = field(default_factory=dict)
+    real_checks: dict = field(default_factory=dict)
+
+    @property
+    def matched(self) -> bool:
+        return self.observed is not None and not self.differences
+
+
+@dataclass
+class RunResult:
+    steps: list                  # StepResult, the start first and the end last
+    interrupted: int | None = None   # the signal that stopped the run
+    retrying_observed: bool = True   # whether the real side could judge assignments_never_drain
+
+    @property
+    def matched(self) -> bool:
+        return all(s.matched for s in self.steps)
+
+    def real_shown(self) -> dict:
+        found: dict = {}
+        for s in self.steps:
+            for cid, why in s.real_checks.items():
+                found.setdefault(cid, (s.number, why))
+        return found
+
+    def model_shown(self) -> dict:
+        found: dict = {}
+        for s in self.steps:
+            for cid, why in s.model_checks.items():
+                found.setdefault(cid, (s.number, why))
+        return found
+
+
+def retrying_brokers(cluster, brokers: int, interval: float) -> frozenset | None:
+    """The brokers whose AssignReplicasToDirs requests keep reaching the controller over ``interval`` seconds once
+    the cluster settled (the harness's gate counts them: ``requests(api, broker)``); None when the harness cannot
+    count them."""
+    count = getattr(cluster, "requests", None)
+    if count is None:
+        return None
+    before = [count("AssignReplicasToDirs", b) for b in range(brokers)]
+    time.sleep(interval)
+    return frozenset(b for b in range(brokers) if count("AssignReplicasToDirs", b) > before[b])
+
+
+class HarnessCannot(Exception):
+    """The harness lacks what a step needs (a method of the Cluster): the scenario cannot run with it."""
+
+
+def _gate(cluster, hold: Hold, on: bool) -> None:
+    """Hold or release one request at the harness's gate."""
+    call = cluster.hold if on else cluster.release
+    if hold.api == FETCH:
+        call(FETCH, broker=hold.broker, topic=topic_of(hold.partition), partition=0)
+    else:
+        call(hold.api, broker=hold.broker)
+
+
+class Driver:
+    """The context the mapping's acts run in (mapping.py ``act(ctx, *args)``), and the run loop."""
+
+    def __init__(self, cluster, model, plan, *, timeout: float = 300.0, still: float = 45.0, poll: float = 1.0,
+                 echo=lambda step, previous: None):
+        self.cluster, self.model, self.plan = cluster, model, plan
+        self.timeout, self.still, self.poll = timeout, still, poll
+        self.echo = echo
+        self.holds: frozenset = frozenset()
+        self.produced: dict = {}      # topic -> [[offset or None, done, ok], ...] in produce order
+        self.read: dict = {}          # topic -> records read at the current step
+        self.diverged = False
+        self.retrying: frozenset = frozenset()   # measured at the end only (retrying_brokers)
+        self.retrying_observed = True
+        self.result = RunResult([])   # filled step by step: an interrupted run keeps what it did
+        self._lock = threading.Lock()
+
+    # ---- what the acts use ------------------------------------------------------------------------------------
+    def topic(self, partition: int) -> str:
+        return topic_of(partition)
+
+    def create_topic(self, partition: int) -> None:
+        self.cluster.create_topic(topic_of(partition), {0: list(self.model.assignments[partition])},
+                                  configs={"min.insync.replicas": str(self.model.cfg.min_isr_of(partition))})
+
+    def reassign(self, partition: int) -> None:
+        self.cluster.reassign(topic_of(partition), 0, list(target_of(self.model, partition)))
+
+    def produce(self, partition: int) -> None:
+        """One record, acks=all, sent without waiting: its acknowledgement comes when the ISR allows it (after a
+        LeaderShrinkIsr, say), and the views read it from then on."""
+        topic = topic_of(partition)
+        slot = [None, False, False]
+        with self._lock:
+            records = self.produced.setdefault(topic, [])
+            records.append(slot)
+            value = f"{topic}-r{len(records) - 1}".encode()
+
+        def send():
+            try:
+                offset = self.cluster.produce(topic, 0, value)
+                slot[0], slot[2] = offset if isinstance(offset, int) else None, True
+            except Exception:  # noqa: BLE001 - a record the producer was not told is safe: not acknowledged
+                slot[2] = False
+            slot[1] = True
+
+        threading.Thread(target=send, name=f"produce-{topic}", daemon=True).start()
+
+    def consume(self, partition: int) -> None:
+        topic = topic_of(partition)
+        self.read[topic] = len(self.cluster.consume(topic, 0))
+
+    def acked(self) -> dict:
+        out = {}
+        with self._lock:
+            for topic, records in self.produced.items():
+                out[topic] = frozenset((slot[0] if slot[0] is not None else i) for i, slot in enumerate(records)
+                                       if slot[1] and slot[2])
+        return out
+
+    # ---- the loop -----------------------------------------------------------------------------------------------
+    def set_holds(self, target: frozenset) -> None:
+        for hold in sorted(self.holds - target):
+            _gate(self.cluster, hold, False)
+        for hold in sorted(target - self.holds):
+            _gate(self.cluster, hold, True)
+        self.holds = frozenset(target)
+
+    def observe(self, expected: View) -> View:
+        obs = self.cluster.observe()
+        return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
+                       expected.quiet, self.retrying)
+
+    def await_view(self, expected: View, controller_only: bool = False) -> tuple[View, list, float]:
+        """Poll until the real view matches ``expected`` (with ``controller_only``, its registrations and
+        partitions only); see the module's note on when a wait ends otherwise."""
+        start = last_change = time.monotonic()
+        last = None
+        while True:
+            real = self.observe(expected)
+            diffs = differences(expected, real, CONTROLLER) if controller_only else differences(expected, real)
+            now = time.monotonic()
+            if not diffs:
+                return real, [], now - start
+            if real != last:
+                last, last_change = real, now
+            if now - start >= self.timeout or (self.diverged and now - last_change >= self.still):
+                return real, diffs, now - start
+            time.sleep(self.poll)
+
+    def _step(self, planned, how: str, history_model: list, history_real: list) -> StepResult:
+        result = StepResult(planned.number, planned.text, how, planned.taken, planned.own,
+                            tuple(h.text() for h in sorted(planned.holds_after)), planned.view)
+        self.read = {}
+        self.set_holds(planned.holds_during if planned.rule else planned.holds_after)
+        if planned.rule is not None and planned.taken:
+            h = handler(planned.rule)
+            if h.how == DRIVEN:
+                if h.needs is not None and not hasattr(self.cluster, h.needs):
+                    raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
+                h.act(self, *planned.args)
+        if planned.holds_during != planned.holds_after:
+            # The step's own effect first (a released AssignReplicasToDirs handled), then the holds after it.
+            self.await_view(planned.view, controller_only=True)
+            self.set_holds(planned.holds_after)
+        if planned.number == len(self.plan.steps) - 1:
+            self._final_reads(planned.view)
+        result.observed, result.differences, result.waited_s = self.await_view(planned.view)
+        if result.differences:
+            self.diverged = True
+        history_model.append(planned.view)
+        history_real.append(result.observed)
+        result.model_checks = dict(planned.checks)
+        result.real_checks = judge(history_real)
+        return result
+
+    def _final_reads(self, expected: View) -> None:
+        """At the end: once the cluster settled, a consumer reads every topic whose records were acknowledged, and,
+        where the scenario is about assignments retried for ever, the retries are counted."""
+        self.await_view(expected)
+        for topic, offsets in self.acked().items():
+            if offsets and topic in expected.partitions:
+                self.read[topic] = len(self.cluster.consume(topic, 0))
+        if expected.retrying or "assignments_never_drain" in self.plan.target:
+            measured = retrying_brokers(self.cluster, self.model.cfg.brokers, self.still)
+            self.retrying_observed = measured is not None
+            self.retrying = measured or frozenset()
+
+    def run(self) -> RunResult:
+        out = self.result
+        history_model: list = []
+        history_real: list = []
+        previous = None
+        for planned in self.plan.steps:
+            if planned.rule is None:
+                how = "start" if planned.number == 0 else "end"
+            else:
+                how = handler(planned.rule).how if planned.taken else AWAITED
+            step = self._step(planned, how, history_model, history_real)
+            out.steps.append(step)
+            self.echo(step, previous)
+            previous = step
+        out.retrying_observed = self.retrying_observed
+        return out
