@@ -364,5 +364,5 @@ def test_reproduce_plan_only_needs_no_cluster():
                           str(SCENARIOS / "kraft-finding-5-unfenced-leader-on-failed-dir.json"), "--kafka", "3.9.2",
                           "--plan-only"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "heartbeats held: broker 0's from after step 4 to step 10" in out.stdout
+    assert "heartbeats held: broker 0's from step 4 to step 10" in out.stdout
     assert "violation leader_on_failed_dir" in out.stdout

@@ -19,7 +19,7 @@ def plan_lines(model, plan) -> list[str]:
     lines = []
     if plan.windows:
         lines.append("heartbeats held: " + "; ".join(
-            f"broker {b}'s from after step {start} to step {end}" for b, start, end in plan.windows))
+            f"broker {b}'s from step {start} to step {end}" for b, start, end in plan.windows))
     if plan.fetch_holds:
         lines.append("fetches held: " + "; ".join(
             f"{h.text()} until {'the end' if r is None else f'step {r}'}" for h, r in plan.fetch_holds.items()))
