@@ -14,6 +14,7 @@ from model.storage.data import leader_at_epoch
 from realkafka.driver.mapping import Hold
 from realkafka.driver.plan import settle
 from realkafka.driver.projection import project
+from model.storage.state import OFFLINE
 from realkafka.driver.view import partition_of
 
 
@@ -22,8 +23,12 @@ class FakeHarnessError(Exception):
 
 
 class ModelCluster:
-    def __init__(self, model, deviate=lambda name, args: False, fail_on=None, lag=0.3):
+    def __init__(self, model, deviate=lambda name, args: False, fail_on=None, lag=0.3, root=None):
+        import tempfile
+        from pathlib import Path
+
         self.model = model
+        self.root = Path(root or tempfile.mkdtemp(prefix="jbodcheck-fake-"))
         self.state = model.init_states()[0]
         self.holds: set = set()
         self.deviate = deviate
@@ -39,8 +44,14 @@ class ModelCluster:
         return self
 
     def __exit__(self, *exc):
+        import shutil
+
         self.stopped = True
+        shutil.rmtree(self.root, ignore_errors=True)
         return False
+
+    def dir_path(self, b, d):
+        return self.root / f"broker-{b}" / f"dir-{d}"
 
     def _take(self, name, *args):
         self.calls.append((name, args))
@@ -52,23 +63,38 @@ class ModelCluster:
             _, self.state = self.model.step(self.state, name, tuple(args))
 
     # ---- the gate ----
-    def hold(self, api, broker, topic=None, partition=None):
-        self.holds.add(Hold(api, broker, None if topic is None else partition_of(topic)))
+    def hold(self, api, *, broker=None):
+        self.holds.add((api, broker))
 
-    def release(self, api, broker, topic=None, partition=None):
-        self.holds.discard(Hold(api, broker, None if topic is None else partition_of(topic)))
+    def release(self, api=None, *, broker=None):
+        self.holds.discard((api, broker))
+
+    def _model_holds(self) -> frozenset:
+        """The gate's rules as the planner's holds (a Fetch hold stops every partition's fetches of the broker)."""
+        out = set()
+        for api, broker in self.holds:
+            if api == "Fetch":
+                out |= {Hold("Fetch", broker, p) for p in range(self.model.cfg.partitions)}
+            else:
+                out.add(Hold(api, broker))
+        return frozenset(out)
 
     # ---- the driven calls ----
     def create_topic(self, topic, assignment, configs=None):
         self._take("CreateTopic", partition_of(topic))
 
     def fail_dir(self, broker, dir):
+        copies = [p for p, mask in enumerate(self.state.brokers[broker].copies) if mask >> dir & 1]
         self._take("DirFail", broker, dir)
+        if self.state.brokers[broker].dirs[dir] == OFFLINE:
+            aside = self.dir_path(broker, dir).with_name(f"dir-{dir}.failed")
+            for p in copies:
+                (aside / f"t{p}-0").mkdir(parents=True, exist_ok=True)
 
     def crash(self, broker):
         self._take("BrokerCrash", broker)
 
-    def restart(self, broker):
+    def restart(self, broker, wait="unfenced"):
         self._settle()
         self._take("BrokerRestart", broker)
 
@@ -78,7 +104,7 @@ class ModelCluster:
     def alter_replica_log_dir(self, topic, partition, broker, dir):
         self._take("AlterReplicaLogDirs", broker, partition_of(topic), dir)
 
-    def produce(self, topic, partition, value):
+    def produce(self, topic, partition, value, timeout=30):
         p = partition_of(topic)
         with self.lock:
             self._settle()
@@ -90,21 +116,21 @@ class ModelCluster:
             with self.lock:
                 self._settle()
                 if self.state.acked[p] >> offset & 1:
-                    return offset
+                    return SimpleNamespace(offset=offset, error=None)
             time.sleep(0.005)
 
-    def consume(self, topic, partition):
+    def consume(self, topic, partition, timeout=30):
         with self.lock:
             self._settle()
             view = project(self.model, self.state)
             read = view.data[topic].read or 0
-        return [b"r"] * read
+        return SimpleNamespace(records=tuple((o, b"r") for o in range(read)))
 
     # ---- observation ----
     def _settle(self):
         with self.lock:
-            self.state, _, _ = settle(self.model, self.state, frozenset(self.holds))
-            for hold in list(self.holds):
+            self.state, _, _ = settle(self.model, self.state, self._model_holds())
+            for hold in sorted(self._model_holds()):
                 if hold.api == "Fetch":
                     rule = self.model.rule("LeaderShrinkIsr")
                     args = (hold.partition, hold.broker)
@@ -114,33 +140,39 @@ class ModelCluster:
                     since = self.lagging.setdefault(args, time.monotonic())
                     if time.monotonic() - since >= self.lag:
                         _, self.state = self.model.step(self.state, "LeaderShrinkIsr", args)
-                        self.state, _, _ = settle(self.model, self.state, frozenset(self.holds))
+                        self.state, _, _ = settle(self.model, self.state, self._model_holds())
 
     def observe(self):
         if self.fail_on == "observe":
             raise FakeHarnessError("observe failed")
         with self.lock:
             self._settle()
-            return observation(project(self.model, self.state))
+            faulted = {tuple(a) for n, a in self.calls if n == "DirFail"}
+            return observation(project(self.model, self.state, faulted))
 
 
 def observation(view):
-    """A ClusterObservation (realkafka.cluster's shape) showing ``view``."""
-    brokers = []
-    for b in view.brokers:
-        dirs = []
-        for d, status in enumerate(b.dirs):
-            held = [(t, 0) for t, ds in (b.on_failed_dirs or {}).items() if d in ds]
-            dirs.append(SimpleNamespace(online=status == "online", configured=status != "absent", partitions=held))
-        replicas = {(t, 0): SimpleNamespace(dir=log.dir, future=log.future_dir, log_end_offset=log.log_end)
-                    for t, log in (b.logs or {}).items()} if b.up else None
-        brokers.append(SimpleNamespace(up=b.up, dirs=dirs, replicas=replicas))
-    regs = {b: None if r is None else SimpleNamespace(fenced=r.fenced, dirs=sorted(r.dirs), epoch=0,
-                                                       in_controlled_shutdown=r.in_controlled_shutdown)
-            for b, r in enumerate(view.registrations)}
-    parts = {(t, 0): SimpleNamespace(leader=p.leader, isr=sorted(p.isr), elr=None, last_known_elr=None,
-                                     directories=list(p.directories), replicas=list(p.replicas),
-                                     adding=list(p.adding), removing=list(p.removing))
+    """A ClusterObservation (realkafka.cluster's shape) showing ``view``: replicas from the dirs on disk (a failed
+    dir is a file: nothing listed; a dir the broker took offline by itself is still listed), dirs' online-ness as a
+    running broker tells it (None while it is down)."""
+    brokers = {}
+    for i, b in enumerate(view.brokers):
+        dirs = [SimpleNamespace(online=(status == "online") if b.up else None,
+                                exists=status == "online" or (i, d) not in view.faulted)
+                for d, status in enumerate(b.dirs)]
+        replicas = {(t, 0): SimpleNamespace(dir=log.dir, future_dir=log.future_dir, log_end_offset=log.log_end)
+                    for t, log in (b.logs or {}).items()}
+        for t, ds in (b.on_failed_dirs or {}).items():
+            for d in ds:
+                if (i, d) not in view.faulted and (t, 0) not in replicas:
+                    replicas[(t, 0)] = SimpleNamespace(dir=d, future_dir=None, log_end_offset=None)
+        brokers[i] = SimpleNamespace(up=b.up, dirs=dirs, replicas=replicas)
+    regs = {b: SimpleNamespace(fenced=r.fenced, dirs=tuple(sorted(r.dirs)), epoch=0,
+                               in_controlled_shutdown=r.in_controlled_shutdown)
+            for b, r in enumerate(view.registrations) if r is not None}
+    parts = {(t, 0): SimpleNamespace(leader=p.leader, isr=tuple(sorted(p.isr)), elr=(), last_known_elr=(),
+                                     directories=tuple(p.directories), replicas=tuple(p.replicas),
+                                     adding=tuple(p.adding), removing=tuple(p.removing))
              for t, p in view.partitions.items()}
     return SimpleNamespace(brokers=brokers, controller=SimpleNamespace(registrations=regs, partitions=parts),
-                           records=[])
+                           records=())

@@ -189,7 +189,14 @@ def test_an_observation_reads_back_as_the_view_it_shows():
     for step in plan(model, steps).steps:
         view = step.view
         acked = {t: d.acked for t, d in view.data.items()}
-        real = view_of(observation(view), model.cfg.brokers, acked, {}, view.faulted, view.quiet)
+        aside = {}   # what the moved-aside dirs hold (the driver lists them: run.failed_copies)
+        for b, broker in enumerate(view.brokers):
+            for topic, dirs in broker.on_failed_dirs.items():
+                for d in dirs:
+                    if (b, d) in view.faulted:
+                        aside.setdefault(b, {}).setdefault(d, set()).add(topic)
+        real = view_of(observation(view), model.cfg.brokers, acked, {}, view.faulted, view.quiet,
+                       failed_copies=aside)
         assert differences(view, real) == [], step.text
 
 
@@ -274,7 +281,7 @@ def _fake_harness(monkeypatch, **kw):
     made = []
 
     class Cluster:
-        def __init__(self, spec, **_):
+        def __init__(self, spec, *, log=None):
             self.spec = spec
 
         def __enter__(self):
@@ -291,8 +298,8 @@ def _fake_harness(monkeypatch, **kw):
     module.Cluster = Cluster
     module.ClusterSpec = lambda **kw: kw
     module.HarnessError = FakeHarnessError
-    module.fetch = lambda release: None
-    module.releases = lambda: ["3.9.2", "4.0.2", "4.4.0"]
+    module.ProbeError = type("ProbeError", (Exception,), {})
+    module.fetch = lambda release, log=None: None
     for name in ("replace_dir", "remove_dir", "delete_topic", "upgrade_metadata_version"):
         setattr(Cluster, name, None)
     monkeypatch.setitem(sys.modules, "realkafka.cluster", module)

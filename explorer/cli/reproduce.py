@@ -63,18 +63,24 @@ def _kraft_model(scenario, release: str):
     return preset, base, model, bugs
 
 
+# X.Y -> its newest patch release on Maven Central when this was written (3.7 is the first with KRaft JBOD);
+# a later patch is run when named in full.
+NEWEST_PATCH = {"3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.1",
+                "4.3": "4.3.1", "4.4": "4.4.0"}
+
+
 def _release(text: str) -> str:
-    """A full release (X.Y.Z) as given, or X.Y as the newest patch the harness serves; bad input otherwise."""
+    """A full release (X.Y.Z) as given (from 3.7.0 on), or X.Y as its newest patch; bad input otherwise."""
     if not VERSION.match(text):
         raise BadInput(f"--kafka {text!r} is not a Kafka release (X.Y.Z, or X.Y for its newest patch)")
-    if text.count(".") == 2:
-        return text
-    from realkafka.cluster import releases
-
-    served = [r for r in releases() if r.rsplit(".", 1)[0] == text]
-    if not served:
-        raise BadInput(f"--kafka {text}: no release {text}.x is served")
-    return max(served, key=_version)
+    if text.count(".") == 1:
+        if text not in NEWEST_PATCH:
+            raise BadInput(f"--kafka {text}: no such Kafka release line with KRaft JBOD (known: "
+                           f"{', '.join(NEWEST_PATCH)}; a full X.Y.Z from 3.7.0 on is run as given)")
+        return NEWEST_PATCH[text]
+    if _version(text) < (3, 7, 0):
+        raise BadInput(f"--kafka {text}: KRaft JBOD (KIP-858) is in Kafka 3.7.0 and later")
+    return text
 
 
 @click.command(name="reproduce")
@@ -134,7 +140,7 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
     from realkafka.driver.run import Driver, HarnessCannot, RunResult
 
     try:
-        from realkafka.cluster import Cluster, ClusterSpec, HarnessError, fetch
+        from realkafka.cluster import Cluster, ClusterSpec, HarnessError, ProbeError, fetch
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
@@ -151,19 +157,23 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
             try:
                 click.echo(f"jbodcheck: fetching Kafka {release} from Maven Central (cached after the first time)",
                            err=True)
-                fetch(release)
-                spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
-                                   elr={"default": None, "on": True, "off": False}[elr], settings=_settings(model))
-                click.echo(f"jbodcheck: starting a KRaft cluster: 1 controller, {model.cfg.brokers} broker(s) x "
-                           f"{model.cfg.dirs} dirs", err=True)
-                with Cluster(spec, **({"keep": True} if keep else {})) as cluster:
+                fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
+                try:
+                    spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
+                                       elr={"default": None, "on": True, "off": False}[elr],
+                                       settings=_settings(model), keep=keep)
+                except ValueError as e:
+                    raise BadInput(str(e)) from None
+                click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "
+                           f"{model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs", err=True)
+                with Cluster(spec, log=lambda line: click.echo(f"jbodcheck: {line}", err=True)) as cluster:
                     logs = getattr(cluster, "root", None) if keep else None
                     driver = Driver(cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
                                     echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total))))
                     driver.run()
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
-            except HarnessError as e:
+            except (HarnessError, ProbeError) as e:
                 raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)

@@ -60,7 +60,7 @@ def crash(ctx, broker):
 
 
 def restart(ctx, broker):
-    ctx.cluster.restart(broker)
+    ctx.restart(broker)
 
 
 def replace_disk(ctx, broker, dir):

@@ -1,9 +1,10 @@
 """The real cluster's observation (realkafka.cluster's ClusterObservation) as a view (view.py): the same shape as
 the model's projection, so one comparison and one set of checks serve both.
 
-The harness names dirs by their index in a broker's ``log.dirs`` and Directories entries by a dir index or a
-reserved name (``UNASSIGNED``, ``MIGRATING``, ``LOST``); a dir id it cannot place (a dir no broker lists any
-more) is kept as its text, which never equals a dir index: a difference the comparison names. Topics are the
+The harness names dirs by their index in a broker's ``log.dirs`` and Directories entries by a dir index, a
+reserved name (``UNASSIGNED``, ``MIGRATING``, ``LOST``), another broker's (broker, index) or an unknown id: the last
+two are kept as text, which never equals a dir index, so the comparison names them. A broker's replicas are read
+from its dirs on disk (also while it is down); a log counts as live when its dir is online. Topics are the
 driver's (``t{p}``); a topic of the real cluster that is not the driver's (``__consumer_offsets``) is left out.
 """
 from __future__ import annotations
@@ -24,58 +25,68 @@ def _topic(key) -> str | None:
 
 
 def _entry(value):
-    if value is None:
-        return "UNASSIGNED"
+    """A Directories entry: a dir index, a reserved name, or (another broker's dir, an unknown id) its text."""
     if isinstance(value, int) or value in RESERVED:
         return value
-    return str(value)
+    if isinstance(value, tuple):
+        return f"broker {value[0]}'s dir {value[1]}"
+    return f"unknown dir id {value}"
 
 
 def _dir_status(d) -> str:
+    """ONLINE or OFFLINE: what the running broker said (describeLogDirs), else whether the dir is there (a failed
+    dir is a file in its place)."""
     if getattr(d, "configured", True) is False:
         return ABSENT
-    return ONLINE if d.online else OFFLINE
+    online = d.online
+    if online is None:
+        online = getattr(d, "exists", True)
+    return ONLINE if online else OFFLINE
 
 
 def _int_or_none(value):
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _logs(broker) -> dict | None:
+def _logs(broker, statuses) -> dict | None:
+    """The live logs: on a dir that is online (a log on disk in a dir the broker took offline is out of reach)."""
     replicas = getattr(broker, "replicas", None)
-    if not broker.up or replicas is None:
+    if replicas is None:
         return None
     logs = {}
     for key, replica in replicas.items():
         topic = _topic(key)
         if topic is None:
             continue
-        logs[topic] = LogView(_int_or_none(getattr(replica, "dir", None)),
-                              _int_or_none(getattr(replica, "future", getattr(replica, "future_dir", None))),
-                              _int_or_none(getattr(replica, "log_end_offset", getattr(replica, "log_end", None))))
+        d = _int_or_none(getattr(replica, "dir", None))
+        f = _int_or_none(getattr(replica, "future_dir", getattr(replica, "future", None)))
+        live = d if d is not None and statuses[d] == ONLINE else None
+        future = f if f is not None and statuses[f] == ONLINE else None
+        if live is None and future is None:
+            continue
+        logs[topic] = LogView(live, future, _int_or_none(getattr(replica, "log_end_offset", None))
+                              if live is not None else None)
     return logs
 
 
-def _on_failed_dirs(broker) -> dict | None:
-    """Per topic, the failed dirs whose (moved-aside) contents hold its directory: the harness lists what each
-    failed dir holds on disk (``dirs[d].partitions``), None when it does not."""
+def _on_failed_dirs(broker, statuses, failed_copies) -> dict:
+    """Per topic, the offline dirs holding its directory: an offline dir still on disk (the broker took it offline
+    by itself), and the moved-aside contents of a dir the harness failed (``failed_copies``: dir -> topics)."""
     found: dict = {}
-    for d, status in enumerate(broker.dirs):
-        if status.online:
-            continue
-        held = getattr(status, "partitions", None)
-        if held is None:
-            return None
-        for key in held:
-            topic = _topic(key)
-            if topic is not None:
-                found.setdefault(topic, set()).add(d)
+    for key, replica in (getattr(broker, "replicas", None) or {}).items():
+        topic, d = _topic(key), _int_or_none(getattr(replica, "dir", None))
+        if topic is not None and d is not None and statuses[d] == OFFLINE:
+            found.setdefault(topic, set()).add(d)
+    for d, topics in (failed_copies or {}).items():
+        for topic in topics:
+            found.setdefault(topic, set()).add(d)
     return {t: frozenset(ds) for t, ds in found.items()}
 
 
-def broker_view(broker) -> BrokerView:
-    return BrokerView(bool(broker.up), tuple(_dir_status(d) for d in broker.dirs), _logs(broker),
-                      _on_failed_dirs(broker))
+def broker_view(broker, failed_copies=None) -> BrokerView:
+    statuses = tuple(_dir_status(d) for d in broker.dirs)
+    return BrokerView(bool(broker.up), statuses, _logs(broker, statuses),
+                      _on_failed_dirs(broker, statuses, failed_copies))
 
 
 def registration_view(reg) -> RegistrationView | None:
@@ -98,13 +109,14 @@ def partition_view(part) -> PartitionView:
 
 
 def view_of(obs, brokers: int, acked: dict, read: dict, faulted=frozenset(), quiet: bool = False,
-            retrying=frozenset()) -> View:
+            retrying=frozenset(), failed_copies=None) -> View:
     """The view of a ClusterObservation: ``acked`` (topic -> offsets the producer was told are safe) and ``read``
     (topic -> records a consumer got from offset 0 at this point) come from the driver's clients; ``faulted``,
-    ``quiet`` and ``retrying`` from the step (see View)."""
-    broker_list = [obs.brokers[b] for b in range(brokers)]
+    ``quiet`` and ``retrying`` from the step (see View); ``failed_copies`` (broker -> dir -> topics) from the
+    moved-aside contents of the dirs the harness failed."""
+    failed_copies = failed_copies or {}
     regs = obs.controller.registrations
-    registrations = tuple(registration_view(regs.get(b) if hasattr(regs, "get") else regs[b]) for b in range(brokers))
+    registrations = tuple(registration_view(regs.get(b)) for b in range(brokers))
     partitions = {}
     for key, part in obs.controller.partitions.items():
         topic = _topic(key)
@@ -112,5 +124,5 @@ def view_of(obs, brokers: int, acked: dict, read: dict, faulted=frozenset(), qui
             partitions[topic] = partition_view(part)
     topics = set(partitions) | set(acked) | set(read)
     data = {t: DataView(frozenset(acked.get(t, ())), read.get(t)) for t in topics}
-    return View(tuple(broker_view(b) for b in broker_list), registrations, partitions, data, frozenset(faulted),
-                quiet, frozenset(retrying))
+    return View(tuple(broker_view(obs.brokers[b], failed_copies.get(b)) for b in range(brokers)), registrations,
+                partitions, data, frozenset(faulted), quiet, frozenset(retrying))

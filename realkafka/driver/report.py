@@ -57,10 +57,12 @@ def step_lines(step, previous, total: int) -> list[str]:
     lines = [_title(step.number, total, step.text, step.taken) + ("" if step.how in ("start", "end") else
                                                                    f"   [{step.how}]")]
     expected = _changed(previous.expected if previous else None, step.expected)
-    real = _changed(previous.observed if previous else None, step.observed) if step.observed is not None else []
+    real = _changed(step.observed_before, step.observed) if step.observed is not None else []
     lines.append("    model expects: " + expected[0])
     lines += ["                   " + line for line in expected[1:]]
-    if step.matched:
+    if step.unobserved is not None:
+        lines.append(f"    real cluster:  ({step.unobserved})")
+    elif step.matched:
         lines.append(f"    real cluster:  the same (matched after {step.waited_s:.1f} s)")
     else:
         lines.append("    real cluster:  " + (real[0] if real else "(not observed)"))
@@ -137,7 +139,8 @@ def report_dict(*, scenario: str, release: str, elr: str, model_params: dict, bu
                  "fetch_holds": [{"hold": h.text(), "released_at": r} for h, r in plan.fetch_holds.items()]},
         "steps": [{"step": s.number, "action": s.text, "how": s.how, "taken": s.taken, "own_steps": list(s.own),
                    "holds": list(s.holds), "expected": _view_dict(s.expected), "observed": _view_dict(s.observed),
-                   "matched": s.matched, "differences": s.differences, "waited_s": round(s.waited_s, 1),
+                   "matched": s.matched, "unobserved": s.unobserved, "differences": s.differences,
+                   "waited_s": round(s.waited_s, 1),
                    "checks": {"model": s.model_checks, "real": s.real_checks}} for s in run.steps],
         "result": "interrupted" if run.interrupted is not None else ("matched" if run.matched else "differs"),
         "verdict": text, "exit_code": exit_code, "logs": logs,

@@ -11,6 +11,7 @@ back, and waiting the full timeout at every step would only repeat the differenc
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,10 +39,12 @@ class StepResult:
     waited_s: float = 0.0
     model_checks: dict = field(default_factory=dict)
     real_checks: dict = field(default_factory=dict)
+    unobserved: str | None = None     # why this view was not observed (the harness's producer waits)
+    observed_before: View | None = None   # the last view observed before this step (what "changed" is from)
 
     @property
     def matched(self) -> bool:
-        return self.observed is not None and not self.differences
+        return self.unobserved is not None or (self.observed is not None and not self.differences)
 
 
 @dataclass
@@ -81,17 +84,36 @@ def retrying_brokers(cluster, brokers: int, interval: float) -> frozenset | None
     return frozenset(b for b in range(brokers) if count("AssignReplicasToDirs", b) > before[b])
 
 
+def _read_count(result) -> int:
+    records = getattr(result, "records", result)
+    return len(records)
+
+
 class HarnessCannot(Exception):
     """The harness lacks what a step needs (a method of the Cluster): the scenario cannot run with it."""
 
 
 def _gate(cluster, hold: Hold, on: bool) -> None:
-    """Hold or release one request at the harness's gate."""
-    call = cluster.hold if on else cluster.release
-    if hold.api == FETCH:
-        call(FETCH, broker=hold.broker, topic=topic_of(hold.partition), partition=0)
-    else:
-        call(hold.api, broker=hold.broker)
+    """Hold or release one request at the harness's gate. A follower's Fetch is held for all its partitions (the
+    gate knows the requesting broker, not the partition): the scenarios hold one partition's."""
+    (cluster.hold if on else cluster.release)(hold.api, broker=hold.broker)
+
+
+def failed_copies(cluster, faulted) -> dict:
+    """broker -> dir -> the driver's topics whose directory the moved-aside contents of a dir the harness failed
+    still hold (the harness moves a failed dir to ``<dir>.failed``)."""
+    out: dict = {}
+    for b, d in faulted:
+        aside = cluster.dir_path(b, d).with_name(cluster.dir_path(b, d).name + ".failed")
+        if not aside.is_dir():
+            continue
+        topics = set()
+        for entry in os.listdir(aside):
+            topic, _, partition = entry.rpartition("-")
+            if partition == "0" and (aside / entry).is_dir():
+                topics.add(topic)
+        out.setdefault(b, {})[d] = frozenset(topics)
+    return out
 
 
 class Driver:
@@ -109,6 +131,10 @@ class Driver:
         self.retrying: frozenset = frozenset()   # measured at the end only (retrying_brokers)
         self.retrying_observed = True
         self.result = RunResult([])   # filled step by step: an interrupted run keeps what it did
+        self.current = 0              # the planned step being run
+        self.deferred: dict = {}      # step number -> [(topic, offset)] to produce at it (see produce)
+        self.produce_timeout = max(30.0, min(timeout, 120.0))
+        self.unobserved: str | None = None   # why the current step's view is not observed
         self._lock = threading.Lock()
 
     # ---- what the acts use ------------------------------------------------------------------------------------
@@ -123,28 +149,44 @@ class Driver:
         self.cluster.reassign(topic_of(partition), 0, list(target_of(self.model, partition)))
 
     def produce(self, partition: int) -> None:
-        """One record, acks=all, sent without waiting: its acknowledgement comes when the ISR allows it (after a
-        LeaderShrinkIsr, say), and the views read it from then on."""
+        """One record, acks=all. The harness's producer returns once the record is acknowledged (or refused), so a
+        record the model acknowledges only at a later step (after a LeaderShrinkIsr) is sent at that step, before
+        its wait (``deferred``): the cluster does the same things in the same order, only the view between the two
+        is not observed."""
         topic = topic_of(partition)
-        slot = [None, False, False]
         with self._lock:
             records = self.produced.setdefault(topic, [])
-            records.append(slot)
-            value = f"{topic}-r{len(records) - 1}".encode()
+            offset = len(records)
+            records.append([None, False, False])
+        later = self._ack_step(topic, offset)
+        if later is not None and later > self.current:
+            self.deferred.setdefault(later, []).append((topic, offset))
+            self.unobserved = f"not observed: its record is sent with step {later}, whose acknowledgement it awaits"
+            return
+        self._send(topic, offset)
 
-        def send():
-            try:
-                offset = self.cluster.produce(topic, 0, value)
-                slot[0], slot[2] = offset if isinstance(offset, int) else None, True
-            except Exception:  # noqa: BLE001 - a record the producer was not told is safe: not acknowledged
-                slot[2] = False
-            slot[1] = True
+    def _ack_step(self, topic: str, offset: int) -> int | None:
+        """The first planned step (from the current one) whose view has the record at ``offset`` acknowledged."""
+        for step in self.plan.steps[self.current:]:
+            data = step.view.data.get(topic)
+            if data is not None and offset in data.acked:
+                return step.number
+        return None
 
-        threading.Thread(target=send, name=f"produce-{topic}", daemon=True).start()
+    def _send(self, topic: str, offset: int) -> None:
+        slot = self.produced[topic][offset]
+        result = self.cluster.produce(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
+        got = getattr(result, "offset", result)
+        ok = getattr(result, "error", None) is None and isinstance(got, int)
+        slot[0], slot[1], slot[2] = (got if ok else None), True, ok
+
+    def restart(self, broker: int) -> None:
+        """The broker's JVM started again; the driver awaits the model's view (registration, unfencing) itself."""
+        self.cluster.restart(broker, wait=None)
 
     def consume(self, partition: int) -> None:
         topic = topic_of(partition)
-        self.read[topic] = len(self.cluster.consume(topic, 0))
+        self.read[topic] = _read_count(self.cluster.consume(topic, 0))
 
     def acked(self) -> dict:
         out = {}
@@ -165,7 +207,7 @@ class Driver:
     def observe(self, expected: View) -> View:
         obs = self.cluster.observe()
         return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
-                       expected.quiet, self.retrying)
+                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted))
 
     def await_view(self, expected: View, controller_only: bool = False) -> tuple[View, list, float]:
         """Poll until the real view matches ``expected`` (with ``controller_only``, its registrations and
@@ -188,25 +230,40 @@ class Driver:
         result = StepResult(planned.number, planned.text, how, planned.taken, planned.own,
                             tuple(h.text() for h in sorted(planned.holds_after)), planned.view)
         self.read = {}
+        self.unobserved = None
+        self.current = planned.number
         self.set_holds(planned.holds_during if planned.rule else planned.holds_after)
+        refused = None
+        for topic, offset in self.deferred.pop(planned.number, ()):
+            self._send(topic, offset)
         if planned.rule is not None and planned.taken:
             h = handler(planned.rule)
             if h.how == DRIVEN:
                 if h.needs is not None and not hasattr(self.cluster, h.needs):
                     raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
-                h.act(self, *planned.args)
+                try:
+                    h.act(self, *planned.args)
+                except Exception as e:  # noqa: BLE001 - Kafka refused the call: a difference, not a failure
+                    if type(e).__name__ != "ProbeError":
+                        raise
+                    refused = f"Kafka refused {planned.text}: {' '.join(str(e).split())}"
         if planned.holds_during != planned.holds_after:
             # The step's own effect first (a released AssignReplicasToDirs handled), then the holds after it.
             self.await_view(planned.view, controller_only=True)
             self.set_holds(planned.holds_after)
         if planned.number == len(self.plan.steps) - 1:
             self._final_reads(planned.view)
+        result.model_checks = dict(planned.checks)
+        history_model.append(planned.view)
+        if self.unobserved is not None:
+            result.unobserved = self.unobserved
+            return result
         result.observed, result.differences, result.waited_s = self.await_view(planned.view)
+        if refused is not None:
+            result.differences.insert(0, refused)
         if result.differences:
             self.diverged = True
-        history_model.append(planned.view)
         history_real.append(result.observed)
-        result.model_checks = dict(planned.checks)
         result.real_checks = judge(history_real)
         return result
 
@@ -216,7 +273,7 @@ class Driver:
         self.await_view(expected)
         for topic, offsets in self.acked().items():
             if offsets and topic in expected.partitions:
-                self.read[topic] = len(self.cluster.consume(topic, 0))
+                self.read[topic] = _read_count(self.cluster.consume(topic, 0))
         if expected.retrying or "assignments_never_drain" in self.plan.target:
             measured = retrying_brokers(self.cluster, self.model.cfg.brokers, self.still)
             self.retrying_observed = measured is not None
@@ -227,12 +284,15 @@ class Driver:
         history_model: list = []
         history_real: list = []
         previous = None
+        last_real = None
         for planned in self.plan.steps:
             if planned.rule is None:
                 how = "start" if planned.number == 0 else "end"
             else:
                 how = handler(planned.rule).how if planned.taken else AWAITED
             step = self._step(planned, how, history_model, history_real)
+            step.observed_before = last_real
+            last_real = step.observed or last_real
             out.steps.append(step)
             self.echo(step, previous)
             previous = step
