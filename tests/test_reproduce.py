@@ -322,7 +322,7 @@ def test_reproduce_exits_0_when_the_cluster_matches_and_the_violation_happens(mo
     assert _main(["reproduce", str(scenario), "--kafka", "4.4", "--json", str(report)]) == 0
     out = capsys.readouterr().out
     assert "model expects:" in out and "real cluster:  the same" in out
-    assert "the scenario's violation happened on the real cluster" in out
+    assert "The scenario's violation happened on the real cluster" in out
     data = json.loads(report.read_text())
     assert data["kafka"] == "4.4.0" and data["result"] == "matched" and data["exit_code"] == 0
     assert made[0].stopped

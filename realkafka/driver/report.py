@@ -110,7 +110,8 @@ def verdict(plan, run, release: str) -> tuple[str, bool, dict]:
     violation = {"expected": sorted(target), "model": {c: {"step": s, "says": w} for c, (s, w) in model.items()},
                  "real": {c: {"step": s, "says": w} for c, (s, w) in real.items()}, "reproduced": reproduced,
                  "checks": {c: CHECKS[c].says for c in sorted(set(target) | set(real) | set(model))}}
-    return ". ".join(parts) + ".", matched and reproduced and run.retrying_observed, violation
+    text = ". ".join(part[0].upper() + part[1:] for part in parts) + "."
+    return text, matched and reproduced and run.retrying_observed, violation
 
 
 def _view_dict(view: View | None):

@@ -72,16 +72,35 @@ class RunResult:
         return found
 
 
+RETRY_LINE = "for assignment of partition"   # AssignmentsManager: "Controller returned error E for assignment of ..."
+
+
+def _refusals(cluster, broker: int) -> int:
+    """How many per-partition errors of AssignReplicasToDirs the broker has logged so far (AssignmentsManager logs
+    one line per refused entry of each answer, 3.7.0 to 4.x: "Controller returned error {} for assignment of
+    partition {} into directory {}"); a refusal it drops is logged otherwise ("Dropping late directory
+    assignment")."""
+    try:
+        text = cluster.server_log(broker).read_text(errors="replace")
+    except OSError:
+        return 0
+    return sum(1 for line in text.splitlines() if "Controller returned error" in line and RETRY_LINE in line)
+
+
 def retrying_brokers(cluster, brokers: int, interval: float) -> frozenset | None:
-    """The brokers whose AssignReplicasToDirs requests keep reaching the controller over ``interval`` seconds once
-    the cluster settled (the harness's gate counts them: ``requests(api, broker)``); None when the harness cannot
-    count them."""
+    """The brokers whose refused AssignReplicasToDirs entries keep coming back over ``interval`` seconds once the
+    cluster settled: counted by the harness's gate if it can (``requests(api, broker)``), else from the brokers'
+    own logs (``server_log``); None when neither is there."""
     count = getattr(cluster, "requests", None)
-    if count is None:
+    if count is not None:
+        counter = lambda b: count("AssignReplicasToDirs", b)  # noqa: E731
+    elif hasattr(cluster, "server_log"):
+        counter = lambda b: _refusals(cluster, b)  # noqa: E731
+    else:
         return None
-    before = [count("AssignReplicasToDirs", b) for b in range(brokers)]
+    before = [counter(b) for b in range(brokers)]
     time.sleep(interval)
-    return frozenset(b for b in range(brokers) if count("AssignReplicasToDirs", b) > before[b])
+    return frozenset(b for b in range(brokers) if counter(b) > before[b])
 
 
 def _read_count(result) -> int:
@@ -251,14 +270,14 @@ class Driver:
             # The step's own effect first (a released AssignReplicasToDirs handled), then the holds after it.
             self.await_view(planned.view, controller_only=True)
             self.set_holds(planned.holds_after)
-        if planned.number == len(self.plan.steps) - 1:
-            self._final_reads(planned.view)
+        waited = self._final_reads(planned.view) if planned.number == len(self.plan.steps) - 1 else 0.0
         result.model_checks = dict(planned.checks)
         history_model.append(planned.view)
         if self.unobserved is not None:
             result.unobserved = self.unobserved
             return result
         result.observed, result.differences, result.waited_s = self.await_view(planned.view)
+        result.waited_s += waited
         if refused is not None:
             result.differences.insert(0, refused)
         if result.differences:
@@ -267,10 +286,10 @@ class Driver:
         result.real_checks = judge(history_real)
         return result
 
-    def _final_reads(self, expected: View) -> None:
+    def _final_reads(self, expected: View) -> float:
         """At the end: once the cluster settled, a consumer reads every topic whose records were acknowledged, and,
         where the scenario is about assignments retried for ever, the retries are counted."""
-        self.await_view(expected)
+        _, _, waited = self.await_view(expected)
         for topic, offsets in self.acked().items():
             if offsets and topic in expected.partitions:
                 self.read[topic] = _read_count(self.cluster.consume(topic, 0))
@@ -278,6 +297,7 @@ class Driver:
             measured = retrying_brokers(self.cluster, self.model.cfg.brokers, self.still)
             self.retrying_observed = measured is not None
             self.retrying = measured or frozenset()
+        return waited
 
     def run(self) -> RunResult:
         out = self.result
