@@ -373,3 +373,16 @@ def test_reproduce_plan_only_needs_no_cluster():
     assert out.returncode == 0, out.stderr
     assert "heartbeats held: broker 0's from step 4 to step 10" in out.stdout
     assert "violation leader_on_failed_dir" in out.stdout
+
+
+def test_the_model_follows_the_release_and_keeps_the_presets_options():
+    from explorer.cli.reproduce import _kraft_model
+
+    sc = load_scenario(str(SCENARIOS / "kraft-kafka-16886-assignment-of-a-removed-replica-retried.json"))
+    _, _, old, bugs = _kraft_model(sc, "3.7.0")
+    assert bugs == ("KAFKA-16234", "KAFKA-16886") and old.option("reassign_to") == "move"
+    _, _, new, bugs = _kraft_model(sc, "3.7.2")
+    assert bugs == () and new.option("reassign_to") == "move"
+    sc = load_scenario(str(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"))
+    _, _, model, bugs = _kraft_model(sc, "4.4.0")
+    assert bugs == () and model.cfg.max_records_of(0) == 1   # the data path on: followers fetch

@@ -48,7 +48,7 @@ def _kraft_model(scenario, release: str):
     first = command_model(preset, {}, base=base, quiet=True)
     if first.cfg.variant != "kraft":
         raise BadInput(f"reproduce runs KRaft scenarios: this one's model is --variant {first.cfg.variant}")
-    options = dict(base.get("options") or {})
+    options = dict(first.cfg.options)     # the preset's options with the file's over them
     given = options.get("bugs", ())
     bugs = tuple(dict.fromkeys((given,) if isinstance(given, str) else tuple(given)))
     bugs += tuple(b for b in release_bugs(first, release) if b not in bugs)

@@ -154,8 +154,11 @@ def _trace_checks(model, steps) -> dict:
     retried for ever shows only there)."""
     state = model.init_states()[0]
     faulted, history, found = set(), [project(model, state)], {}
-    for name, args in steps:
-        _, state = model.step(state, name, args)
+    for number, (name, args) in enumerate(steps, start=1):
+        try:
+            _, state = model.step(state, name, args)
+        except ActionDisabled as e:
+            raise PlanError(f"step {number} {e} (the scenario's own trace, on the model of this release)") from None
         if name == "DirFail":
             faulted.add(tuple(args))
         history.append(project(model, state, faulted))
