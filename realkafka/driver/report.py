@@ -69,10 +69,24 @@ def step_lines(step, previous, total: int) -> list[str]:
         lines += ["                   " + line for line in real[1:]]
         lines.append(f"    DIFFERS after {step.waited_s:.1f} s:")
         lines += ["      - " + d for d in step.differences]
+    for record in step.records:
+        if record["type"] in ("PartitionChangeRecord", "PartitionRecord", "RegisterBrokerRecord",
+                              "BrokerRegistrationChangeRecord"):
+            lines.append(f"    metadata log {record['offset']}: {record['type']} {_fields(record['data'])}")
     for cid in sorted(set(step.model_checks) | set(step.real_checks)):
         m, r = step.model_checks.get(cid), step.real_checks.get(cid)
         lines.append(f"    violation {cid}: model {'yes' if m else 'no'}, real {'yes' if r else 'no'}: {r or m}")
     return lines
+
+
+_SHOWN_FIELDS = ("brokerId", "brokerEpoch", "fenced", "logDirs", "partitionId", "leader", "isr", "replicas",
+                 "directories", "eligibleLeaderReplicas", "lastKnownElr", "addingReplicas", "removingReplicas",
+                 "leaderRecoveryState", "inControlledShutdown")
+
+
+def _fields(data: dict) -> str:
+    """A record's decisive fields as Kafka's JSON names them (dir ids as the harness decoded them)."""
+    return ", ".join(f"{k}={data[k]}" for k in _SHOWN_FIELDS if k in data and data[k] is not None)
 
 
 def verdict(plan, run, release: str) -> tuple[str, bool, dict]:
@@ -142,7 +156,8 @@ def report_dict(*, scenario: str, release: str, elr: str, model_params: dict, bu
                    "holds": list(s.holds), "expected": _view_dict(s.expected), "observed": _view_dict(s.observed),
                    "matched": s.matched, "unobserved": s.unobserved, "differences": s.differences,
                    "waited_s": round(s.waited_s, 1),
-                   "checks": {"model": s.model_checks, "real": s.real_checks}} for s in run.steps],
+                   "checks": {"model": s.model_checks, "real": s.real_checks}, "records": s.records}
+                  for s in run.steps],
         "result": "interrupted" if run.interrupted is not None else ("matched" if run.matched else "differs"),
         "verdict": text, "exit_code": exit_code, "logs": logs,
     }

@@ -41,6 +41,7 @@ class StepResult:
     real_checks: dict = field(default_factory=dict)
     unobserved: str | None = None     # why this view was not observed (the harness's producer waits)
     observed_before: View | None = None   # the last view observed before this step (what "changed" is from)
+    records: list = field(default_factory=list)   # the metadata records the controller wrote since the last view
 
     @property
     def matched(self) -> bool:
@@ -72,6 +73,10 @@ class RunResult:
         return found
 
 
+# The metadata records a step's report keeps (the decisive ones: registrations, fencing, partitions, features).
+SHOWN_RECORDS = ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord",
+                 "TopicRecord", "PartitionRecord", "PartitionChangeRecord", "RemoveTopicRecord", "FeatureLevelRecord",
+                 "ClearElrRecord")
 RETRY_LINE = "for assignment of partition"   # AssignmentsManager: "Controller returned error E for assignment of ..."
 
 
@@ -154,6 +159,8 @@ class Driver:
         self.deferred: dict = {}      # step number -> [(topic, offset)] to produce at it (see produce)
         self.produce_timeout = max(30.0, min(timeout, 120.0))
         self.unobserved: str | None = None   # why the current step's view is not observed
+        self.last_records: tuple = ()        # the metadata log as last observed
+        self.seen_offset = -1                # the last record offset already given to a step
         self._lock = threading.Lock()
 
     # ---- what the acts use ------------------------------------------------------------------------------------
@@ -225,6 +232,7 @@ class Driver:
 
     def observe(self, expected: View) -> View:
         obs = self.cluster.observe()
+        self.last_records = tuple(getattr(obs, "records", ()) or ())
         return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
                        expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted))
 
@@ -278,6 +286,9 @@ class Driver:
             return result
         result.observed, result.differences, result.waited_s = self.await_view(planned.view)
         result.waited_s += waited
+        result.records = [{"offset": r.offset, "type": r.type, "data": r.data} for r in self.last_records
+                          if r.offset > self.seen_offset and r.type in SHOWN_RECORDS]
+        self.seen_offset = max([self.seen_offset] + [r.offset for r in self.last_records])
         if refused is not None:
             result.differences.insert(0, refused)
         if result.differences:
