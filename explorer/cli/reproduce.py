@@ -179,10 +179,10 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
         interrupted = signals.interrupt_signal(e)
     run = driver.result if driver is not None else RunResult([])
     run.interrupted = interrupted
-    text, ok, _ = verdict(planned, run, release)
+    text, ok, violation = verdict(planned, run, release)
     code = 128 + interrupted if interrupted is not None else (EXIT_OK if ok else EXIT_VIOLATION)
     report = report_dict(scenario=scenario_path, release=release, elr=elr, model_params=base, bugs=bugs,
-                         plan=planned, run=run, text=text, exit_code=code, version=__version__,
+                         plan=planned, run=run, text=text, violation=violation, exit_code=code, version=__version__,
                          logs=str(logs) if logs else None)
     emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
     return code

@@ -145,7 +145,7 @@ def _view_dict(view: View | None):
 
 
 def report_dict(*, scenario: str, release: str, elr: str, model_params: dict, bugs, plan, run, text: str,
-                exit_code: int, version: str, logs: str | None) -> dict:
+                violation: dict, exit_code: int, version: str, logs: str | None) -> dict:
     return {
         "schema": SCHEMA, "tool": "jbodcheck", "command": "reproduce", "version": version,
         "scenario": scenario, "kafka": release, "elr": elr, "model": model_params, "bugs": list(bugs),
@@ -159,7 +159,7 @@ def report_dict(*, scenario: str, release: str, elr: str, model_params: dict, bu
                    "checks": {"model": s.model_checks, "real": s.real_checks}, "records": s.records}
                   for s in run.steps],
         "result": "interrupted" if run.interrupted is not None else ("matched" if run.matched else "differs"),
-        "verdict": text, "exit_code": exit_code, "logs": logs,
+        "violation": violation, "verdict": text, "exit_code": exit_code, "logs": logs,
     }
 
 
