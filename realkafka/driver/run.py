@@ -108,6 +108,11 @@ def retrying_brokers(cluster, brokers: int, interval: float) -> frozenset | None
     return frozenset(b for b in range(brokers) if counter(b) > before[b])
 
 
+def _plain(named):
+    """A DirNames answer for a report: (broker, dir) as "broker B's dir D", else as it is."""
+    return f"broker {named[0]}'s dir {named[1]}" if isinstance(named, tuple) else named
+
+
 def _read_count(result) -> int:
     records = getattr(result, "records", result)
     return len(records)
@@ -222,6 +227,22 @@ class Driver:
                                        if slot[1] and slot[2])
         return out
 
+    def _named(self, data: dict) -> dict:
+        """A record's dir ids named as the views name them (a dir index, a reserved name), by the harness's
+        DirNames where it has them."""
+        names = getattr(self.cluster, "names", None)
+        if names is None:
+            return data
+        out = dict(data)
+        broker = data.get("brokerId")
+        if data.get("logDirs") is not None:
+            out["logDirs"] = [_plain(names.index(u, broker)) for u in data["logDirs"]]
+        if data.get("directories") is not None and data.get("replicas") is not None:
+            out["directories"] = [_plain(names.index(u, b)) for u, b in zip(data["directories"], data["replicas"])]
+        elif data.get("directories") is not None:
+            out["directories"] = [_plain(names.of(u)) for u in data["directories"]]
+        return out
+
     # ---- the loop -----------------------------------------------------------------------------------------------
     def set_holds(self, target: frozenset) -> None:
         for hold in sorted(self.holds - target):
@@ -286,7 +307,7 @@ class Driver:
             return result
         result.observed, result.differences, result.waited_s = self.await_view(planned.view)
         result.waited_s += waited
-        result.records = [{"offset": r.offset, "type": r.type, "data": r.data} for r in self.last_records
+        result.records = [{"offset": r.offset, "type": r.type, "data": self._named(r.data)} for r in self.last_records
                           if r.offset > self.seen_offset and r.type in SHOWN_RECORDS]
         self.seen_offset = max([self.seen_offset] + [r.offset for r in self.last_records])
         if refused is not None:
