@@ -159,7 +159,8 @@ def report_dict(*, scenario: str, release: str, elr: str, model_params: dict, bu
                    "checks": {"model": s.model_checks, "real": s.real_checks}, "records": s.records}
                   for s in run.steps],
         "result": "interrupted" if run.interrupted is not None else ("matched" if run.matched else "differs"),
-        "violation": violation, "verdict": text, "exit_code": exit_code, "logs": logs,
+        "violation": violation, "retry_evidence": {str(b): line for b, line in run.retry_evidence.items()},
+        "verdict": text, "exit_code": exit_code, "logs": logs,
     }
 
 

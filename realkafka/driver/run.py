@@ -53,6 +53,7 @@ class RunResult:
     steps: list                  # StepResult, the start first and the end last
     interrupted: int | None = None   # the signal that stopped the run
     retrying_observed: bool = True   # whether the real side could judge assignments_never_drain
+    retry_evidence: dict = field(default_factory=dict)   # broker -> the refusals it logged (the decisive lines)
 
     @property
     def matched(self) -> bool:
@@ -80,7 +81,7 @@ SHOWN_RECORDS = ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "Fenc
 RETRY_LINE = "for assignment of partition"   # AssignmentsManager: "Controller returned error E for assignment of ..."
 
 
-def _refusals(cluster, broker: int) -> int:
+def _refusals(cluster, broker: int, lines: dict | None = None) -> int:
     """How many per-partition errors of AssignReplicasToDirs the broker has logged so far (AssignmentsManager logs
     one line per refused entry of each answer, 3.7.0 to 4.x: "Controller returned error {} for assignment of
     partition {} into directory {}"); a refusal it drops is logged otherwise ("Dropping late directory
@@ -89,10 +90,13 @@ def _refusals(cluster, broker: int) -> int:
         text = cluster.server_log(broker).read_text(errors="replace")
     except OSError:
         return 0
-    return sum(1 for line in text.splitlines() if "Controller returned error" in line and RETRY_LINE in line)
+    found = [line for line in text.splitlines() if "Controller returned error" in line and RETRY_LINE in line]
+    if found and lines is not None:
+        lines[broker] = found[-1].strip()
+    return len(found)
 
 
-def retrying_brokers(cluster, brokers: int, interval: float) -> frozenset | None:
+def retrying_brokers(cluster, brokers: int, interval: float, evidence: dict | None = None) -> frozenset | None:
     """The brokers whose refused AssignReplicasToDirs entries keep coming back over ``interval`` seconds once the
     cluster settled: counted by the harness's gate if it can (``requests(api, broker)``), else from the brokers'
     own logs (``server_log``); None when neither is there."""
@@ -100,12 +104,17 @@ def retrying_brokers(cluster, brokers: int, interval: float) -> frozenset | None
     if count is not None:
         counter = lambda b: count("AssignReplicasToDirs", b)  # noqa: E731
     elif hasattr(cluster, "server_log"):
-        counter = lambda b: _refusals(cluster, b)  # noqa: E731
+        counter = lambda b: _refusals(cluster, b, evidence)  # noqa: E731
     else:
         return None
     before = [counter(b) for b in range(brokers)]
     time.sleep(interval)
-    return frozenset(b for b in range(brokers) if counter(b) > before[b])
+    after = [counter(b) for b in range(brokers)]
+    if evidence is not None:
+        for b in range(brokers):
+            if after[b] > before[b] and b in evidence:
+                evidence[b] = f"{after[b] - before[b]} more in {interval:.0f} s, the last: {evidence[b]}"
+    return frozenset(b for b in range(brokers) if after[b] > before[b])
 
 
 def _plain(named):
@@ -326,7 +335,7 @@ class Driver:
             if offsets and topic in expected.partitions:
                 self.read[topic] = _read_count(self.cluster.consume(topic, 0))
         if expected.retrying or "assignments_never_drain" in self.plan.target:
-            measured = retrying_brokers(self.cluster, self.model.cfg.brokers, self.still)
+            measured = retrying_brokers(self.cluster, self.model.cfg.brokers, self.still, self.result.retry_evidence)
             self.retrying_observed = measured is not None
             self.retrying = measured or frozenset()
         return waited
