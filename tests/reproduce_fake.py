@@ -83,7 +83,7 @@ class ModelCluster:
     def create_topic(self, topic, assignment, configs=None):
         self._take("CreateTopic", partition_of(topic))
 
-    def fail_dir(self, broker, dir):
+    def fail_dir(self, broker, dir, wait=True):
         copies = [p for p, mask in enumerate(self.state.brokers[broker].copies) if mask >> dir & 1]
         self._take("DirFail", broker, dir)
         if self.state.brokers[broker].dirs[dir] == OFFLINE:

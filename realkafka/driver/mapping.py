@@ -52,7 +52,8 @@ def create_topic(ctx, partition):
 
 
 def fail_dir(ctx, broker, dir):
-    ctx.cluster.fail_dir(broker, dir)
+    # the driver awaits the model's view itself (a fenced broker cannot be asked whether the dir is offline)
+    ctx.cluster.fail_dir(broker, dir, wait=False)
 
 
 def crash(ctx, broker):
