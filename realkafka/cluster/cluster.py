@@ -38,9 +38,10 @@ PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a
 @attrs.frozen
 class ClusterSpec:
     """What to start. ``elr``: None keeps the release's default for a new cluster (off before 4.1, on from 4.1);
-    True/False sets it (3.8 and 3.9: the controller's ``eligible.leader.replicas.enable``; 4.x: the storage
-    tool's ``--feature eligible.leader.replicas.version=1|0``; 3.7: not available). ``settings`` are extra
-    properties of every node; ``broker_settings`` and ``controller_settings`` of one kind only."""
+    True/False sets it on 4.x (the storage tool's ``--feature eligible.leader.replicas.version=1|0``); on 3.x
+    ELR is off (False is accepted) and cannot be turned on with a production metadata version (docs/realkafka.md,
+    "ELR"). ``settings`` are extra properties of every node; ``broker_settings`` and ``controller_settings`` of
+    one kind only."""
 
     release: str
     brokers: int = 2
@@ -57,8 +58,9 @@ class ClusterSpec:
         version = parse_version(self.release)
         if not 1 <= self.brokers <= 16 or not 1 <= self.dirs <= 8:
             raise ValueError(f"a cluster of {self.brokers} brokers x {self.dirs} dirs is outside 1..16 x 1..8")
-        if self.elr is not None and version[:2] < (3, 8):
-            raise ValueError(f"Kafka {self.release} has no ELR switch (eligible.leader.replicas.enable is from 3.8)")
+        if self.elr and version[0] < 4:
+            raise ValueError(f"Kafka {self.release} runs no ELR on a production metadata version "
+                             f"(MetadataVersion.isElrSupported needs an unstable one in 3.8 and 3.9): ELR is 4.0 and later")
 
 
 @attrs.frozen
@@ -457,8 +459,10 @@ class Cluster:
         return self._call("electLeaders", topic=topic, partition=partition, type=kind)["error"]
 
     def produce(self, topic: str, partition: int, value: bytes, *, timeout: float = 30) -> ProduceResult:
-        """One record with acks=all: its offset once acknowledged, or the producer's error."""
-        r = self._call("produce", timeout, topic=topic, partition=partition,
+        """One record with acks=all: its offset once acknowledged, or the producer's error after its delivery
+        timeout (the first call's ``timeout``: one producer serves the cluster), never a record that lands after
+        a reported failure."""
+        r = self._call("produce", timeout + 30, topic=topic, partition=partition,
                        value=base64.b64encode(value).decode(), delivery_timeout_ms=int(timeout * 1000))
         return ProduceResult(offset=r["offset"], error=r["error"])
 

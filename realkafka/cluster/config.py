@@ -67,9 +67,6 @@ def node_properties(*, node_id: int, roles: str, listener_port: int, controller_
     if roles == "controller":
         props["listeners"] = f"CONTROLLER://127.0.0.1:{controller_port}"
         props.update(CONTROLLER)
-        if elr is True and version[0] == 3 and version[:2] >= (3, 7):
-            # 3.7 to 3.9: ELR is an internal controller switch (KRaftConfigs.ELR_ENABLED_CONFIG), off by default.
-            props["eligible.leader.replicas.enable"] = "true"
     else:
         props["listeners"] = f"PLAINTEXT://127.0.0.1:{listener_port}"
         props["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{listener_port}"

@@ -75,6 +75,7 @@ public final class Probe {
     private final String bootstrap;
     private final Admin admin;
     private KafkaProducer<byte[], byte[]> producer;
+    private long deliveryTimeoutMs;
     private KafkaConsumer<byte[], byte[]> consumer;
     private final Class<?> memoryRecords;
     private final Class<?> recordBatch;
@@ -121,7 +122,12 @@ public final class Probe {
             } catch (Throwable t) {
                 Throwable c = unwrap(t);
                 answer.put("ok", false);
-                answer.put("error", c.getClass().getSimpleName() + ": " + String.valueOf(c.getMessage()).split("\n")[0]);
+                Throwable root = c;
+                while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+                String error = c.getClass().getSimpleName() + ": " + String.valueOf(c.getMessage()).split("\n")[0];
+                if (root != c) error += " (" + root.getClass().getSimpleName() + ": "
+                    + String.valueOf(root.getMessage()).split("\n")[0] + ")";
+                answer.put("error", error);
             }
             out.println(JSON.writeValueAsString(answer));
         }
@@ -332,25 +338,36 @@ public final class Probe {
         return o;
     }
 
+    /** A client's properties: the bootstrap, its client id, a 10 s request timeout, then key/value pairs. */
+    private Properties clientProperties(String clientId, String... keyValues) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", bootstrap);
+        p.put("client.id", clientId);
+        p.put("request.timeout.ms", "10000");
+        for (int i = 0; i + 1 < keyValues.length; i += 2) p.put(keyValues[i], keyValues[i + 1]);
+        return p;
+    }
+
     private JsonNode produce(JsonNode req, long t) throws Exception {
         if (producer == null) {
-            Properties p = new Properties();
-            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            p.put(ProducerConfig.CLIENT_ID_CONFIG, "jbodcheck-probe-producer");
-            p.put(ProducerConfig.ACKS_CONFIG, "all");
-            p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
-            p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(req.path("delivery_timeout_ms").asLong(20000)));
-            p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000");
-            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer");
-            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer");
-            producer = new KafkaProducer<>(p);
+            // The delivery timeout is the first call's (one producer per probe): a send is acknowledged or has
+            // failed within it, and the answer waits for that outcome, so no record lands after a reported failure.
+            deliveryTimeoutMs = req.path("delivery_timeout_ms").asLong(20000);
+            producer = new KafkaProducer<>(clientProperties("jbodcheck-probe-producer",
+                ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, "0",
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(deliveryTimeoutMs),
+                // (Kafka requires delivery.timeout.ms >= linger.ms + request.timeout.ms)
+                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(Math.min(10000, deliveryTimeoutMs)),
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer",
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer"));
         }
         byte[] value = Base64.getDecoder().decode(req.get("value").asText());
         ObjectNode o = JSON.createObjectNode();
         try {
             RecordMetadata m = producer.send(new ProducerRecord<>(req.get("topic").asText(), req.get("partition").asInt(),
-                null, value)).get(t, TimeUnit.MILLISECONDS);
+                null, value)).get(deliveryTimeoutMs + 20000, TimeUnit.MILLISECONDS);
             o.put("offset", m.offset());
             o.putNull("error");
         } catch (ExecutionException e) {
@@ -363,16 +380,12 @@ public final class Probe {
 
     private JsonNode consume(JsonNode req, long t) throws Exception {
         if (consumer == null) {
-            Properties p = new Properties();
-            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            p.put(ConsumerConfig.CLIENT_ID_CONFIG, "jbodcheck-probe-consumer");
-            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, req.path("isolation").asText("read_uncommitted"));
-            p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-            p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
-            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArrayDeserializer");
-            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArrayDeserializer");
-            consumer = new KafkaConsumer<>(p);
+            consumer = new KafkaConsumer<>(clientProperties("jbodcheck-probe-consumer",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, req.path("isolation").asText("read_uncommitted"),
+                ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArrayDeserializer"));
         }
         TopicPartition p = tp(req);
         consumer.assign(Collections.singletonList(p));
