@@ -1,17 +1,20 @@
 """A cluster that behaves as the model does, in the harness's interface (realkafka.cluster): the driver's loop
 (realkafka/driver/run.py) and `jbodcheck reproduce` tested without a JVM. It keeps a model state; each driven call
 takes the matching rule; every observation first lets the cluster take its own steps (plan.settle, under the holds
-in force), and a follower whose fetches are held and who lags is shrunk out of the ISR, as a real leader does
-after replica.lag.time.max.ms (here ``lag`` seconds after the follower first lagged). ``deviate`` plants a difference: a function of (call name, args) that returns True
-to skip the call (the cluster does not do what it was asked)."""
+in force). A follower whose fetches are held and who lags is shrunk out of the ISR, as a real leader does after
+replica.lag.time.max.ms, and a broker whose heartbeats are held has its session expired, as the controller does
+after broker.session.timeout.ms (both ``lag`` seconds after the hold first applied). ``deviate`` plants a
+difference: a function of (call name, args) that returns True to skip the call (the cluster does not do what it
+was asked)."""
 from __future__ import annotations
 
 import threading
 import time
+import types
 from types import SimpleNamespace
 
 from model.storage.data import leader_at_epoch
-from realkafka.driver.mapping import Hold
+from realkafka.driver.mapping import Hold, own_steps
 from realkafka.driver.plan import settle
 from realkafka.driver.projection import project
 from model.storage.state import OFFLINE
@@ -23,7 +26,8 @@ class FakeHarnessError(Exception):
 
 
 class ModelCluster:
-    def __init__(self, model, deviate=lambda name, args: False, fail_on=None, lag=0.3, root=None):
+    def __init__(self, model, deviate=lambda name, args: False, fail_on=None, lag=0.3, root=None,
+                 dir_failure_timeout=True):
         import tempfile
         from pathlib import Path
 
@@ -38,6 +42,8 @@ class ModelCluster:
         self.stopped = False
         self.lag = lag
         self.lagging: dict = {}         # (partition, follower) -> when it first lagged
+        # the cluster's own steps; without log.dir.failure.timeout.ms (set beyond the run) no broker stops itself
+        self.own = [o for o in own_steps(model) if dir_failure_timeout or o[2].name != "BrokerDirFailureTimeout"]
 
     # ---- context manager, as Cluster is ----
     def __enter__(self):
@@ -129,18 +135,22 @@ class ModelCluster:
     # ---- observation ----
     def _settle(self):
         with self.lock:
-            self.state, _, _ = settle(self.model, self.state, self._model_holds())
+            self.state, _, _ = settle(self.model, self.state, self._model_holds(), self.own)
             for hold in sorted(self._model_holds()):
-                if hold.api == "Fetch":
-                    rule = self.model.rule("LeaderShrinkIsr")
-                    args = (hold.partition, hold.broker)
+                if hold.api in ("Fetch", "BrokerHeartbeat"):
+                    # a leader shrinks a lagging follower out of the ISR; the controller expires a session
+                    name = "LeaderShrinkIsr" if hold.api == "Fetch" else "ControllerExpireSession"
+                    if name not in self.model.rule_index:
+                        continue
+                    rule = self.model.rule(name)
+                    args = (hold.partition, hold.broker) if hold.api == "Fetch" else (hold.broker,)
                     if rule.guard(self.model, self.state, *args) is not None:
                         self.lagging.pop(args, None)
                         continue
                     since = self.lagging.setdefault(args, time.monotonic())
                     if time.monotonic() - since >= self.lag:
-                        _, self.state = self.model.step(self.state, "LeaderShrinkIsr", args)
-                        self.state, _, _ = settle(self.model, self.state, self._model_holds())
+                        _, self.state = self.model.step(self.state, name, args)
+                        self.state, _, _ = settle(self.model, self.state, self._model_holds(), self.own)
 
     def observe(self):
         if self.fail_on == "observe":
@@ -176,3 +186,33 @@ def observation(view):
              for t, p in view.partitions.items()}
     return SimpleNamespace(brokers=brokers, controller=SimpleNamespace(registrations=regs, partitions=parts),
                            records=())
+
+
+def fake_harness(model_of, **kw):
+    """A stand-in for the module realkafka.cluster whose Cluster is a ModelCluster of ``model_of(made_for[0])``
+    (the scenario a test appends to ``made_for``): (module, made: the clusters made, made_for)."""
+    made: list = []
+    made_for: list = []
+
+    class Cluster:
+        def __init__(self, spec, *, log=None):
+            self.spec = spec
+
+        def __enter__(self):
+            timeout = (self.spec.get("settings") or {}).get("log.dir.failure.timeout.ms") != "3600000"
+            self.inner = ModelCluster(model_of(made_for[0]), dir_failure_timeout=timeout, **kw)
+            made.append(self.inner)
+            return self.inner
+
+        def __exit__(self, *exc):
+            return self.inner.__exit__(*exc)
+
+    module = types.ModuleType("realkafka.cluster")
+    module.Cluster = Cluster
+    module.ClusterSpec = lambda **kw: kw
+    module.HarnessError = FakeHarnessError
+    module.ProbeError = type("ProbeError", (Exception,), {})
+    module.fetch = lambda release, log=None: None
+    for name in ("replace_dir", "remove_dir", "delete_topic", "upgrade_metadata_version"):
+        setattr(Cluster, name, None)
+    return module, made, made_for

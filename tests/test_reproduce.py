@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import signal
 import subprocess
 import sys
-import types
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +24,7 @@ from realkafka.driver.plan import PlanError, plan
 from realkafka.driver.projection import project
 from realkafka.driver.run import Driver
 from realkafka.driver.view import LogView, View
-from reproduce_fake import FakeHarnessError, ModelCluster, observation
+from reproduce_fake import ModelCluster, fake_harness, observation
 
 def kraft_rules() -> list[dict]:
     """Every rule of the KRaft design, those of features a configuration leaves out too (`rules` lists them)."""
@@ -227,6 +229,20 @@ def test_finding_5_holds_the_heartbeat_until_after_the_assignment():
     assert Hold("BrokerHeartbeat", 0) in assign.holds_during and Hold("BrokerHeartbeat", 0) not in p.steps[10].holds_after
 
 
+def test_finding_5_through_an_expired_session_keeps_the_broker_up_while_its_heartbeats_are_held():
+    """3.8+ has BrokerDirFailureTimeout: with heartbeats held after a dir failure the model's broker would stop
+    itself, a step the trace does not take. The plan leaves it out and says the cluster must not time out either;
+    a trace that takes it keeps it."""
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-5-session-expiry-unfenced-leader-on-failed-dir.json")
+    assert "BrokerDirFailureTimeout" in {rule.name for _, rule, _ in model.action_space}
+    p = plan(model, steps)
+    assert p.forced and p.windows == ((0, 3, 8),) and not p.dir_failure_timeout
+    assert set(p.target) == {"leader_on_failed_dir", "leader_not_acceptable"}
+    assert not any("BrokerDirFailureTimeout" in label for s in p.steps for label in s.own)
+    timed = steps[:4] + [("BrokerDirFailureTimeout", (0,))]
+    assert plan(model, timed).dir_failure_timeout
+
+
 def test_a_liveness_bug_shows_once_every_hold_is_released():
     model, steps = scenario_model(SCENARIOS / "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json",
                                   ("KAFKA-17190",))
@@ -249,14 +265,16 @@ def test_a_rule_that_cannot_run_on_a_real_cluster_is_refused():
 
 def _drive(model, steps, **kw):
     p = plan(model, steps)
-    cluster = ModelCluster(model, **kw)
-    driver = Driver(cluster, model, p, timeout=3.0, still=0.3, poll=0.01)
-    return p, cluster, driver.run()
+    with ModelCluster(model, dir_failure_timeout=p.dir_failure_timeout, **kw) as cluster:
+        run = Driver(cluster, model, p, timeout=3.0, still=0.3, poll=0.01).run()
+    assert not cluster.root.exists()   # the fake's directory goes with it, as the real cluster's does
+    return p, cluster, run
 
 
 @pytest.mark.parametrize("scenario", ["kraft-finding-1-replica-recreated-over-failed-dir.json",
                                       "kraft-finding-1-acked-record-lost.json",
                                       "kraft-finding-5-unfenced-leader-on-failed-dir.json",
+                                      "kraft-finding-5-session-expiry-unfenced-leader-on-failed-dir.json",
                                       "kraft-finding-6-added-replica-stays-unassigned.json"])
 def test_a_cluster_that_behaves_as_the_model_matches_at_every_step(scenario):
     model, steps = scenario_model(SCENARIOS / scenario)
@@ -277,31 +295,7 @@ def test_a_cluster_that_differs_is_reported_where_it_differs():
 # ---- the command -------------------------------------------------------------------------------------------------
 
 def _fake_harness(monkeypatch, **kw):
-    module = types.ModuleType("realkafka.cluster")
-    made = []
-
-    class Cluster:
-        def __init__(self, spec, *, log=None):
-            self.spec = spec
-
-        def __enter__(self):
-            model, _ = scenario_model(made_for[0])
-            self.inner = ModelCluster(model, **kw)
-            made.append(self.inner)
-            return self.inner
-
-        def __exit__(self, *exc):
-            self.inner.stopped = True
-            return False
-
-    made_for: list = []
-    module.Cluster = Cluster
-    module.ClusterSpec = lambda **kw: kw
-    module.HarnessError = FakeHarnessError
-    module.ProbeError = type("ProbeError", (Exception,), {})
-    module.fetch = lambda release, log=None: None
-    for name in ("replace_dir", "remove_dir", "delete_topic", "upgrade_metadata_version"):
-        setattr(Cluster, name, None)
+    module, made, made_for = fake_harness(lambda path: scenario_model(path)[0], **kw)
     monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
     return made, made_for
 
@@ -325,7 +319,7 @@ def test_reproduce_exits_0_when_the_cluster_matches_and_the_violation_happens(mo
     assert "The scenario's violation happened on the real cluster" in out
     data = json.loads(report.read_text())
     assert data["kafka"] == "4.4.0" and data["result"] == "matched" and data["exit_code"] == 0
-    assert made[0].stopped
+    assert made[0].stopped and not made[0].root.exists()
 
 
 def test_reproduce_exits_1_when_the_cluster_differs(monkeypatch, capsys):
@@ -362,8 +356,66 @@ def test_reproduce_on_ctrl_c_stops_the_cluster_and_exits_130(monkeypatch, tmp_pa
     made_for.append(scenario)
     report = tmp_path / "r.json"
     assert _main(["reproduce", str(scenario), "--kafka", "4.4.0", "--json", str(report)]) == 130
-    assert made[0].stopped
+    assert made[0].stopped and not made[0].root.exists()
     assert json.loads(report.read_text())["result"] == "interrupted"
+
+
+SIGINT_RUNNER = """
+import sys, time
+sys.path[:0] = [{repo!r}, {tests!r}]
+from explorer.catalog import build_model
+from explorer.cli.reproduce import _kraft_model
+from explorer.scenario import load_scenario
+from reproduce_fake import fake_harness
+
+def crash(name, args):
+    if name == "BrokerCrash":
+        print("ROOT", made[0].root, file=sys.stderr, flush=True)     # the parent sends SIGINT now
+        time.sleep(120)
+    return False
+
+module, made, made_for = fake_harness(lambda path: _kraft_model(load_scenario(str(path)), "4.4.0")[2],
+                                      deviate=crash)
+made_for.append({scenario!r})
+sys.modules["realkafka.cluster"] = module
+from explorer.cli.app import main
+main(["reproduce", {scenario!r}, "--kafka", "4.4.0", "--json", {report!r}])
+"""
+
+
+def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_exits_130(tmp_path):
+    """A real SIGINT (Ctrl-C) to `jbodcheck reproduce` while a step runs: the cluster's ``with`` ends it (its
+    directory gone), the report says "interrupted", exit 130."""
+    scenario = str(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
+    report = tmp_path / "r.json"
+    script = tmp_path / "runner.py"
+    script.write_text(SIGINT_RUNNER.format(repo=str(REPO), tests=str(REPO / "tests"), scenario=scenario, report=str(report)))
+    tmp = tmp_path / "tmp"     # the fake cluster's directory goes here, so a failed test leaves nothing elsewhere
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "TMPDIR": str(tmp)})
+    try:
+        line = ""
+        while not line.startswith("ROOT ") and proc.poll() is None:
+            line = proc.stderr.readline()
+        assert line.startswith("ROOT "), proc.stderr.read()[-2000:]
+        root = line.split(" ", 1)[1].strip()
+        assert Path(root).is_dir()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"no exit 60 s after SIGINT: {err[-3000:]}") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err[-2000:]
+    assert not Path(root).exists() and not list(tmp.iterdir())
+    data = json.loads(report.read_text())
+    assert data["result"] == "interrupted" and data["exit_code"] == 130
+    assert "interrupted by signal 2" in out.lower()
 
 
 def test_reproduce_plan_only_needs_no_cluster():

@@ -124,13 +124,14 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
                            planned)
 
 
-def _settings(model) -> dict:
+def _settings(model, planned) -> dict:
     """The cluster's settings that make it the model's environment (docs/reproduce.md, "The cluster")."""
     settings = {"auto.leader.rebalance.enable": "false",   # the model has no preferred-leader balancing
                 "unclean.leader.election.enable": str(bool(model.cfg.unclean_election)).lower()}
-    if "kraft-sessions" not in model.feature_names:
-        # without kraft-sessions the model has no dir failure timeout (3.8+): a broker whose dir failure is not
-        # acknowledged yet (its heartbeat held) stays up, as in the model
+    if not planned.dir_failure_timeout:
+        # the model run takes no BrokerDirFailureTimeout (no kraft-sessions, a release before 3.8, or a trace
+        # without it: plan.cluster_steps): a broker whose dir failure is not acknowledged yet (its heartbeats
+        # held) stays up, as in the model
         settings["log.dir.failure.timeout.ms"] = "3600000"
     return settings
 
@@ -161,7 +162,7 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
                 try:
                     spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
                                        elr={"default": None, "on": True, "off": False}[elr],
-                                       settings=_settings(model), keep=keep)
+                                       settings=_settings(model, planned), keep=keep)
                 except ValueError as e:
                     raise BadInput(str(e)) from None
                 click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "

@@ -165,7 +165,9 @@ RULES: dict[str, Handler] = {
     "ControllerExpireSession": Handler(ORDERED, "the broker's heartbeats are held until the controller fences it "
                                        "(broker.session.timeout.ms)"),
     "BrokerDirFailureTimeout": Handler(AWAITED, "with its heartbeats held, the broker shuts itself down "
-                                       "log.dir.failure.timeout.ms after the dir failure (3.8+): awaited", order=9),
+                                       "log.dir.failure.timeout.ms after the dir failure (3.8+): awaited where the "
+                                       "trace takes it; elsewhere left out, the timeout set beyond the run",
+                                       order=9),
     "ControllerFailover": Handler(NOT_REPRODUCIBLE, "a controller failover needs a quorum of controllers: the "
                                   "harness runs one"),
     # kraft-future

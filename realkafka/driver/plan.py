@@ -56,6 +56,7 @@ class Plan:
     shown: dict                  # the same, as the planned run shows them
     windows: tuple               # heartbeat windows: (broker, from step, to step)
     fetch_holds: dict = field(default_factory=dict)   # Hold -> the step releasing it (None: the end)
+    dir_failure_timeout: bool = True   # the cluster keeps log.dir.failure.timeout.ms (see cluster_steps)
 
     @property
     def forced(self) -> bool:
@@ -148,7 +149,21 @@ def _holds_at(model, steps, number: int, windows, fetch_holds, during: bool) -> 
     return frozenset(holds)
 
 
-def _trace_checks(model, steps) -> dict:
+TIMED_OUT = "BrokerDirFailureTimeout"
+
+
+def cluster_steps(model, steps) -> list:
+    """The cluster's own steps for this trace (mapping.own_steps), without BrokerDirFailureTimeout unless the trace
+    takes it: a broker whose heartbeats a hold keeps back would otherwise stop itself log.dir.failure.timeout.ms
+    after a dir failure (3.8+), a step the trace does not have; the cluster then runs with that timeout beyond the
+    run (``Plan.dir_failure_timeout`` False), a Kafka configuration in which the model's run is the trace's."""
+    own = own_steps(model)
+    if any(name == TIMED_OUT for name, _ in steps):
+        return own
+    return [o for o in own if o[2].name != TIMED_OUT]
+
+
+def _trace_checks(model, steps, own) -> dict:
     """The checks the scenario's own trace shows: its projection after each step, as the model replays it, then
     after the cluster's own steps from its last state with nothing held (what follows the trace: an assignment
     retried for ever shows only there)."""
@@ -164,15 +179,14 @@ def _trace_checks(model, steps) -> dict:
         history.append(project(model, state, faulted))
         for cid, why in judge(history).items():
             found.setdefault(cid, why)
-    state, _, cycle = settle(model, state, frozenset())
+    state, _, cycle = settle(model, state, frozenset(), own)
     history.append(replace(project(model, state, faulted), retrying=retrying(cycle)))
     for cid, why in judge(history).items():
         found.setdefault(cid, why)
     return found
 
 
-def _run(model, steps, windows, fetch_holds, target) -> Plan:
-    own = own_steps(model)
+def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
     state = model.init_states()[0]
     state, first_own, _ = settle(model, state, _holds_at(model, steps, 0, windows, fetch_holds, False), own)
     faulted: set = set()
@@ -209,7 +223,8 @@ def _run(model, steps, windows, fetch_holds, target) -> Plan:
                                frozenset(), state, history[-1], judge(history)))
     for cid, why in planned[-1].checks.items():
         shown.setdefault(cid, why)
-    return Plan(planned, target, shown, tuple(windows), dict(fetch_holds))
+    return Plan(planned, target, shown, tuple(windows), dict(fetch_holds),
+                any(o[2].name == TIMED_OUT for o in own))
 
 
 def _windows(model, steps, plan: Plan) -> list:
@@ -229,7 +244,7 @@ def _windows(model, steps, plan: Plan) -> list:
             if name != "BrokerHeartbeat" or args != (broker,):
                 continue
             early = [p.number for p in plan.steps if since <= p.number < number and mine in p.own]
-            if early:
+            if early and (broker, early[0], number) not in windows:
                 windows.append((broker, early[0], number))
             since = number
     return windows
@@ -238,15 +253,16 @@ def _windows(model, steps, plan: Plan) -> list:
 def plan(model, steps) -> Plan:
     """The model run the real cluster follows for the scenario's ``steps`` ((name, args) each)."""
     steps = parse(model, steps)
-    target = _trace_checks(model, steps)
+    own = cluster_steps(model, steps)
+    target = _trace_checks(model, steps, own)
     fetch_holds = _fetch_holds(steps)
-    first = _run(model, steps, (), fetch_holds, target)
+    first = _run(model, steps, (), fetch_holds, target, own)
     if first.forced:
         return first
     windows = _windows(model, steps, first)
     if not windows:
         return first
-    second = _run(model, steps, windows, fetch_holds, target)
+    second = _run(model, steps, windows, fetch_holds, target, own)
     return second if second.forced or len(second.shown) >= len(first.shown) else first
 
 
