@@ -38,6 +38,9 @@ for command in (explore, replay_command, view, presets, rules, invariants_comman
 # jbodcheck prove (docs/proofs.md): z3 is imported only when it runs (explorer/cli/optional.py).
 cli.add_command(LazyCommand("prove", "explorer.cli.prove:prove_command",
                             "Prove KIP-112's properties for every number of brokers, dirs and partitions (z3)."))
+# jbodcheck reproduce (realkafka/): a KRaft scenario on a real Kafka cluster; imported only when it runs.
+cli.add_command(LazyCommand("reproduce", "explorer.cli.reproduce:reproduce_command",
+                            "Run a KRaft scenario on a real Kafka cluster of a release, beside the model."))
 # jbodcheck serve (explorer/serve/): walk the model by hand in a browser; imported only when it runs.
 cli.add_command(LazyCommand("serve", "explorer.serve.command:serve_command",
                             "Walk the model by hand in a browser: click actions, go back, fork, save the path."))

@@ -1,0 +1,196 @@
+"""`jbodcheck reproduce SCENARIO --kafka VERSION`: a KRaft scenario file on a real KRaft cluster of that Kafka
+release, step by step beside the model (docs/reproduce.md; realkafka/driver/ does the work, realkafka/cluster/
+runs the cluster). Imported only when the command runs (explorer/cli/app.py LazyCommand).
+
+Exit codes: 0 the real cluster matched the model at every observable point and the scenario's violation happened
+on it (for a scenario that expects none: none happened); 1 the real cluster differs from the model, or the
+violation did not happen; 2 bad input (not a KRaft scenario, an unknown release, a rule with no mapping or one the
+harness cannot drive); 3 the harness failed (no JVM, a jar not fetched, a broker that would not start); 130 / 143
+interrupted (the cluster is stopped and the report written first).
+"""
+from __future__ import annotations
+
+import re
+
+import click
+
+from explorer import __version__, signals
+from explorer.errors import JbodcheckFailure, one_line
+from explorer.scenario import ScenarioError, load_scenario, parse_step
+
+from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
+from .model_value import command_model
+from .outputs import checked_writable, emit
+
+VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+def _version(text: str) -> tuple:
+    return tuple(int(x) for x in text.split("."))
+
+
+def release_bugs(model, release: str) -> tuple:
+    """The bug switches the model turns on to follow Kafka ``release``: each known bug fixed after it, whose
+    feature this model includes (a kraft-future switch only when the model has kraft-future: naming it would turn
+    the feature on)."""
+    from model.kraft.bugs import BUGS
+
+    have = set(model.feature_names)
+    return tuple(i for i, bug in BUGS.items() if _version(release) < _version(bug.fixed)
+                 and (bug.feature is None or bug.feature in have))
+
+
+def _kraft_model(scenario, release: str):
+    """The scenario's model, following ``release`` (its bug switches), with the data path on where the scenario's
+    model allows it (a real cluster's followers always fetch: without records the model leaves ISR expansions out)."""
+    base = dict(scenario.model)
+    preset = base.pop("preset", None)
+    first = command_model(preset, {}, base=base, quiet=True)
+    if first.cfg.variant != "kraft":
+        raise BadInput(f"reproduce runs KRaft scenarios: this one's model is --variant {first.cfg.variant}")
+    options = dict(first.cfg.options)     # the preset's options with the file's over them
+    given = options.get("bugs", ())
+    bugs = tuple(dict.fromkeys((given,) if isinstance(given, str) else tuple(given)))
+    bugs += tuple(b for b in release_bugs(first, release) if b not in bugs)
+    if bugs:
+        options["bugs"] = list(bugs)
+    base["options"] = options
+    try:
+        model = command_model(preset, {}, base={**base, "max_records": max(1, first.cfg.max_records_of(0))},
+                              quiet=True)
+    except BadInput:
+        model = command_model(preset, {}, base=base, quiet=True)
+    return preset, base, model, bugs
+
+
+# X.Y -> its newest patch release on Maven Central when this was written (3.7 is the first with KRaft JBOD);
+# a later patch is run when named in full.
+NEWEST_PATCH = {"3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.1",
+                "4.3": "4.3.1", "4.4": "4.4.0"}
+
+
+def _release(text: str) -> str:
+    """A full release (X.Y.Z) as given (from 3.7.0 on), or X.Y as its newest patch; bad input otherwise."""
+    if not VERSION.match(text):
+        raise BadInput(f"--kafka {text!r} is not a Kafka release (X.Y.Z, or X.Y for its newest patch)")
+    if text.count(".") == 1:
+        if text not in NEWEST_PATCH:
+            raise BadInput(f"--kafka {text}: no such Kafka release line with KRaft JBOD (known: "
+                           f"{', '.join(NEWEST_PATCH)}; a full X.Y.Z from 3.7.0 on is run as given)")
+        return NEWEST_PATCH[text]
+    if _version(text) < (3, 7, 0):
+        raise BadInput(f"--kafka {text}: KRaft JBOD (KIP-858) is in Kafka 3.7.0 and later")
+    return text
+
+
+@click.command(name="reproduce")
+@click.argument("scenario_path", metavar="SCENARIO.json")
+@click.option("--kafka", "kafka", required=True, metavar="VERSION",
+              help="The Kafka release to run (X.Y.Z, or X.Y: its newest patch), fetched from Maven Central on "
+                   "first use; the model follows it (the bug switches fixed after it are on).")
+@click.option("--elr", type=click.Choice(["default", "on", "off"]), default="default", show_default=True,
+              help="Eligible leader replicas (KIP-966) on the new cluster: the release's default (on from 4.1), or "
+                   "forced. The model has no ELR.")
+@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
+@click.option("--keep", is_flag=True, help="Keep the cluster's directory (its logs and data) and say where.")
+@click.option("--plan-only", is_flag=True,
+              help="Print the model side (the planned steps, holds, expected views and violation) and start no "
+                   "cluster.")
+@click.option("--step-timeout", type=click.FloatRange(min=1), default=180.0, show_default=True, metavar="SECONDS",
+              help="How long a step waits for the real cluster to match the model before it counts as a difference.")
+def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
+    """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
+    from realkafka.driver.plan import PlanError, plan
+    from realkafka.driver.report import plan_lines
+
+    checked_writable(json_path)
+    release = _release(kafka)
+    try:
+        scenario = load_scenario(scenario_path)
+        preset, base, model, bugs = _kraft_model(scenario, release)
+        steps = [parse_step(model, text, number) for number, text in enumerate(scenario.steps, start=1)]
+        planned = plan(model, steps)
+    except (ScenarioError, PlanError) as e:
+        raise BadInput(str(e)) from None
+    header = [f"Reproduce {scenario_path} on Kafka {release}" + (f": {scenario.description}" if scenario.description
+                                                                  else ""),
+              f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "
+              f"RF {model.cfg.rf}; following Kafka {release}: bug switches "
+              + (", ".join(bugs) if bugs else "none")]
+    if plan_only:
+        click.echo("\n".join(header + plan_lines(model, planned)))
+        return EXIT_OK
+    return _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs,
+                           planned)
+
+
+def _settings(model, planned) -> dict:
+    """The cluster's settings that make it the model's environment (docs/reproduce.md, "The cluster")."""
+    settings = {"auto.leader.rebalance.enable": "false",   # the model has no preferred-leader balancing
+                "unclean.leader.election.enable": str(bool(model.cfg.unclean_election)).lower()}
+    if not planned.dir_failure_timeout:
+        # the model run takes no BrokerDirFailureTimeout (no kraft-sessions, a release before 3.8, or a trace
+        # without it: plan.cluster_steps): a broker whose dir failure is not acknowledged yet (its heartbeats
+        # held) stays up, as in the model
+        settings["log.dir.failure.timeout.ms"] = "3600000"
+    return settings
+
+
+def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs, planned):
+    from realkafka.driver.report import report_dict, step_lines, verdict
+    from realkafka.driver.run import Driver, HarnessCannot, RunResult
+
+    try:
+        from realkafka.cluster import Cluster, ClusterSpec, HarnessError, ProbeError, fetch
+    except ImportError as e:
+        raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
+            from None
+    missing = sorted({handler_need for handler_need in _needs(planned) if not hasattr(Cluster, handler_need)})
+    if missing:
+        raise BadInput(f"this harness cannot drive the scenario: it has no {', '.join(m + '()' for m in missing)}")
+    total = len(planned.steps) - 2
+    click.echo("\n".join(header))
+    driver = None
+    logs = None
+    interrupted = None
+    try:
+        with signals.interruptible():
+            try:
+                click.echo(f"jbodcheck: fetching Kafka {release} from Maven Central (cached after the first time)",
+                           err=True)
+                fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
+                try:
+                    spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
+                                       elr={"default": None, "on": True, "off": False}[elr],
+                                       settings=_settings(model, planned), keep=keep)
+                except ValueError as e:
+                    raise BadInput(str(e)) from None
+                click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "
+                           f"{model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs", err=True)
+                with Cluster(spec, log=lambda line: click.echo(f"jbodcheck: {line}", err=True)) as cluster:
+                    logs = getattr(cluster, "root", None) if keep else None
+                    driver = Driver(cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
+                                    echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total))))
+                    driver.run()
+            except HarnessCannot as e:
+                raise BadInput(str(e)) from None
+            except (HarnessError, ProbeError) as e:
+                raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
+    except signals.INTERRUPTS as e:
+        interrupted = signals.interrupt_signal(e)
+    run = driver.result if driver is not None else RunResult([])
+    run.interrupted = interrupted
+    text, ok, violation = verdict(planned, run, release)
+    code = 128 + interrupted if interrupted is not None else (EXIT_OK if ok else EXIT_VIOLATION)
+    report = report_dict(scenario=scenario_path, release=release, elr=elr, model_params=base, bugs=bugs,
+                         plan=planned, run=run, text=text, violation=violation, exit_code=code, version=__version__,
+                         logs=str(logs) if logs else None)
+    emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
+    return code
+
+
+def _needs(planned) -> set:
+    from realkafka.driver.mapping import DRIVEN, handler
+
+    return {handler(s.rule).needs for s in planned.steps
+            if s.rule is not None and handler(s.rule).how == DRIVEN and handler(s.rule).needs}

@@ -1,0 +1,86 @@
+"""The model's projection: a pure function from a KRaft model state to what a real cluster shows of it (view.py).
+
+What is projected: per broker, running or not, each dir online or offline (or removed from ``log.dirs``), the
+live dir holding each replica's log, its ``-future`` log's dir and its log end offset, and the failed dirs still
+holding a copy; the controller's registrations (fenced, online dirs, in controlled shutdown) and partitions
+(Replicas, leader, ISR, Directories, a reassignment's adding and removing replicas); the offsets acknowledged to
+the producer. What is not: epochs and offsets of the metadata log (compare.py says why), the brokers' in-memory
+state (HostedPartition, the assignment queue), which a real cluster shows only in its logs.
+"""
+from __future__ import annotations
+
+from invariants.storage.durability import serving_leader
+from model.kraft.metadata import DIR_ID_NAMES
+from model.storage.broker import live_copy_dir
+from model.storage.state import LIVE_DIR, OFFLINE, REMOVED, bits
+
+from .view import (ABSENT, OFFLINE as V_OFFLINE, ONLINE, BrokerView, DataView, LogView, PartitionView,
+                   RegistrationView, View, topic_of)
+
+
+def dir_entry(dir_id: int):
+    """A Directories entry as the view names it: a dir index, or a reserved id's name."""
+    return DIR_ID_NAMES.get(dir_id, dir_id)
+
+
+def _dir_status(status: int) -> str:
+    if status == REMOVED:
+        return ABSENT
+    return ONLINE if LIVE_DIR[status] else V_OFFLINE
+
+
+def _logs(model, broker) -> dict:
+    future = getattr(broker, "future", None)
+    logs = {}
+    for p in range(model.cfg.partitions):
+        d = live_copy_dir(broker, p)
+        f = future[p] if future is not None and future[p] >= 0 else None
+        if d >= 0 or f is not None:
+            logs[topic_of(p)] = LogView(d if d >= 0 else None, f, len(broker.logs[p]) if d >= 0 else None)
+    return logs
+
+
+def _on_failed_dirs(model, broker) -> dict:
+    out = {}
+    for p, mask in enumerate(broker.copies):
+        failed = frozenset(d for d in bits(mask) if broker.dirs[d] == OFFLINE)
+        if failed:
+            out[topic_of(p)] = failed
+    return out
+
+
+def project_broker(model, broker) -> BrokerView:
+    return BrokerView(broker.up, tuple(_dir_status(s) for s in broker.dirs), _logs(model, broker),
+                      _on_failed_dirs(model, broker))
+
+
+def project_registration(reg) -> RegistrationView | None:
+    if reg is None:
+        return None
+    return RegistrationView(reg.fenced, frozenset(reg.dirs), reg.in_controlled_shutdown)
+
+
+def project_partition(part) -> PartitionView:
+    return PartitionView(tuple(part.replicas), part.leader, frozenset(bits(part.isr)),
+                         tuple(dir_entry(d) for d in part.dirs), tuple(part.adding), tuple(part.removing))
+
+
+def _readable(state, p: int) -> int | None:
+    """How many records a consumer reading from offset 0 gets now: the serving leader's high watermark (None when
+    no broker serves the partition as its leader)."""
+    leader = serving_leader(state, p)
+    return None if leader < 0 else state.brokers[leader].hw[p]
+
+
+def project(model, state, faulted=frozenset(), quiet: bool | None = None) -> View:
+    """The view of ``state``: ``faulted`` are the (broker, dir) the environment failed so far (DirFail steps);
+    ``quiet`` defaults to the model's quiescence (model.is_quiescent: nothing queued or in flight, every broker
+    caught up with nothing to report)."""
+    c = state.controller
+    partitions = {topic_of(p): project_partition(part) for p, part in enumerate(c.partitions)
+                  if part.leader_epoch >= 0}
+    data = {topic_of(p): DataView(frozenset(bits(state.acked[p])), _readable(state, p))
+            for p in range(model.cfg.partitions) if topic_of(p) in partitions or state.acked[p]}
+    return View(tuple(project_broker(model, b) for b in state.brokers),
+                tuple(project_registration(r) for r in c.registrations), partitions, data, frozenset(faulted),
+                model.is_quiescent(state) if quiet is None else quiet)

@@ -1,0 +1,361 @@
+"""Run a planned scenario (plan.py) on a real cluster: per step, the holds in force, the driven action, then a wait
+until the real cluster's view matches the model's (compare.py); at the end every hold is released, a consumer
+reads what was acknowledged, and the violation checks (checks.py) are judged on both sides.
+
+The driver owns no process: the caller starts and stops the cluster (``with Cluster(spec) as c``), so every path
+out of here (a difference, a harness failure, Ctrl-C) leaves the cleanup to that ``with``.
+
+A wait ends when the views match; else at ``timeout`` seconds; once a step has differed, later steps also end
+when the real view has not changed for ``still`` seconds (a real cluster that took another path does not come
+back, and waiting the full timeout at every step would only repeat the difference).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+from model.kraft.reassignment import target_of
+
+from .checks import judge
+from .compare import CONTROLLER, differences
+from .mapping import AWAITED, DRIVEN, FETCH, Hold, handler
+from .observed import view_of
+from .view import View, topic_of
+
+
+@dataclass
+class StepResult:
+    number: int
+    text: str
+    how: str                     # the handler's kind, "start" or "end"
+    taken: bool
+    own: tuple                   # the cluster's own steps the model took after it
+    holds: tuple                 # the holds in force after the step (their text)
+    expected: View
+    observed: View | None = None
+    differences: list = field(default_factory=list)
+    waited_s: float = 0.0
+    model_checks: dict = field(default_factory=dict)
+    real_checks: dict = field(default_factory=dict)
+    unobserved: str | None = None     # why this view was not observed (the harness's producer waits)
+    observed_before: View | None = None   # the last view observed before this step (what "changed" is from)
+    records: list = field(default_factory=list)   # the metadata records the controller wrote since the last view
+
+    @property
+    def matched(self) -> bool:
+        return self.unobserved is not None or (self.observed is not None and not self.differences)
+
+
+@dataclass
+class RunResult:
+    steps: list                  # StepResult, the start first and the end last
+    interrupted: int | None = None   # the signal that stopped the run
+    retrying_observed: bool = True   # whether the real side could judge assignments_never_drain
+    retry_evidence: dict = field(default_factory=dict)   # broker -> the refusals it logged (the decisive lines)
+
+    @property
+    def matched(self) -> bool:
+        return all(s.matched for s in self.steps)
+
+    def real_shown(self) -> dict:
+        found: dict = {}
+        for s in self.steps:
+            for cid, why in s.real_checks.items():
+                found.setdefault(cid, (s.number, why))
+        return found
+
+    def model_shown(self) -> dict:
+        found: dict = {}
+        for s in self.steps:
+            for cid, why in s.model_checks.items():
+                found.setdefault(cid, (s.number, why))
+        return found
+
+
+# The metadata records a step's report keeps (the decisive ones: registrations, fencing, partitions, features).
+SHOWN_RECORDS = ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord",
+                 "TopicRecord", "PartitionRecord", "PartitionChangeRecord", "RemoveTopicRecord", "FeatureLevelRecord",
+                 "ClearElrRecord")
+RETRY_LINE = "for assignment of partition"   # AssignmentsManager: "Controller returned error E for assignment of ..."
+
+
+def _refusals(cluster, broker: int, lines: dict | None = None) -> int:
+    """How many per-partition errors of AssignReplicasToDirs the broker has logged so far (AssignmentsManager logs
+    one line per refused entry of each answer, 3.7.0 to 4.x: "Controller returned error {} for assignment of
+    partition {} into directory {}"); a refusal it drops is logged otherwise ("Dropping late directory
+    assignment")."""
+    try:
+        text = cluster.server_log(broker).read_text(errors="replace")
+    except OSError:
+        return 0
+    found = [line for line in text.splitlines() if "Controller returned error" in line and RETRY_LINE in line]
+    if found and lines is not None:
+        lines[broker] = found[-1].strip()
+    return len(found)
+
+
+def retrying_brokers(cluster, brokers: int, interval: float, evidence: dict | None = None) -> frozenset | None:
+    """The brokers whose refused AssignReplicasToDirs entries keep coming back over ``interval`` seconds once the
+    cluster settled: counted by the harness's gate if it can (``requests(api, broker)``), else from the brokers'
+    own logs (``server_log``); None when neither is there."""
+    count = getattr(cluster, "requests", None)
+    if count is not None:
+        counter = lambda b: count("AssignReplicasToDirs", b)  # noqa: E731
+    elif hasattr(cluster, "server_log"):
+        counter = lambda b: _refusals(cluster, b, evidence)  # noqa: E731
+    else:
+        return None
+    before = [counter(b) for b in range(brokers)]
+    time.sleep(interval)
+    after = [counter(b) for b in range(brokers)]
+    if evidence is not None:
+        for b in range(brokers):
+            if after[b] > before[b] and b in evidence:
+                evidence[b] = f"{after[b] - before[b]} more in {interval:.0f} s, the last: {evidence[b]}"
+    return frozenset(b for b in range(brokers) if after[b] > before[b])
+
+
+def _plain(named):
+    """A DirNames answer for a report: (broker, dir) as "broker B's dir D", else as it is."""
+    return f"broker {named[0]}'s dir {named[1]}" if isinstance(named, tuple) else named
+
+
+def _read_count(result) -> int:
+    records = getattr(result, "records", result)
+    return len(records)
+
+
+class HarnessCannot(Exception):
+    """The harness lacks what a step needs (a method of the Cluster): the scenario cannot run with it."""
+
+
+def _gate(cluster, hold: Hold, on: bool) -> None:
+    """Hold or release one request at the harness's gate. A follower's Fetch is held for all its partitions (the
+    gate knows the requesting broker, not the partition): the scenarios hold one partition's."""
+    (cluster.hold if on else cluster.release)(hold.api, broker=hold.broker)
+
+
+def failed_copies(cluster, faulted) -> dict:
+    """broker -> dir -> the driver's topics whose directory the moved-aside contents of a dir the harness failed
+    still hold (the harness moves a failed dir to ``<dir>.failed``)."""
+    out: dict = {}
+    for b, d in faulted:
+        aside = cluster.dir_path(b, d).with_name(cluster.dir_path(b, d).name + ".failed")
+        if not aside.is_dir():
+            continue
+        topics = set()
+        for entry in os.listdir(aside):
+            topic, _, partition = entry.rpartition("-")
+            if partition == "0" and (aside / entry).is_dir():
+                topics.add(topic)
+        out.setdefault(b, {})[d] = frozenset(topics)
+    return out
+
+
+class Driver:
+    """The context the mapping's acts run in (mapping.py ``act(ctx, *args)``), and the run loop."""
+
+    def __init__(self, cluster, model, plan, *, timeout: float = 300.0, still: float = 45.0, poll: float = 1.0,
+                 echo=lambda step, previous: None):
+        self.cluster, self.model, self.plan = cluster, model, plan
+        self.timeout, self.still, self.poll = timeout, still, poll
+        self.echo = echo
+        self.holds: frozenset = frozenset()
+        self.produced: dict = {}      # topic -> [[offset or None, done, ok], ...] in produce order
+        self.read: dict = {}          # topic -> records read at the current step
+        self.diverged = False
+        self.retrying: frozenset = frozenset()   # measured at the end only (retrying_brokers)
+        self.retrying_observed = True
+        self.result = RunResult([])   # filled step by step: an interrupted run keeps what it did
+        self.current = 0              # the planned step being run
+        self.deferred: dict = {}      # step number -> [(topic, offset)] to produce at it (see produce)
+        self.produce_timeout = max(30.0, min(timeout, 120.0))
+        self.unobserved: str | None = None   # why the current step's view is not observed
+        self.last_records: tuple = ()        # the metadata log as last observed
+        self.seen_offset = -1                # the last record offset already given to a step
+        self._lock = threading.Lock()
+
+    # ---- what the acts use ------------------------------------------------------------------------------------
+    def topic(self, partition: int) -> str:
+        return topic_of(partition)
+
+    def create_topic(self, partition: int) -> None:
+        self.cluster.create_topic(topic_of(partition), {0: list(self.model.assignments[partition])},
+                                  configs={"min.insync.replicas": str(self.model.cfg.min_isr_of(partition))})
+
+    def reassign(self, partition: int) -> None:
+        self.cluster.reassign(topic_of(partition), 0, list(target_of(self.model, partition)))
+
+    def produce(self, partition: int) -> None:
+        """One record, acks=all. The harness's producer returns once the record is acknowledged (or refused), so a
+        record the model acknowledges only at a later step (after a LeaderShrinkIsr) is sent at that step, before
+        its wait (``deferred``): the cluster does the same things in the same order, only the view between the two
+        is not observed."""
+        topic = topic_of(partition)
+        with self._lock:
+            records = self.produced.setdefault(topic, [])
+            offset = len(records)
+            records.append([None, False, False])
+        later = self._ack_step(topic, offset)
+        if later is not None and later > self.current:
+            self.deferred.setdefault(later, []).append((topic, offset))
+            self.unobserved = f"not observed: its record is sent with step {later}, whose acknowledgement it awaits"
+            return
+        self._send(topic, offset)
+
+    def _ack_step(self, topic: str, offset: int) -> int | None:
+        """The first planned step (from the current one) whose view has the record at ``offset`` acknowledged."""
+        for step in self.plan.steps[self.current:]:
+            data = step.view.data.get(topic)
+            if data is not None and offset in data.acked:
+                return step.number
+        return None
+
+    def _send(self, topic: str, offset: int) -> None:
+        slot = self.produced[topic][offset]
+        result = self.cluster.produce(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
+        got = getattr(result, "offset", result)
+        ok = getattr(result, "error", None) is None and isinstance(got, int)
+        slot[0], slot[1], slot[2] = (got if ok else None), True, ok
+
+    def restart(self, broker: int) -> None:
+        """The broker's JVM started again; the driver awaits the model's view (registration, unfencing) itself."""
+        self.cluster.restart(broker, wait=None)
+
+    def consume(self, partition: int) -> None:
+        topic = topic_of(partition)
+        self.read[topic] = _read_count(self.cluster.consume(topic, 0))
+
+    def acked(self) -> dict:
+        out = {}
+        with self._lock:
+            for topic, records in self.produced.items():
+                out[topic] = frozenset((slot[0] if slot[0] is not None else i) for i, slot in enumerate(records)
+                                       if slot[1] and slot[2])
+        return out
+
+    def _named(self, data: dict) -> dict:
+        """A record's dir ids named as the views name them (a dir index, a reserved name), by the harness's
+        DirNames where it has them."""
+        names = getattr(self.cluster, "names", None)
+        if names is None:
+            return data
+        out = dict(data)
+        broker = data.get("brokerId")
+        if data.get("logDirs") is not None:
+            out["logDirs"] = [_plain(names.index(u, broker)) for u in data["logDirs"]]
+        if data.get("directories") is not None and data.get("replicas") is not None:
+            out["directories"] = [_plain(names.index(u, b)) for u, b in zip(data["directories"], data["replicas"])]
+        elif data.get("directories") is not None:
+            out["directories"] = [_plain(names.of(u)) for u in data["directories"]]
+        return out
+
+    # ---- the loop -----------------------------------------------------------------------------------------------
+    def set_holds(self, target: frozenset) -> None:
+        for hold in sorted(self.holds - target):
+            _gate(self.cluster, hold, False)
+        for hold in sorted(target - self.holds):
+            _gate(self.cluster, hold, True)
+        self.holds = frozenset(target)
+
+    def observe(self, expected: View) -> View:
+        obs = self.cluster.observe()
+        self.last_records = tuple(getattr(obs, "records", ()) or ())
+        return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
+                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted))
+
+    def await_view(self, expected: View, controller_only: bool = False) -> tuple[View, list, float]:
+        """Poll until the real view matches ``expected`` (with ``controller_only``, its registrations and
+        partitions only); see the module's note on when a wait ends otherwise."""
+        start = last_change = time.monotonic()
+        last = None
+        while True:
+            real = self.observe(expected)
+            diffs = differences(expected, real, CONTROLLER) if controller_only else differences(expected, real)
+            now = time.monotonic()
+            if not diffs:
+                return real, [], now - start
+            if real != last:
+                last, last_change = real, now
+            if now - start >= self.timeout or (self.diverged and now - last_change >= self.still):
+                return real, diffs, now - start
+            time.sleep(self.poll)
+
+    def _step(self, planned, how: str, history_model: list, history_real: list) -> StepResult:
+        result = StepResult(planned.number, planned.text, how, planned.taken, planned.own,
+                            tuple(h.text() for h in sorted(planned.holds_after)), planned.view)
+        self.read = {}
+        self.unobserved = None
+        self.current = planned.number
+        self.set_holds(planned.holds_during if planned.rule else planned.holds_after)
+        refused = None
+        for topic, offset in self.deferred.pop(planned.number, ()):
+            self._send(topic, offset)
+        if planned.rule is not None and planned.taken:
+            h = handler(planned.rule)
+            if h.how == DRIVEN:
+                if h.needs is not None and not hasattr(self.cluster, h.needs):
+                    raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
+                try:
+                    h.act(self, *planned.args)
+                except Exception as e:  # noqa: BLE001 - Kafka refused the call: a difference, not a failure
+                    if type(e).__name__ != "ProbeError":
+                        raise
+                    refused = f"Kafka refused {planned.text}: {' '.join(str(e).split())}"
+        if planned.holds_during != planned.holds_after:
+            # The step's own effect first (a released AssignReplicasToDirs handled), then the holds after it.
+            self.await_view(planned.view, controller_only=True)
+            self.set_holds(planned.holds_after)
+        waited = self._final_reads(planned.view) if planned.number == len(self.plan.steps) - 1 else 0.0
+        result.model_checks = dict(planned.checks)
+        history_model.append(planned.view)
+        if self.unobserved is not None:
+            result.unobserved = self.unobserved
+            return result
+        result.observed, result.differences, result.waited_s = self.await_view(planned.view)
+        result.waited_s += waited
+        result.records = [{"offset": r.offset, "type": r.type, "data": self._named(r.data)} for r in self.last_records
+                          if r.offset > self.seen_offset and r.type in SHOWN_RECORDS]
+        self.seen_offset = max([self.seen_offset] + [r.offset for r in self.last_records])
+        if refused is not None:
+            result.differences.insert(0, refused)
+        if result.differences:
+            self.diverged = True
+        history_real.append(result.observed)
+        result.real_checks = judge(history_real)
+        return result
+
+    def _final_reads(self, expected: View) -> float:
+        """At the end: once the cluster settled, a consumer reads every topic whose records were acknowledged, and,
+        where the scenario is about assignments retried for ever, the retries are counted."""
+        _, _, waited = self.await_view(expected)
+        for topic, offsets in self.acked().items():
+            if offsets and topic in expected.partitions:
+                self.read[topic] = _read_count(self.cluster.consume(topic, 0))
+        if expected.retrying or "assignments_never_drain" in self.plan.target:
+            measured = retrying_brokers(self.cluster, self.model.cfg.brokers, self.still, self.result.retry_evidence)
+            self.retrying_observed = measured is not None
+            self.retrying = measured or frozenset()
+        return waited
+
+    def run(self) -> RunResult:
+        out = self.result
+        history_model: list = []
+        history_real: list = []
+        previous = None
+        last_real = None
+        for planned in self.plan.steps:
+            if planned.rule is None:
+                how = "start" if planned.number == 0 else "end"
+            else:
+                how = handler(planned.rule).how if planned.taken else AWAITED
+            step = self._step(planned, how, history_model, history_real)
+            step.observed_before = last_real
+            last_real = step.observed or last_real
+            out.steps.append(step)
+            self.echo(step, previous)
+            previous = step
+        out.retrying_observed = self.retrying_observed
+        return out
