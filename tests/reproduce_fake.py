@@ -104,6 +104,9 @@ class ModelCluster:
         self._settle()
         self._take("BrokerRestart", broker)
 
+    def delete_topic(self, topic):
+        self._take("DeleteTopic", partition_of(topic))
+
     def reassign(self, topic, partition, target):
         self._take("ReassignPartition", partition_of(topic))
 

@@ -275,7 +275,8 @@ def _drive(model, steps, **kw):
                                       "kraft-finding-1-acked-record-lost.json",
                                       "kraft-finding-5-unfenced-leader-on-failed-dir.json",
                                       "kraft-finding-5-session-expiry-unfenced-leader-on-failed-dir.json",
-                                      "kraft-finding-6-added-replica-stays-unassigned.json"])
+                                      "kraft-finding-6-added-replica-stays-unassigned.json",
+                                      "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json"])
 def test_a_cluster_that_behaves_as_the_model_matches_at_every_step(scenario):
     model, steps = scenario_model(SCENARIOS / scenario)
     p, _, run = _drive(model, steps)
@@ -425,6 +426,16 @@ def test_reproduce_plan_only_needs_no_cluster():
     assert out.returncode == 0, out.stderr
     assert "heartbeats held: broker 0's from step 4 to step 10" in out.stdout
     assert "violation leader_on_failed_dir" in out.stdout
+
+
+def test_a_liveness_scenario_no_check_judges_is_refused_not_called_reproduced():
+    # KAFKA-15649's violation is a lasso (the controller times every heartbeat out for ever): a finite run on a
+    # real cluster cannot show it, and "the scenario expects no violation" would misreport it
+    out = subprocess.run([sys.executable, "-m", "explorer", "reproduce",
+                          str(SCENARIOS / "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json"),
+                          "--kafka", "3.7.2", "--plan-only"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "liveness one (the behaviour loops from step 12" in out.stderr
 
 
 def test_the_model_follows_the_release_and_keeps_the_presets_options():

@@ -112,6 +112,10 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
         planned = plan(model, steps)
     except (ScenarioError, PlanError) as e:
         raise BadInput(str(e)) from None
+    if scenario.loop_start is not None and not planned.target:
+        raise BadInput(f"{scenario_path}: its violation is a liveness one (the behaviour loops from step "
+                       f"{scenario.loop_start} for ever) that no check of the driver judges on a real cluster "
+                       "(docs/reproduce.md, 'When a violation happened'): it cannot be reproduced")
     header = [f"Reproduce {scenario_path} on Kafka {release}" + (f": {scenario.description}" if scenario.description
                                                                   else ""),
               f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "

@@ -440,6 +440,13 @@ class Cluster:
                                           and o.controller.partitions[(topic, p)].leader >= 0 for p in assignment),
                             timeout=timeout, what=f"topic {topic} created with leaders", light=True)
 
+    def delete_topic(self, topic: str, *, wait: bool = True, timeout: float = 60) -> None:
+        """deleteTopics; with ``wait``, until the controller's image has none of the topic's partitions."""
+        self._call("deleteTopic", timeout, topic=topic)
+        if wait:
+            self.wait_until(lambda o: not any(t == topic for t, _ in o.controller.partitions),
+                            timeout=timeout, what=f"topic {topic} deleted", light=True)
+
     def reassign(self, topic: str, partition: int, replicas: list[int] | None) -> None:
         """alterPartitionReassignments (None cancels the reassignment)."""
         self._call("reassign", topic=topic, partition=partition, replicas=None if replicas is None else list(replicas))

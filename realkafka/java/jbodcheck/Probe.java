@@ -158,6 +158,7 @@ public final class Probe {
             case "describeLogDirs": return describeLogDirs(ints(req.get("brokers")), t);
             case "describeFeatures": return describeFeatures(t);
             case "createTopic": return createTopic(req, t);
+            case "deleteTopic": return deleteTopic(req, t);
             case "reassign": return reassign(req, t);
             case "listReassignments": return listReassignments(t);
             case "alterReplicaLogDir": return alterReplicaLogDir(req, t);
@@ -290,6 +291,11 @@ public final class Probe {
         }
         topic.configs(configs);
         admin.createTopics(Collections.singleton(topic)).all().get(t, TimeUnit.MILLISECONDS);
+        return JSON.nullNode();
+    }
+
+    private JsonNode deleteTopic(JsonNode req, long t) throws Exception {
+        admin.deleteTopics(Collections.singleton(req.get("topic").asText())).all().get(t, TimeUnit.MILLISECONDS);
         return JSON.nullNode();
     }
 
