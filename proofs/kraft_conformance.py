@@ -58,6 +58,15 @@ class Check:
         self.m, self.mutation = m, mutation
         self.u = Finite(m.cfg.brokers, m.cfg.dirs, m.cfg.partitions)
         self.s, self.t = StateVars(self.u, "conf.pre"), StateVars(self.u, "conf.post")
+        self._formulas: dict = {}     # built once per action and arguments (or property): building is the cost
+
+    def _pin(self, st, key) -> list:
+        return self._formula(("pin", st.prefix, key), lambda: pin(self.u, st, key))
+
+    def _formula(self, key, build):
+        if key not in self._formulas:
+            self._formulas[key] = build()
+        return self._formulas[key]
 
     def _sat(self, *formulas) -> bool:
         solver = z3.Solver()
@@ -73,26 +82,57 @@ class Check:
     def step(self, action, args, pre_key, post_key):
         """(the relation holds, the z3 kraft_leader_passes_leader_acceptor holds for every way it does)."""
         zargs = tuple(self.elem(srt, a) for (_, srt), a in zip(action.params, args))
-        rel, elected_ok = relation(self.u, action, self.s, self.t, zargs, "conf." + action.name, self.mutation)
-        pinned = pin(self.u, self.s, pre_key) + pin(self.u, self.t, post_key)
-        allowed = self._sat(*pinned, conj(rel))
-        passes = allowed and not self._sat(*pinned, conj(rel), z3.Not(elected_ok))
+
+        def build():
+            rel, elected_ok = relation(self.u, action, self.s, self.t, zargs, "conf." + action.name, self.mutation)
+            return conj(rel), z3.Not(elected_ok)
+        def solver():
+            rel, refused = build()
+            out = z3.Solver()
+            out.add(rel)
+            return out, refused
+        # one solver per action and arguments, the relation asserted once; the states are pinned in a scope
+        solver, refused = self._formula(("step", action.name, args), solver)
+        solver.push()
+        try:
+            solver.add(*self._pin(self.s, pre_key), *self._pin(self.t, post_key))
+            allowed = self._check(solver)
+            passes = allowed and not self._check(solver, refused)
+        finally:
+            solver.pop()
         return allowed, passes
 
+    @staticmethod
+    def _check(solver, *extra) -> bool:
+        if extra:
+            solver.push()
+            solver.add(*extra)
+        try:
+            result = solver.check()
+        finally:
+            if extra:
+                solver.pop()
+        if result == z3.unknown:
+            raise RuntimeError(f"z3 answered unknown: {solver.reason_unknown()}")
+        return result == z3.sat
+
     def initial(self, key) -> bool:
-        return self._sat(*pin(self.u, self.s, key), conj(initial(self.u, self.s)))
+        return self._sat(*self._pin(self.s, key), conj(initial(self.u, self.s)))
 
     def state_property(self, prop, key) -> bool:
-        return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
-                             z3.Not(prop.formula(self.u, self.s)))
+        broken = self._formula(("state", prop.id, prop.formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(prop.formula(self.u, self.s))))
+        return not self._sat(*self._pin(self.s, key), broken)
 
     def lemma(self, name, key) -> bool:
-        return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
-                             z3.Not(LEMMAS[name].formula(self.u, self.s)))
+        broken = self._formula(("lemma", name, LEMMAS[name].formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(LEMMAS[name].formula(self.u, self.s))))
+        return not self._sat(*self._pin(self.s, key), broken)
 
     def transition_property(self, prop, pre_key, post_key) -> bool:
-        return not self._sat(*pin(self.u, self.s, pre_key), *pin(self.u, self.t, post_key),
-                             z3.Not(prop.formula(self.u, self.s, self.t, z3.BoolVal(True))))
+        broken = self._formula(("transition", prop.id, prop.formula), lambda: z3.Not(
+            prop.formula(self.u, self.s, self.t, z3.BoolVal(True))))
+        return not self._sat(*self._pin(self.s, pre_key), *self._pin(self.t, post_key), broken)
 
 
 def reachable(m, limit: int | None = None):
