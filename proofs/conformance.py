@@ -14,8 +14,11 @@ once per distinct triple and once per distinct abstract pre-state, however many 
   the action's documented over-approximations (``OVER_APPROXIMATIONS``) leave free are set aside. z3 is asked
   once per (abstract pre-state, action, parameters) for a successor that no explicit one matches (the
   explicit post-states are blocking clauses on the finite universe); an answer is an unmatched transition;
-- **properties**: every z3 property agrees with its explicit invariant (``PROPERTY_TO_INVARIANT``) on every
-  reachable state (state properties) or transition (transition properties).
+- **properties**: every z3 property and lemma agrees with its explicit statement (proofs/explicit.py: the
+  invariants themselves, whichever design claims them) on every reachable state (state properties, lemmas) or
+  transition (transition properties), and on states beyond the reachable ones (proofs/beyond.py); where the
+  explicit model itself breaks a property, the report says so (``explicit_violations``): the proof's property
+  does not hold for the explicit model, whatever the z3 model says.
 """
 from __future__ import annotations
 
@@ -24,11 +27,14 @@ import time
 from collections import defaultdict
 from typing import NamedTuple
 
+import random
+
 import z3
 
 from model.spec.engine import fingerprint_of
 
-from .properties import PROPERTIES
+from . import beyond as beyond_mod, explicit
+from .properties import LEMMAS, PROPERTIES
 from .refinement import Offence, Refinement, abstract_broker, abstract_key
 from .system import ACTION_BY_NAME, ACTIONS, FIELDS, RULE_TO_ACTION, initial, relation, sort_of
 
@@ -172,21 +178,20 @@ class Report(NamedTuple):
     elapsed_s: float
     symmetry: bool = False         # one state per orbit of the dir symmetry (the engine's canonical fingerprints)
     max_states: int | None = None  # None: every reachable state; else the first states, breadth-first
+    explicit_violations: dict = {}  # property id -> (explicit states or transitions breaking it, the first's label)
+    beyond: beyond_mod.Report | None = None   # the agreement on states beyond the reachable ones
+    reverse: bool = True           # whether the reverse direction ran
 
     @property
     def ok(self) -> bool:
         return not (self.forward_offences or self.initial_failures or self.reverse_unmatched
-                    or self.property_disagreements)
+                    or self.property_disagreements or (self.beyond is not None and not self.beyond.ok))
 
 
-# explicit invariant of each z3 property (the same statement, in the explicit model)
-PROPERTY_TO_INVARIANT = {
-    "no_recreate_with_bad_dir": "no_recreate_with_bad_dir",
-    "create_only_on_good_dir": "create_only_on_good_dir",
-    "no_serving_from_offline_dir": "no_serving_from_offline_dir",
-    "offline_broker_serves_nothing": "offline_broker_serves_nothing",
-    "no_recreate_over_offline_copy": "no_recreate_over_offline_copy",
-}
+# explicit invariant of each z3 property and lemma (the same statement, in the explicit model: proofs/explicit.py)
+PROPERTY_TO_INVARIANT = {pid: inv.id for pid, inv in explicit.PROPERTIES.items()}
+LEMMA_TO_INVARIANT = {lid: inv.id for lid, inv in explicit.LEMMAS.items()}
+BASE_SAMPLE = 5_000     # reachable transitions kept (a seeded reservoir) to build the states beyond them from
 
 
 class _Reverse:
@@ -241,14 +246,26 @@ class _Reverse:
 
     def witness_terms(self, action: str, rule_wkey) -> list:
         """The action's witnesses equal to those of an explicit request (``witness_key``)."""
-        ref = self.ref
-        act = ACTION_BY_NAME[action]
-        pairs = ref._witness_pairs(act, witness_values_of(ref.m, action, rule_wkey))
-        return [a == v for a, v in pairs]
+        key = ("witness", action, rule_wkey)
+        if key not in self._views:
+            ref = self.ref
+            act = ACTION_BY_NAME[action]
+            pairs = ref._witness_pairs(act, witness_values_of(ref.m, action, rule_wkey))
+            self._views[key] = [a == v for a, v in pairs]
+        return self._views[key]
+
+    def block(self, action: str, wkey, post_key) -> z3.BoolRef:
+        """Not this explicit successor (its request and its post-state's view): built once per distinct one."""
+        key = ("block", action, wkey, post_key)
+        if key not in self._views:
+            vals = self.view_values(action, values_of_key(self.ref.m, post_key))
+            same_request = self.witness_terms(action, wkey) if ACTION_BY_NAME[action].witnesses else []
+            self._views[key] = z3.Not(z3.And(same_request + [x == v for x, v in zip(self.view(action), vals)]))
+        return self._views[key]
 
     def unmatched(self, action: str, pre_values: dict, explicit: dict, args_to_try, limit: int = 1) -> list:
         """z3 transitions of ``action`` (for each parameter tuple of ``args_to_try``) from the abstract pre-state
-        whose view no explicit post-state has (explicit: args -> [(witness key, post values)]). An action with
+        whose view no explicit post-state has (explicit: args -> [(witness key, post key)]). An action with
         witnesses (the request handled) is asked about only with the requests the explicit model handles from
         this pre-state (inbox-as-sets: a z3 request may combine entries of several explicit messages). Returns
         up to ``limit`` (args, post) pairs, post as readable values."""
@@ -266,11 +283,9 @@ class _Reverse:
             if has_witnesses:     # pre-state applications to a witness's value stay symbolic
                 solver.add([app == value for app, value in pre_pairs])
             requests = set()
-            for wkey, post_values in explicit.get(args, ()):
-                vals = self.view_values(action, post_values)
-                same_request = self.witness_terms(action, wkey) if has_witnesses else []
+            for wkey, post_key in explicit.get(args, ()):
                 requests.add(wkey)
-                solver.add(z3.Not(z3.And(same_request + [x == v for x, v in zip(terms, vals)])))
+                solver.add(self.block(action, wkey, post_key))
             if has_witnesses:
                 solver.add(z3.Or([z3.And(self.witness_terms(action, w)) for w in requests]))
             while len(found) < limit and solver.check() == z3.sat:
@@ -322,19 +337,27 @@ def _transition_holds(ref: Refinement, m, prop, key, cache: dict) -> bool:
 
 def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True, properties: bool = True,
           max_offences: int = 5, progress=None, max_states: int | None = None, stop_early: bool = False,
-          invariants=()) -> Report:
-    """The whole check on the reachable states of ``m`` (see the module's doc). ``max_states`` and
-    ``stop_early`` (stop at the first forward offence or property disagreement) are for the mutation tests;
-    the conformance figures are of whole presets. ``invariants``: the explicit invariants each z3 property is
-    compared with (by id; the caller's catalog gives them: explorer.catalog.builtin_invariants())."""
-    if properties and not invariants:
-        raise ValueError("the property agreement needs the explicit invariants (invariants=...)")
+          invariants=(), beyond: int = beyond_mod.DEFAULT_SAMPLES, seed: int = 0) -> Report:
+    """The whole check on the reachable states of ``m`` (see the module's doc). ``max_states`` (only the first
+    states, breadth-first) and ``stop_early`` (stop at the first forward offence or property disagreement);
+    ``beyond``: how many changed states (and transitions) the agreement of the properties and lemmas is checked
+    on beyond the reachable ones (0: none), built with the seeded generator ``seed``. The explicit side of each
+    property and lemma is proofs/explicit.py's; ``invariants``: explicit invariants that replace some of it, by
+    id (the mutation tests)."""
     start = time.monotonic()
     ref = Refinement(m, variant)
     bk = m.cached(abstract_broker, bind=True)
-    invariants = {inv.id: inv for inv in invariants}
-    prop_pairs = [(PROPERTIES[pid], invariants[iid]) for pid, iid in PROPERTY_TO_INVARIANT.items()
-                  if pid in PROPERTIES and iid in invariants]
+    replaced = {inv.id: inv for inv in invariants}
+
+    def explicit_of(inv):
+        return replaced.get(inv.id, inv)
+    prop_pairs = [(PROPERTIES[pid], explicit_of(inv)) for pid, inv in explicit.PROPERTIES.items()
+                  if pid in PROPERTIES] if properties else []
+    lemma_pairs = [(LEMMAS[lid], explicit_of(inv)) for lid, inv in explicit.LEMMAS.items()
+                   if lid in LEMMAS] if properties else []
+    state_pairs = [(p.id, p.formula, i) for p, i in prop_pairs if p.kind == "state"]
+    state_pairs += [(lemma.id, lemma.formula, i) for lemma, i in lemma_pairs]
+    trans_props = [(p, i) for p, i in prop_pairs if p.kind == "transition"]
     init = m.init_states()[0]
     init_key = abstract_key(m, init, bk)
     initial_failures = []
@@ -346,12 +369,19 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
     states = ntrans = 0
     rules: dict = defaultdict(int)
     rule_info = [(r.name, RULE_TO_ACTION.get(r.name), r.params) for r in m.rules]
-    trans_props = [(p, i) for p, i in prop_pairs if p.kind == "transition"]
-    state_prop_seen: dict = {}                 # (prop id, abstract key) -> explicit verdict
+    state_prop_seen: dict = {}                 # (prop or lemma id, abstract key) -> explicit verdict
     prop_disagree: list = []
     prop_checks = 0
     trans_prop_seen: dict = {}
+    violations: dict = {}                      # property id -> [count, first label]
     offences = []
+    rng = random.Random(seed)
+    base: list = []                            # a seeded reservoir of reachable transitions, for beyond
+
+    def violated(pid: str, where: str) -> None:
+        v = violations.setdefault(pid, [0, where])
+        v[0] += 1
+
     for state, succ in transitions(m, max_states):
         if stop_early and (offences or prop_disagree):
             break
@@ -359,18 +389,22 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
         if progress is not None and states % 100_000 == 0:
             progress(f"{states:,} states, {ntrans:,} transitions, {len(triples):,} abstract triples")
         pre = abstract_key(m, state, bk)
-        if properties:
-            for prop, inv in prop_pairs:
-                if prop.kind == "state":
-                    bad = inv.check(m, state) is not None
-                    k = (prop.id, pre)
-                    prev = state_prop_seen.setdefault(k, bad)
-                    prop_checks += 1
-                    if prev != bad and len(prop_disagree) < max_offences:
-                        prop_disagree.append((prop.id, inv.id, "two explicit states with the same abstraction "
-                                              "disagree on the invariant"))
+        for ident, _, inv in state_pairs:
+            bad = inv.check(m, state) is not None
+            prev = state_prop_seen.setdefault((ident, pre), bad)
+            prop_checks += 1
+            if bad and ident in PROPERTIES:
+                violated(ident, f"a state reached after {states:,} states")
+            if prev != bad and len(prop_disagree) < max_offences:
+                prop_disagree.append((ident, inv.id, "two explicit states with the same abstraction disagree on "
+                                      "the invariant"))
         for action, after in succ:
             ntrans += 1
+            if beyond:
+                if len(base) < BASE_SAMPLE:
+                    base.append((state, action, after))
+                elif (j := rng.randrange(ntrans)) < BASE_SAMPLE:
+                    base[j] = (state, action, after)
             name, abstract_name, params = rule_info[action.rule]
             rules[name] += 1
             post = abstract_key(m, after, bk)
@@ -387,35 +421,41 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
                 off = _forward(ref, m, key, action)
                 if off is not None and len(offences) < max_offences:
                     offences.append(off)
-            if properties:
-                for prop, inv in trans_props:
-                    prop_checks += 1
-                    bad = inv.check(m, state, action, after) is not None
-                    k = (prop.id, key)
-                    prev = trans_prop_seen.setdefault(k, bad)
-                    if prev != bad and len(prop_disagree) < max_offences:
-                        prop_disagree.append((prop.id, inv.id, f"{m.label(action)}: two explicit "
-                                              "transitions with the same abstraction disagree"))
+            for prop, inv in trans_props:
+                prop_checks += 1
+                bad = inv.check(m, state, action, after) is not None
+                if bad:
+                    violated(prop.id, m.label(action))
+                prev = trans_prop_seen.setdefault((prop.id, key), bad)
+                if prev != bad and len(prop_disagree) < max_offences:
+                    prop_disagree.append((prop.id, inv.id, f"{m.label(action)}: two explicit "
+                                          "transitions with the same abstraction disagree"))
     for key, action in triples.items():
         if key[1] is None and key[2] is None and len(offences) < max_offences:
             offences.append(Offence(m.label(action), "-", (f"rule {key[0]} has no abstract action in "
                                                             "proofs/system.py",), {}, {}))
-    # properties: the z3 formula against the explicit verdict, once per distinct abstract state / triple
-    if properties:
-        for (pid, pre), bad in state_prop_seen.items():
-            prop = PROPERTIES[pid]
-            holds = _holds(ref, prop.formula(ref.u, ref.s), ref._pairs(ref.s, values_of_key(m, pre)))
-            if holds == bad and len(prop_disagree) < max_offences:
-                prop_disagree.append((pid, PROPERTY_TO_INVARIANT[pid], f"on abstract state: z3 says "
-                                      f"{'holds' if holds else 'violated'}, the explicit invariant the opposite"))
-        formulas: dict = {}
-        for (pid, key), bad in trans_prop_seen.items():
-            prop = PROPERTIES[pid]
-            holds = _transition_holds(ref, m, prop, key, formulas)
-            if holds == bad and len(prop_disagree) < max_offences:
-                action = triples[key]
-                prop_disagree.append((pid, PROPERTY_TO_INVARIANT[pid], f"{m.label(action)}: z3 says "
-                                      f"{'holds' if holds else 'violated'}, the explicit invariant the opposite"))
+    # properties and lemmas: the z3 formula against the explicit verdict, once per distinct abstract state / triple
+    formulas: dict = {}
+    names = {ident: inv.id for ident, _, inv in state_pairs}
+    by_id = {ident: f for ident, f, _ in state_pairs}
+    for (ident, pre), bad in state_prop_seen.items():
+        if ident not in formulas:
+            formulas[ident] = by_id[ident](ref.u, ref.s)
+        holds = _holds(ref, formulas[ident], ref._pairs(ref.s, values_of_key(m, pre)))
+        if holds == bad and len(prop_disagree) < max_offences:
+            prop_disagree.append((ident, names[ident], f"on abstract state: z3 says "
+                                  f"{'holds' if holds else 'violated'}, the explicit invariant the opposite"))
+    for (pid, key), bad in trans_prop_seen.items():
+        holds = _transition_holds(ref, m, PROPERTIES[pid], key, formulas)
+        if holds == bad and len(prop_disagree) < max_offences:
+            action = triples[key]
+            prop_disagree.append((pid, PROPERTY_TO_INVARIANT[pid], f"{m.label(action)}: z3 says "
+                                  f"{'holds' if holds else 'violated'}, the explicit invariant the opposite"))
+    outside = None
+    if properties and beyond and base and not (stop_early and (offences or prop_disagree)):
+        outside = beyond_mod.check(m, base, beyond, seed, ref.variant, max_offences,
+                                   explicit_properties={p.id: i for p, i in prop_pairs},
+                                   explicit_lemmas={lemma.id: i for lemma, i in lemma_pairs})
     # reverse: once per distinct abstract pre-state and action
     unmatched, reverse_checked, z3_only = [], 0, 0
     if reverse:
@@ -428,15 +468,13 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
         for pre, per_action in by_pre.items():
             pre_values = values_of_key(m, pre)
             for act in ACTIONS:
-                explicit = per_action.get(act.name, {})
-                if not explicit and act.name in enabled_only_in_z3:
+                taken = per_action.get(act.name, {})
+                if not taken and act.name in enabled_only_in_z3:
                     z3_only += 1        # no-bounds, inbox-as-sets, stutter
                     continue
                 reverse_checked += 1
-                explicit_values = {args: [(w, values_of_key(m, p)) for w, p in posts]
-                                   for args, posts in explicit.items()}
-                tries = list(explicit) if act.name in enabled_only_in_z3 else all_args[act.name]
-                for args, post in rev.unmatched(act.name, pre_values, explicit_values, tries):
+                tries = list(taken) if act.name in enabled_only_in_z3 else all_args[act.name]
+                for args, post in rev.unmatched(act.name, pre_values, taken, tries):
                     unmatched.append((act.name, args, pre_values, post))
                 if len(unmatched) >= max_offences:
                     break
@@ -445,30 +483,57 @@ def check(m, preset: str = "?", variant: str | None = None, reverse: bool = True
     return Report(preset, ref.variant, states, ntrans, len(by_pre), len(triples), tuple(offences),
                   tuple(initial_failures), reverse_checked, tuple(unmatched), z3_only, tuple(prop_disagree),
                   prop_checks, dict(rules), round(time.monotonic() - start, 1), bool(m.symmetry),
-                  max_states)
+                  max_states, {pid: tuple(v) for pid, v in violations.items()}, outside, reverse)
 
 
 def figures(r: Report) -> dict:
-    return {"preset": r.preset, "variant": r.variant, "symmetry": r.symmetry, "states": r.states,
-            "transitions": r.transitions,
-            "abstract_states": r.abstract_states, "abstract_triples": r.abstract_triples,
-            "reverse_queries": r.reverse_checked, "enabled_in_z3_only": r.z3_only,
-            "property_checks": r.property_checks, "ok": r.ok, "elapsed_s": r.elapsed_s,
-            "whole": r.max_states is None}
+    out = {"preset": r.preset, "variant": r.variant, "symmetry": r.symmetry, "states": r.states,
+           "transitions": r.transitions,
+           "abstract_states": r.abstract_states, "abstract_triples": r.abstract_triples,
+           "reverse": r.reverse, "reverse_queries": r.reverse_checked, "enabled_in_z3_only": r.z3_only,
+           "property_checks": r.property_checks, "ok": r.ok, "elapsed_s": r.elapsed_s,
+           "whole": r.max_states is None, "max_states": r.max_states,
+           "explicit_violations": {pid: {"count": n, "first": where} for pid, (n, where) in
+                                   r.explicit_violations.items()}}
+    if r.beyond is not None:
+        out["beyond"] = {"samples": r.beyond.samples, "seed": r.beyond.seed,
+                         "abstract_states": r.beyond.abstract_states, "abstract_triples": r.beyond.abstract_triples,
+                         "compared": list(r.beyond.compared), "ok": r.beyond.ok}
+    return out
+
+
+def offences(r: Report) -> list[dict]:
+    """Each offence of the report as a record: which check, which action or property (the JSON's
+    ``conformance.offences``)."""
+    out = [{"check": "initial", "conjuncts": list(failed)} for failed in r.initial_failures]
+    out += [{"check": "forward", "transition": off.label, "action": off.action, "conjuncts": list(off.failed)}
+            for off in r.forward_offences]
+    out += [{"check": "reverse", "action": action, "args": list(args)} for action, args, _, _ in r.reverse_unmatched]
+    out += [{"check": "property", "property": pid, "invariant": iid, "what": what}
+            for pid, iid, what in r.property_disagreements]
+    if r.beyond is not None:
+        out += [{"check": "beyond", "property": ident, "where": where,
+                 "explicit": explicit_holds if z3_holds is not None else None, "z3": z3_holds}
+                for ident, where, explicit_holds, z3_holds in r.beyond.disagreements]
+    return out
 
 
 def render(r: Report) -> list[str]:
     from .refinement import describe
     lines = [f"conformance of the z3 model with the explicit model, preset {r.preset}, variant {r.variant}:",
              f"  explicit: {r.states:,} states, {r.transitions:,} transitions ("
-             + ("every reachable state" if r.max_states is None else "the first states, breadth-first: NOT all")
+             + ("every reachable state" if r.max_states is None else
+                f"the first {r.max_states:,} states, breadth-first: NOT all")
              + (", one per orbit of the dir symmetry, every transition out of it)" if r.symmetry else ")"),
              f"  forward: {r.abstract_triples:,} distinct abstract (pre, action, post) triples from "
              f"{r.abstract_states:,} distinct abstract states, each checked against the z3 relation",
-             f"  reverse: {r.reverse_checked:,} (abstract pre-state, action) queries; {r.z3_only:,} where the "
-             f"action is enabled only in z3 (no-bounds, inbox-as-sets, stutter)",
-             f"  properties: {r.property_checks:,} explicit invariant checks compared with the z3 properties",
-             f"  ({r.elapsed_s:.0f}s)"]
+             (f"  reverse: {r.reverse_checked:,} (abstract pre-state, action) queries; {r.z3_only:,} where the "
+              f"action is enabled only in z3 (no-bounds, inbox-as-sets, stutter)") if r.reverse else
+             "  reverse: NOT checked",
+             f"  properties and lemmas: {r.property_checks:,} explicit checks compared with the z3 formulas"]
+    if r.beyond is not None:
+        lines += beyond_mod.render(r.beyond)
+    lines.append(f"  ({r.elapsed_s:.0f}s)")
     for failed in r.initial_failures:
         lines.append(f"  INITIAL STATE breaks: {'; '.join(failed)}")
     for off in r.forward_offences:
@@ -480,4 +545,6 @@ def render(r: Report) -> list[str]:
     for pid, iid, what in r.property_disagreements:
         lines.append(f"  PROPERTY {pid} vs invariant {iid}: {what}")
     lines.append("  => conforms" if r.ok else "  => DOES NOT CONFORM")
+    for pid, (n, where) in r.explicit_violations.items():
+        lines.append(f"  the explicit model itself breaks {pid} ({n:,} times; first at {where})")
     return lines

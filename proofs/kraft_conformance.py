@@ -14,11 +14,14 @@ outside kraft-core (a reassignment in progress, a controlled shutdown), which th
 """
 from __future__ import annotations
 
+import random
 import time
 
 import z3
 
 from invariants.kraft import image as explicit_image, safety as explicit_safety
+from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED, Registration
+from model.storage.state import NO_LEADER
 
 from .kraft_abstraction import abstract, pin
 from .kraft_properties import LEMMAS, PROPERTIES
@@ -58,6 +61,15 @@ class Check:
         self.m, self.mutation = m, mutation
         self.u = Finite(m.cfg.brokers, m.cfg.dirs, m.cfg.partitions)
         self.s, self.t = StateVars(self.u, "conf.pre"), StateVars(self.u, "conf.post")
+        self._formulas: dict = {}     # built once per action and arguments (or property): building is the cost
+
+    def _pin(self, st, key) -> list:
+        return self._formula(("pin", st.prefix, key), lambda: pin(self.u, st, key))
+
+    def _formula(self, key, build):
+        if key not in self._formulas:
+            self._formulas[key] = build()
+        return self._formulas[key]
 
     def _sat(self, *formulas) -> bool:
         solver = z3.Solver()
@@ -73,26 +85,57 @@ class Check:
     def step(self, action, args, pre_key, post_key):
         """(the relation holds, the z3 kraft_leader_passes_leader_acceptor holds for every way it does)."""
         zargs = tuple(self.elem(srt, a) for (_, srt), a in zip(action.params, args))
-        rel, elected_ok = relation(self.u, action, self.s, self.t, zargs, "conf." + action.name, self.mutation)
-        pinned = pin(self.u, self.s, pre_key) + pin(self.u, self.t, post_key)
-        allowed = self._sat(*pinned, conj(rel))
-        passes = allowed and not self._sat(*pinned, conj(rel), z3.Not(elected_ok))
+
+        def build():
+            rel, elected_ok = relation(self.u, action, self.s, self.t, zargs, "conf." + action.name, self.mutation)
+            return conj(rel), z3.Not(elected_ok)
+        def solver():
+            rel, refused = build()
+            out = z3.Solver()
+            out.add(rel)
+            return out, refused
+        # one solver per action and arguments, the relation asserted once; the states are pinned in a scope
+        solver, refused = self._formula(("step", action.name, args), solver)
+        solver.push()
+        try:
+            solver.add(*self._pin(self.s, pre_key), *self._pin(self.t, post_key))
+            allowed = self._check(solver)
+            passes = allowed and not self._check(solver, refused)
+        finally:
+            solver.pop()
         return allowed, passes
 
+    @staticmethod
+    def _check(solver, *extra) -> bool:
+        if extra:
+            solver.push()
+            solver.add(*extra)
+        try:
+            result = solver.check()
+        finally:
+            if extra:
+                solver.pop()
+        if result == z3.unknown:
+            raise RuntimeError(f"z3 answered unknown: {solver.reason_unknown()}")
+        return result == z3.sat
+
     def initial(self, key) -> bool:
-        return self._sat(*pin(self.u, self.s, key), conj(initial(self.u, self.s)))
+        return self._sat(*self._pin(self.s, key), conj(initial(self.u, self.s)))
 
     def state_property(self, prop, key) -> bool:
-        return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
-                             z3.Not(prop.formula(self.u, self.s)))
+        broken = self._formula(("state", prop.id, prop.formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(prop.formula(self.u, self.s))))
+        return not self._sat(*self._pin(self.s, key), broken)
 
     def lemma(self, name, key) -> bool:
-        return not self._sat(*pin(self.u, self.s, key), well_formed(self.u, self.s),
-                             z3.Not(LEMMAS[name].formula(self.u, self.s)))
+        broken = self._formula(("lemma", name, LEMMAS[name].formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(LEMMAS[name].formula(self.u, self.s))))
+        return not self._sat(*self._pin(self.s, key), broken)
 
     def transition_property(self, prop, pre_key, post_key) -> bool:
-        return not self._sat(*pin(self.u, self.s, pre_key), *pin(self.u, self.t, post_key),
-                             z3.Not(prop.formula(self.u, self.s, self.t, z3.BoolVal(True))))
+        broken = self._formula(("transition", prop.id, prop.formula), lambda: z3.Not(
+            prop.formula(self.u, self.s, self.t, z3.BoolVal(True))))
+        return not self._sat(*self._pin(self.s, pre_key), *self._pin(self.t, post_key), broken)
 
 
 def reachable(m, limit: int | None = None):
@@ -112,9 +155,15 @@ def reachable(m, limit: int | None = None):
         frontier = nxt
 
 
-def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, reverse: bool = True) -> dict:
-    """Run the conformance check on model ``m`` (``limit``: at most that many states, for a quick look;
-    ``reverse``: also the reverse direction, proofs/kraft_reverse.py)."""
+BEYOND_SAMPLES = 1_000     # changed states (and as many changed transitions) beyond the reachable ones
+BASE_SAMPLE = 2_000        # reachable transitions kept (a seeded reservoir) to build them from
+
+
+def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, reverse: bool = True,
+          beyond: int = BEYOND_SAMPLES, seed: int = 0) -> dict:
+    """Run the conformance check on model ``m`` (``limit``: at most that many states, breadth-first, for a quick
+    look; ``reverse``: also the reverse direction, proofs/kraft_reverse.py; ``beyond``: how many changed states
+    and transitions the properties are compared on beyond the reachable ones, ``changed``)."""
     start = time.monotonic()
     ck = Check(m, mutation)
     rev = Reverse(m, mutation) if reverse else None
@@ -123,6 +172,9 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
     state_verdicts: dict = {}
     offences: list = []
     fired: dict = {}
+    violations: dict = {}      # property id -> [explicit states or transitions breaking it, the first's step]
+    rng = random.Random(seed)
+    base: list = []
     init_key = abstract(m, m.init_states()[0])
     if not ck.initial(init_key):
         offences.append({"check": "initial", "state": init_key})
@@ -133,6 +185,8 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
             if prop.kind != "state":
                 continue
             explicit = EXPLICIT[pid](m, s) is None
+            if not explicit:
+                violations.setdefault(pid, [0, f"a state reached after {states:,} states"])[0] += 1
             z3_holds = state_verdicts.get((pid, pre))
             if z3_holds is None:
                 z3_holds = state_verdicts[(pid, pre)] = ck.state_property(prop, pre)
@@ -142,6 +196,11 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
         mapped = []
         for rule, args, t in succ:
             transitions += 1
+            if beyond:
+                if len(base) < BASE_SAMPLE:
+                    base.append((s, t))
+                elif (j := rng.randrange(transitions)) < BASE_SAMPLE:
+                    base[j] = (s, t)
             post = abstract(m, t)
             action, zargs = action_of(m, rule, args, pre, post)
             mapped.append((action.name, zargs, t, post))
@@ -158,6 +217,8 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
             for pid, z3_holds in (("kraft_leader_passes_leader_acceptor", passes),
                                   ("kraft_epochs_monotone", monotone)):
                 explicit = EXPLICIT[pid](m, s, None, t) is None
+                if not explicit:
+                    violations.setdefault(pid, [0, f"{rule}{args}"])[0] += 1
                 if allowed and z3_holds != explicit:
                     offences.append({"check": "property", "property": pid, "explicit": explicit, "z3": z3_holds,
                                      "rule": rule, "args": args, "pre": pre, "post": post})
@@ -165,8 +226,85 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
             offences += rev.visit(s, pre, mapped)
         if len(offences) >= max_offences:
             break
+    outside = None
+    if beyond and base and len(offences) < max_offences:
+        outside = beyond_reachable(ck, base, beyond, seed)
+        offences += outside.pop("disagreements")
     return {"states": states, "transitions": transitions, "abstract_triples": len(triples),
             "abstract_states": len({k for _, k in state_verdicts}), "actions_fired": fired,
-            "reverse": rev.figures() if rev is not None else None,
+            "reverse": rev.figures() if rev is not None else None, "beyond": outside,
+            "explicit_violations": {pid: {"count": n, "first": where} for pid, (n, where) in violations.items()},
             "offences": offences[:max_offences], "result": "ok" if not offences else "offences",
             "elapsed_s": round(time.monotonic() - start, 3)}
+
+
+# ---- beyond the reachable states -------------------------------------------------------------------------------
+_REFS = (UNASSIGNED, MIGRATING, LOST)
+
+
+def changed(m, state, rng):
+    """``state`` with some of what the abstraction reads changed at random: each broker's up and registered, its
+    registration (none, fenced or not, any dirs), each existing partition's ISR, leader, Directories and epochs
+    (Replicas kept; a missing partition stays as the model has one: no leader, ISR or replica, epochs -1). A value
+    of the model's state schema, most often one no search reaches."""
+    c, B, D = state.controller, m.cfg.brokers, m.cfg.dirs
+    brokers = tuple(br._replace(up=rng.random() < 0.7, registered=rng.random() < 0.6) if rng.random() < 0.3 else br
+                    for br in state.brokers)
+    regs = []
+    for reg in c.registrations:
+        if rng.random() < 0.6:
+            regs.append(reg)
+        elif rng.random() < 0.2:
+            regs.append(None)
+        else:
+            regs.append(Registration(0 if reg is None else reg.epoch, rng.random() < 0.5,
+                                     tuple(d for d in range(D) if rng.random() < 0.6)))
+    parts = []
+    for part in c.partitions:
+        if part.leader_epoch < 0 or rng.random() < 0.4:
+            parts.append(part)
+            continue
+        lepoch = rng.randrange(3)
+        parts.append(part._replace(
+            isr=rng.randrange(1 << B), leader=rng.choice((NO_LEADER, *range(B))), leader_epoch=lepoch,
+            partition_epoch=lepoch + rng.randrange(2),
+            dirs=tuple(rng.choice(_REFS + tuple(range(D))) if rng.random() < 0.5 else d for d in part.dirs)))
+    return state._replace(brokers=brokers, controller=c._replace(registrations=tuple(regs), partitions=tuple(parts)))
+
+
+def beyond_reachable(ck: Check, base: list, samples: int, seed: int) -> dict:
+    """Each state property and kraft_epochs_monotone against its explicit invariant on ``samples`` changed states
+    and as many changed transitions, built from ``base`` (reachable (state, next) pairs). Not compared here:
+    kraft_leader_passes_leader_acceptor, whose z3 side is a property of an action's records (the reachable
+    transitions compare it; its explicit side states LeaderAcceptor on its own: invariants/kraft/safety.py)."""
+    m, rng = ck.m, random.Random(seed)
+    seen: dict = {}
+    disagreements: list = []
+    failures: dict = {}
+    props = [(pid, prop) for pid, prop in PROPERTIES.items() if prop.kind == "state"]
+    monotone = PROPERTIES["kraft_epochs_monotone"]
+    for _ in range(samples):
+        s, t = base[rng.randrange(len(base))]
+        st = changed(m, s, rng)
+        key = abstract(m, st)
+        for pid, prop in props:
+            holds = EXPLICIT[pid](m, st) is None
+            failures[pid] = failures.get(pid, 0) + (not holds)
+            if (pid, key) not in seen:
+                seen[(pid, key)] = ck.state_property(prop, key)
+            if seen[(pid, key)] != holds:
+                disagreements.append({"check": "beyond", "property": pid, "explicit": holds,
+                                      "z3": seen[(pid, key)], "state": key})
+        pre = changed(m, s, rng)
+        post = changed(m, t if rng.random() < 0.5 else pre, rng)
+        pre_key, post_key = abstract(m, pre), abstract(m, post)
+        holds = EXPLICIT[monotone.id](m, pre, None, post) is None
+        failures[monotone.id] = failures.get(monotone.id, 0) + (not holds)
+        tkey = (monotone.id, pre_key, post_key)
+        if tkey not in seen:
+            seen[tkey] = ck.transition_property(monotone, pre_key, post_key)
+        if seen[tkey] != holds:
+            disagreements.append({"check": "beyond", "property": monotone.id, "explicit": holds, "z3": seen[tkey],
+                                  "pre": pre_key, "post": post_key})
+    return {"samples": samples, "seed": seed, "distinct": len(seen), "explicit_failures": failures,
+            "compared": [pid for pid, _ in props] + [monotone.id], "disagreements": disagreements}

@@ -191,6 +191,8 @@ class Reverse:
         self.s, self.t = StateVars(self.u, "rev.pre"), StateVars(self.u, "rev.post")
         self._relations: dict = {}
         self._successors: dict = {}
+        self._elections: dict = {}
+        self._pins: dict = {}
         self.queries = 0
         self.disabled_checked: Counter = Counter()   # by action: (explicit state, arguments) where it is disabled
         self.compared: Counter = Counter()       # by action: (explicit state, action, arguments, choice) compared
@@ -204,16 +206,24 @@ class Reverse:
             zargs = tuple({"B": self.u.brokers, "P": self.u.partitions}[srt][a]
                           for (_, srt), a in zip(action.params, args))
             labelled, _ = relation(self.u, action, self.s, self.t, zargs, self._name(action), self.mutation)
-            self._relations[key] = (z3.And([f for _, f in labelled]),
-                                    [c for c in labelled if isinstance(c, Witness) and c.election])
+            solver = z3.Solver()
+            solver.add(z3.And([f for _, f in labelled]))
+            self._relations[key] = (solver, [c for c in labelled if isinstance(c, Witness) and c.election])
         return self._relations[key]
 
     @staticmethod
     def _name(action) -> str:
         return "rev." + action.name
 
-    def _election_pins(self, witnesses, pre) -> list:
-        """Each election's witness is the first valid broker in the pre-state's Replicas order."""
+    def _election_pins(self, key, witnesses, pre) -> list:
+        """Each election's witness is the first valid broker in the pre-state's Replicas order (built once per
+        action, arguments and Replicas orders: building the formulas is the cost)."""
+        key = (key, tuple(part[1] for part in pre[1]))
+        if key not in self._elections:
+            self._elections[key] = self._build_election_pins(witnesses, pre)
+        return self._elections[key]
+
+    def _build_election_pins(self, witnesses, pre) -> list:
         u, out = self.u, []
         for w in witnesses:
             for p, part in enumerate(pre[1]):
@@ -230,21 +240,25 @@ class Reverse:
         if key in self._successors:
             return self._successors[key]
         self.queries += 1
-        formula, witnesses = self._relation(action, args)
-        solver = z3.Solver()
-        solver.add(formula, *pin_state(self.u, self.s, pre),
-                   *pin.constraints(self.u, self._name(action), self.s.view()),
-                   *self._election_pins(witnesses, pre))
-        found = set()
-        while len(found) < MAX_SUCCESSORS:
-            result = solver.check()
-            if result == z3.unknown:
-                raise RuntimeError(f"z3 answered unknown: {solver.reason_unknown()}")
-            if result == z3.unsat:
-                break
-            post, block = self._read(solver.model())
-            found.add(post)
-            solver.add(z3.Not(z3.And(block)))
+        solver, witnesses = self._relation(action, args)
+        if pre not in self._pins:
+            self._pins[pre] = pin_state(self.u, self.s, pre)
+        solver.push()         # the relation is asserted once per action and arguments; the rest in this scope
+        try:
+            solver.add(*self._pins[pre], *pin.constraints(self.u, self._name(action), self.s.view()),
+                       *self._election_pins((action.name, args), witnesses, pre))
+            found = set()
+            while len(found) < MAX_SUCCESSORS:
+                result = solver.check()
+                if result == z3.unknown:
+                    raise RuntimeError(f"z3 answered unknown: {solver.reason_unknown()}")
+                if result == z3.unsat:
+                    break
+                post, block = self._read(solver.model())
+                found.add(post)
+                solver.add(z3.Not(z3.And(block)))
+        finally:
+            solver.pop()
         self._successors[key] = frozenset(found)
         return self._successors[key]
 

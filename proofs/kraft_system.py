@@ -35,6 +35,8 @@ MUTATIONS = {
     "offline-keeps-isr": "handleDirectoriesOffline writes no record (the broker stays in the ISR and leader)",
     "alter-isr-may-skip": "AlterPartition may also write nothing (the image unchanged): only the reverse "
                           "conformance check notices (proofs/kraft_reverse.py)",
+    "fence-drops-followers": "fencing a follower also drops the other followers from the ISR (it keeps only the "
+                             "leader): a drift no proof notices, which only a cluster of three brokers shows",
 }
 
 _DIR_REF: dict = {}
@@ -111,6 +113,25 @@ class View(NamedTuple):
     partition_epoch: Callable
 
 
+def _memo(f: Callable) -> Callable:
+    """``f`` remembering its result per argument tuple (z3 terms, by AST id; the arguments are kept, so that an id is
+    never reused): an image part-way through an event is a chain of functions over the one before, and without
+    this every application would rebuild the whole chain (building the relations, not solving them, was the cost)."""
+    cache: dict = {}
+
+    def g(*xs):
+        key = tuple(x.get_id() if isinstance(x, z3.AstRef) else x for x in xs)
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = (xs, f(*xs))
+        return hit[1]
+    return g
+
+
+def memo_view(v: "View") -> "View":
+    return View(*(_memo(fn) for fn in v))
+
+
 def well_formed(u, s) -> z3.BoolRef:
     """some_dir(b) is a registered dir whenever b registered one (so ``registered_none`` needs no quantifier)."""
     return u.forall([u.B, u.D], lambda b, d: z3.Implies(s.regdir(b, d), s.regdir(b, s.some_dir(b))))
@@ -181,43 +202,53 @@ def change(u, v: View, cons: list, name: str, *, remove=None, add=None, isr=None
     LeaderAcceptor: tryElection runs on every build), else some valid target member (Kafka: the first in Replicas
     order), else none; an empty target keeps the
     current ISR; ``dirs``: new Directories."""
+    @_memo
     def target(p, b):
         member = v.isr(p, b) if isr is None else isr(p, b)
         return member if remove is None else z3.And(member, b != remove)
 
+    @_memo
     def valid(p, b):
         return z3.And(target(p, b), acceptor(u, v, p, b, remove, add, mutation))
 
     cand = choose(u, cons, f"{name}.candidate", valid, election=True)
     member = choose(u, cons, f"{name}.target_member", target)
 
+    @_memo
     def keeps(p):
         return z3.And(v.has_leader(p), valid(p, v.leader(p)))
 
+    @_memo
     def new_has(p):
         return z3.If(keeps(p), z3.BoolVal(True), valid(p, cand(p)))
 
+    @_memo
     def new_leader(p):
         return z3.If(keeps(p), v.leader(p), cand(p))
 
+    @_memo
     def new_isr(p, b):
         return z3.If(target(p, member(p)), target(p, b), v.isr(p, b))
 
     isr_diff = choose(u, cons, f"{name}.isr_diff", lambda p, b: new_isr(p, b) != v.isr(p, b))
 
+    @_memo
     def isr_set(p):
         return new_isr(p, isr_diff(p)) != v.isr(p, isr_diff(p))
 
+    @_memo
     def leader_set(p):
         return z3.Or(new_has(p) != v.has_leader(p), z3.And(new_has(p), new_leader(p) != v.leader(p)))
 
     new_dirs = v.dirs if dirs is None else dirs
     if dirs is None:
+        @_memo
         def dirs_set(p):
             return z3.BoolVal(False)
     else:
         dirs_diff = choose(u, cons, f"{name}.dirs_diff", lambda p, b: new_dirs(p, b) != v.dirs(p, b))
 
+        @_memo
         def dirs_set(p):
             return new_dirs(p, dirs_diff(p)) != v.dirs(p, dirs_diff(p))
 
@@ -228,19 +259,21 @@ def change(u, v: View, cons: list, name: str, *, remove=None, add=None, isr=None
 def apply(v: View, rec: Change, cond: Callable, mutation=None) -> View:
     """Replay the record on the partitions where ``cond`` holds and it changes something
     (PartitionRegistration.merge: the partition epoch + 1, the leader epoch + 1 when it names a leader)."""
+    @_memo
     def on(p):
         return z3.And(cond(p), rec.nonempty(p))
 
+    @_memo
     def sets_leader(p):
         return z3.And(on(p), rec.leader_set(p))
     bump = 0 if mutation == "leader-epoch-kept" else 1
-    return v._replace(
+    return memo_view(v._replace(
         has_leader=lambda p: z3.If(sets_leader(p), rec.new_has(p), v.has_leader(p)),
         leader=lambda p: z3.If(sets_leader(p), rec.new_leader(p), v.leader(p)),
         isr=lambda p, b: z3.If(z3.And(on(p), rec.isr_set(p)), rec.new_isr(p, b), v.isr(p, b)),
         dirs=lambda p, b: z3.If(z3.And(on(p), rec.dirs_set(p)), rec.new_dirs(p, b), v.dirs(p, b)),
         leader_epoch=lambda p: v.leader_epoch(p) + z3.If(sets_leader(p), bump, 0),
-        partition_epoch=lambda p: v.partition_epoch(p) + z3.If(on(p), 1, 0))
+        partition_epoch=lambda p: v.partition_epoch(p) + z3.If(on(p), 1, 0)))
 
 
 def elected_pass(u, image: View, rec: Change, cond: Callable):
@@ -260,7 +293,7 @@ def with_broker(v: View, b0, **fields) -> View:
             out[name] = (lambda old, new: lambda b, *rest: z3.If(b == b0, new(*rest), old(b, *rest)))(old, value)
         else:
             out[name] = (lambda old, new: lambda b: z3.If(b == b0, new, old(b)))(old, value)
-    return v._replace(**out)
+    return memo_view(v._replace(**out))
 
 
 # ---- actions ---------------------------------------------------------------------------------------------------
@@ -303,12 +336,12 @@ def _create_topic(u, v, name, mutation, p0):
 
     def at(old, new):
         return lambda p, *rest: z3.If(p == p0, new(*rest), old(p, *rest))
-    post = v._replace(
+    post = memo_view(v._replace(
         exists=at(v.exists, lambda: z3.BoolVal(True)), replica=at(v.replica, replica), isr=at(v.isr, in_isr),
         has_leader=at(v.has_leader, lambda: z3.BoolVal(True)), leader=at(v.leader, lambda: leader),
         dirs=at(v.dirs, lambda b: z3.If(replica(b), default(b), R.unassigned)),
         leader_epoch=at(v.leader_epoch, lambda: z3.IntVal(0)),
-        partition_epoch=at(v.partition_epoch, lambda: z3.IntVal(0)))
+        partition_epoch=at(v.partition_epoch, lambda: z3.IntVal(0))))
     return Step(cons, post, acceptor(u, post, p0, leader))
 
 
@@ -363,7 +396,11 @@ def _heartbeat(u, v, name, mutation, b0):
 def _fence(u, v, name, mutation, b0):
     cons = [("the broker is down with an unfenced registration",
              z3.And(z3.Not(v.up(b0)), v.reg(b0), z3.Not(v.fenced(b0))))]
-    rec = change(u, v, cons, f"{name}.fenced", remove=b0, mutation=mutation)
+    isr = None
+    if mutation == "fence-drops-followers":
+        def isr(p, b):
+            return z3.And(v.isr(p, b), z3.Or(z3.Not(v.has_leader(p)), v.leader(p) == b0, b == v.leader(p)))
+    rec = change(u, v, cons, f"{name}.fenced", remove=b0, isr=isr, mutation=mutation)
 
     def with_b0(p):
         return z3.And(v.exists(p), v.isr(p, b0))

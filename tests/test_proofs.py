@@ -15,13 +15,13 @@ from explorer.catalog import KIP112
 from explorer.catalog import preset_config
 from proofs import conformance, induction
 from proofs.bmc import bmc
-from proofs.properties import PROPERTIES, invariant_parts
+from proofs.properties import LEMMAS, PROPERTIES, invariant_parts
 from proofs.refinement import Refinement, abstract, check_model, witness_values
 from proofs.system import RULE_TO_ACTION
 from profiles import THOROUGH
 
 from helpers import REPO
-from explorer.catalog import build_model, builtin_invariants
+from explorer.catalog import build_model
 
 FLAGSHIP = ("no_recreate_with_bad_dir", "create_only_on_good_dir")
 
@@ -135,18 +135,30 @@ def test_the_explicit_counterexamples_last_step_is_a_cti_of_the_same_invariant()
 
 
 def test_cli_prove_exit_codes_output_and_json(tmp_path):
-    ok = jbodcheck("prove", "--json", tmp_path / "ok.json")
+    # The conformance check bounded to tiny's first 2,000 states here (its whole run is the next tests' job).
+    ok = jbodcheck("prove", "--conformance-max-states", 2000, "--json", tmp_path / "ok.json")
     assert ok.returncode == 0, ok.stderr
-    assert "Result: all proved" in ok.stdout
+    assert "Result: all proved; the explicit model conforms to the z3 model (tiny: 2,000 states, NOT all)" in ok.stdout
     assert "vacuity: every action enabled within 5 steps" in ok.stdout
+    assert "the first 2,000 states, breadth-first: NOT all" in ok.stdout
     report = json.loads((tmp_path / "ok.json").read_text())
     assert {"schema", "tool", "command", "mode", "variant", "result", "properties", "elapsed_s",
-            "vacuity"} <= set(report)
+            "vacuity", "conformance"} <= set(report)
     assert report["mode"] == "induction" and report["result"] == "proved"
     assert report["vacuity"]["never_enabled"] == []
     assert {p["id"] for p in report["properties"]} == set(PROPERTIES)
     for p in report["properties"]:
         assert {"id", "kind", "statement", "invariant", "result", "checks", "follows_from_one_step"} <= set(p)
+    conf = report["conformance"]
+    assert conf["checked"] and conf["result"] == "conforms" and conf["offences"] == []
+    [tiny] = conf["configurations"]
+    assert tiny["preset"] == "tiny" and tiny["states"] == 2000 and not tiny["whole"] and tiny["reverse"]
+    assert tiny["configuration"]["model"]["brokers"] == 2 and tiny["beyond"]["ok"]
+
+    off = jbodcheck("prove", "--property", "create_only_on_good_dir", "--no-conformance")
+    assert off.returncode == 0, off.stderr
+    assert ("Result: all proved; for the z3 model only: its conformance to the explicit model was not checked "
+            "(--no-conformance)") in off.stdout
 
     for args in (("--variant", "nope"), ("--property", "nope"), ("--bmc", "-1"), ("--bmc", 3, "--preset", "nope")):
         run = jbodcheck("prove", *args)
@@ -165,7 +177,7 @@ def test_prove_says_a_variant_without_a_z3_model_has_none_rather_than_calling_it
 def test_prove_without_the_check_fails_with_a_cti_and_a_real_bmc_path(variant):
     """The acceptance of issue 28: exit 1, a CTI for each recreation property and a path from the initial
     state to a violation (bounded model checking on tiny's size)."""
-    bad = jbodcheck("prove", "--variant", variant, "--json", "-")
+    bad = jbodcheck("prove", "--variant", variant, "--no-conformance", "--json", "-")
     assert bad.returncode == 1, bad.stderr
     assert "BrokerLeaderAndIsr               NOT PROVED" in bad.stderr
     assert "pre-state:" in bad.stderr and "post-state (what changed):" in bad.stderr
@@ -194,9 +206,13 @@ CORE_RULES = {"CreateTopic", "DirFail", "BrokerCrash", "BrokerRestart", "Replace
 
 def test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_with_its_invariant():
     """The whole of tiny, every state (no symmetry reduction): docs/proofs.md, section 5."""
-    report = conformance.check(build_model(preset_config("tiny")), "tiny", invariants=builtin_invariants())
+    report = conformance.check(build_model(preset_config("tiny")), "tiny")
     assert report.ok, "\n".join(conformance.render(report))
     assert (report.states, report.transitions) == TINY_WITHOUT_SYMMETRY
+    assert report.explicit_violations == {}              # kip112 breaks none of the properties on tiny
+    # every property and lemma compared beyond the reachable states, each with both verdicts among them
+    assert set(report.beyond.compared) == set(PROPERTIES) | set(LEMMAS)
+    assert all(0 < n < report.beyond.samples for n in report.beyond.explicit_failures.values())
     assert CORE_RULES <= set(report.rules), CORE_RULES - set(report.rules)
     assert set(report.rules) <= set(RULE_TO_ACTION)
     assert report.reverse_checked > report.abstract_states          # every abstract state was asked about
@@ -205,8 +221,7 @@ def test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_w
 
 @pytest.mark.skipif(not THOROUGH, reason="the whole of medium: the thorough profile (docs/testing.md)")
 def test_every_transition_of_medium_conforms_both_ways_up_to_the_dir_symmetry():
-    report = conformance.check(build_model(preset_config("medium"), symmetry=True), "medium",
-                                invariants=builtin_invariants())
+    report = conformance.check(build_model(preset_config("medium"), symmetry=True), "medium")
     assert report.ok, "\n".join(conformance.render(report))
     assert (report.states, report.transitions) == MEDIUM_DISTINCT
 
@@ -241,9 +256,11 @@ def test_bmc_finds_no_violation_under_kip112_and_the_cli_reports_depths(tmp_path
     for pid in FLAGSHIP:
         assert bmc(pid, "kip112", 2, 2, 1, 5)["result"] == "no violation"
     run = jbodcheck("prove", "--bmc", 5, "--variant", "legacy", "--property", "no_recreate_with_bad_dir",
-                    "--json", tmp_path / "bmc.json")
+                    "--conformance-max-states", 300, "--json", tmp_path / "bmc.json")
     assert run.returncode == 1 and "VIOLATION at depth 4" in run.stdout
     report = json.loads((tmp_path / "bmc.json").read_text())
     assert report["mode"] == "bmc" and report["properties"][0]["first_violation_depth"] == 4
-    run = jbodcheck("prove", "--bmc", 4, "--property", "create_only_on_good_dir")
+    assert report["conformance"]["configurations"][0]["explicit_violations"]["no_recreate_with_bad_dir"]
+    run = jbodcheck("prove", "--bmc", 4, "--property", "create_only_on_good_dir", "--no-conformance")
     assert run.returncode == 0 and "no violation up to depth 4" in run.stdout
+    assert "vacuity: every action enabled" in run.stdout

@@ -11,3 +11,49 @@ def induction_report(schema: int, variant: str, results: list, vac: dict) -> tup
     failed = [r["id"] for r in results if r["result"] != "proved"]
     failed += [f"action {name} never enabled (vacuous)" for name in vac["never_enabled"]]
     return report, ok, "all proved" if ok else "NOT proved: " + ", ".join(failed)
+
+
+def with_conformance(report: dict, ok: bool, verdict: str, conformance: dict, conforms: bool):
+    """The report, exit status and verdict once the conformance check (explorer/cli/prove_conformance.py) is in:
+    a proof is about the explicit model only if it conforms to the z3 model, so a verdict never says proved
+    (or no violation) without saying whether it does. (report, ok, verdict)"""
+    report["conformance"] = conformance
+    if not conformance["checked"]:
+        verdict += ("; for the z3 model only: its conformance to the explicit model was not checked "
+                    f"({conformance['why']})")
+        return report, ok, verdict
+    where = _where(conformance)
+    broken = sorted({pid for c in conformance["configurations"] for pid in c.get("explicit_violations", {})})
+    if broken:      # the explicit model itself breaks a property: said whatever the z3 model's verdict
+        where += "; the explicit model itself breaks " + ", ".join(broken)
+    if conforms:
+        return report, ok, f"{verdict}; the explicit model conforms to the z3 model ({where})"
+    offences = sorted({_offence_name(o) for o in conformance["offences"]})
+    what = ", ".join(offences[:4]) + (", ..." if len(offences) > 4 else "")
+    if ok:
+        report["result"] = "does not conform"
+        verdict = (f"NOT established for this model: {verdict} for the z3 model, but the explicit model does NOT "
+                   f"conform to it ({what}; {where}): the proof does not apply to the explicit model")
+    else:
+        verdict += f"; and the explicit model does NOT conform to the z3 model ({what}; {where})"
+    return report, False, verdict
+
+
+def _where(conformance: dict) -> str:
+    parts = []
+    for c in conformance["configurations"]:
+        whole = c.get("whole", c.get("max_states") is None)
+        name = c.get("name") or c.get("preset")
+        parts.append(f"{name}: {c['states']:,} states" + ("" if whole else ", NOT all"))
+    return "; ".join(parts)
+
+
+def _offence_name(o: dict) -> str:
+    check = o["check"]
+    if check in ("property", "beyond"):
+        return f"{check} {o['property']}"
+    if check == "forward":
+        return f"forward {o.get('transition') or o.get('rule')}".split("(")[0]
+    if check == "initial":
+        return "initial state"
+    return f"{check} {o.get('action')}"
