@@ -37,12 +37,18 @@ def bug_option(f):
 def with_bugs(cfg, ids: tuple, features) -> object:
     """The configuration with ``ids`` added to its ``bugs`` option (after those it has: preset, scenario file,
     --option), in order, once each. BadInput when no feature of the design takes the option."""
-    if not any(o.name == BUGS_OPTION for f in features for o in f.options):
-        raise BadInput("--bug applies to --variant kraft")
+    return with_option_ids(cfg, BUGS_OPTION, ids, features, "--bug")
+
+
+def with_option_ids(cfg, name: str, ids: tuple, features, flag: str) -> object:
+    """The configuration with ``ids`` added to its list option ``name`` (after those it has), in order, once
+    each: what --bug and --fix do. BadInput when no feature of the design takes the option."""
+    if not any(o.name == name for f in features for o in f.options):
+        raise BadInput(f"{flag} applies to --variant kraft")
     options = dict(cfg.options)
-    given = options.get(BUGS_OPTION, ())
+    given = options.get(name, ())
     given = (given,) if isinstance(given, str) else tuple(given)
-    options[BUGS_OPTION] = tuple(dict.fromkeys(given + tuple(ids)))
+    options[name] = tuple(dict.fromkeys(given + tuple(ids)))
     return attrs.evolve(cfg, options=options)
 
 

@@ -12,15 +12,17 @@ from explorer.catalog import (build_model, claimed_invariants, configure, deprec
 from explorer.errors import guard_invariants
 
 from .bugs import with_bugs
+from .fixes import with_fixes
 from .exits import BadInput
 from .options import plugins
 
 
 def model_config(preset: str | None, params: dict, base: dict | None = None) -> ModelConfig:
     """The preset (if any), then the scenario file's model (base), then explicit flags; --bug adds its ids to the
-    ``bugs`` option they give."""
+    ``bugs`` option they give, --fix its names to ``candidate_fixes``."""
     merged = {**(base or {}), **params}
     bug_ids = merged.pop("bug_ids", None)
+    fix_names = merged.pop("fix_names", None)
     extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
     try:
         cfg = configure(preset, merged, extra_presets)
@@ -30,6 +32,8 @@ def model_config(preset: str | None, params: dict, base: dict | None = None) -> 
         raise BadInput(f"bad model parameter: {e}") from None
     if bug_ids:
         cfg = with_bugs(cfg, bug_ids, design_of(cfg.variant).features)
+    if fix_names:
+        cfg = with_fixes(cfg, fix_names, design_of(cfg.variant).features)
     for note in (deprecation_note(cfg.variant), preset_deprecation_note(preset)):   # an old name works: say so
         if note is not None:
             click.echo(f"jbodcheck: warning: {note}", err=True)
