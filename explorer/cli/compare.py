@@ -284,9 +284,13 @@ def _command():
     import click
 
     @click.command(name="compare")
-    @click.option("--configs", default=",".join(CONFIGS), show_default=True, metavar="NAME[,NAME...]",
-                  help="The configurations: a preset (every ZooKeeper design on it) or tiny-kraft (KIP-112 and "
-                       "KIP-858 on tiny's cluster without data).")
+    @click.option("--configs", default=None, metavar="NAME[,NAME...]",
+                  help=f"The configurations: a preset (every ZooKeeper design on it) or tiny-kraft (KIP-112 and "
+                       f"KIP-858 on tiny's cluster without data) [default: {','.join(CONFIGS)}]; with --fixes, the "
+                       f"fixes table's own [default: all of them].")
+    @click.option("--fixes", "fixes", is_flag=True,
+                  help="Compare the candidate fixes of the KRaft findings instead (`jbodcheck fixes`): rows are "
+                       "fixes, columns safety invariants and liveness properties (docs/fixes.md).")
     @click.option("--workers", type=click.IntRange(min=1, max=1024), default=1, show_default=True, metavar="N",
                   help="BFS worker processes per run.")
     @click.option("--markdown", "markdown_path", default=None, metavar="PATH",
@@ -297,13 +301,21 @@ def _command():
     @click.option("--scenarios", "scenarios_dir", default=None, metavar="DIR",
                   help="Where the violations' scenario files go (default: beside the output, NAME-scenarios).")
     @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-    def compare_command(configs, workers, markdown_path, json_path, scenarios_dir, quiet):
-        """Run every design on the same presets and compare which invariants each breaks."""
-        names = [c.strip() for c in configs.split(",") if c.strip()]
-        unknown = [c for c in names if c not in PRESETS and c not in CONFIGURATIONS]
+    def compare_command(configs, fixes, workers, markdown_path, json_path, scenarios_dir, quiet):
+        """Run every design on the same presets and compare which invariants each breaks (with --fixes: every
+        candidate fix of the KRaft findings on the configurations where they were found)."""
+        from . import compare_fixes
+
+        known = compare_fixes.CONFIG_NAMES if fixes else tuple(CONFIGURATIONS)
+        names = [c.strip() for c in (configs or ",".join(compare_fixes.CONFIG_NAMES if fixes else CONFIGS)).split(",")
+                 if c.strip()]
+        unknown = [c for c in names if c not in known and (fixes or c not in PRESETS)]
         if unknown or not names:
-            raise click.BadParameter(f"unknown preset(s) {', '.join(unknown) or '(none)'} (or configuration: "
-                                     f"{', '.join(CONFIGURATIONS)})", param_hint="--configs")
+            what = "configuration" if fixes else "preset(s)"
+            raise click.BadParameter(f"unknown {what} {', '.join(unknown) or '(none)'} (known: {', '.join(known)})",
+                                     param_hint="--configs")
+        if fixes and workers != 1:
+            raise click.BadParameter("the fixes table runs one worker per cell (--workers 1)", param_hint="--workers")
         scenarios_dir = scenarios_dir or default_scenarios_dir(markdown_path, json_path)
         try:
             check_outputs(markdown_path, json_path, scenarios_dir)
@@ -312,10 +324,13 @@ def _command():
 
             raise BadInput(str(e)) from None
         progress = None if quiet else (lambda line: click.echo(f"[compare] {line}", err=True))
-        data = compare(names, workers, scenarios_dir, progress)
+        if fixes:
+            data = compare_fixes.compare_fixes(names, scenarios_dir, progress)
+        else:
+            data = compare(names, workers, scenarios_dir, progress)
         base = os.path.dirname(os.path.abspath(markdown_path)) if markdown_path else os.getcwd()
         link_dir = os.path.relpath(os.path.abspath(scenarios_dir), base)
-        table = markdown(data, link_dir)
+        table = (compare_fixes.markdown if fixes else markdown)(data, link_dir)
         if markdown_path:
             write_markdown(markdown_path, table)
         elif json_path != "-":
