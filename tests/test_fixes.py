@@ -7,8 +7,9 @@ availability the fixes cost; every fix with every pair of KRaft features."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -27,6 +28,7 @@ from model.spec.engine import rebuild_trace
 from model.storage.state import H_STOPPED, NO_LEADER
 
 from helpers import REPO, SCENARIOS
+from profiles import profile_name
 from test_kraft_combinations import PAIRS, _config as pair_config
 
 
@@ -259,3 +261,19 @@ def test_every_fix_explores_with_two_kraft_features(a, b):
     for v in result.violations:
         replayed = rebuild_trace(model, [action for action, _ in v.trace[1:]])
         assert model.fingerprint(replayed[-1][1]) == model.fingerprint(v.trace[-1][1])
+
+
+# ---- the same fix on Kafka's own controller classes --------------------------------------------------------------
+
+@pytest.mark.skipif(profile_name() != "thorough" or not (shutil.which("java") and shutil.which("mvn")),
+                    reason="thorough profile with Java and Maven: fetches Kafka 3.9.2's jars from Maven Central")
+def test_finding_5_and_its_fix_on_kafka_3_9_2s_controller_classes(tmp_path):
+    """docs/fixes/check-finding-5.sh: Finding5Check.java drives kafka-metadata 3.9.2's ReplicationControlManager
+    through finding 5's steps; as released the heartbeat elects the broker on the dir it reports offline (exit 1),
+    with unfence-without-offline-dirs-3.9.2.patch compiled in the partition has no leader (exit 0)."""
+    p = subprocess.run([str(REPO / "docs" / "fixes" / "check-finding-5.sh"), str(tmp_path)], capture_output=True,
+                       text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    released, patched = p.stdout.split("== Kafka 3.9.2 with unfence-without-offline-dirs-3.9.2.patch")
+    assert "finding 5: broker 0 leads the partition on dir 0" in released and "exit 1" in released
+    assert "no leader on the offline dir: the partition has leader -1" in patched and "exit 0" in patched
