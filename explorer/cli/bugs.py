@@ -18,14 +18,20 @@ from .exits import EXIT_OK, BadInput
 BUGS_OPTION = "bugs"  # the feature option --bug sets (model/kraft/rules.py)
 
 
-def _bug_ids(ctx, param, values):
+def known_names(values, normalise, known, flag: str, what: str):
+    """The names a repeatable option gave, normalised, once each, in order; BadInput naming the unknown ones (what
+    --bug and --fix check)."""
     if not values:
         return None
-    ids = tuple(dict.fromkeys(v.strip().upper() for v in values))
-    unknown = [i for i in ids if i not in BUGS]
+    names = tuple(dict.fromkeys(normalise(v.strip()) for v in values))
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise BadInput(f"--bug {', '.join(unknown)}: unknown bug switch (known: {', '.join(BUGS)})")
-    return ids
+        raise BadInput(f"{flag} {', '.join(unknown)}: unknown {what} (known: {', '.join(known)})")
+    return names
+
+
+def _bug_ids(ctx, param, values):
+    return known_names(values, str.upper, BUGS, "--bug", "bug switch")
 
 
 def bug_option(f):

@@ -132,7 +132,7 @@ def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=N
     report["invariants"] = [i.id for i in model.invariants]
     report["scenarios"] = {}
     if result.violations:
-        _make_directory(scenarios_dir)
+        make_directory(scenarios_dir)
     for v in result.violations:
         name = scenario_name(config, row, v.invariant.id)
         kind = "preset" if config in PRESETS else "configuration"
@@ -145,7 +145,7 @@ def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=N
     return report
 
 
-def _make_directory(path: str) -> None:
+def make_directory(path: str) -> None:
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:

@@ -13,18 +13,12 @@ import click
 
 from model.kraft.fixes import FIXES, FIXES_OPTION, TURN_ON
 
-from .bugs import with_option_ids
-from .exits import EXIT_OK, BadInput
+from .bugs import known_names, with_option_ids
+from .exits import EXIT_OK
 
 
 def _fix_names(ctx, param, values):
-    if not values:
-        return None
-    names = tuple(dict.fromkeys(v.strip().lower() for v in values))
-    unknown = [n for n in names if n not in FIXES]
-    if unknown:
-        raise BadInput(f"--fix {', '.join(unknown)}: unknown fix (known: {', '.join(FIXES)})")
-    return names
+    return known_names(values, str.lower, FIXES, "--fix", "fix")
 
 
 def fix_option(f):

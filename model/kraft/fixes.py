@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from model.kraft.bugs import missing_feature
 from model.kraft.metadata import LOST, UNASSIGNED, Image
 from model.storage.broker import has_offline_dir, live_copy_dir
 from model.storage.state import LIVE_DIR, replace_at
@@ -134,15 +135,7 @@ def check_fixes(value) -> str | None:
 def refuse_without_feature(value, included: set) -> str | None:
     """Why a configuration whose features are ``included`` cannot take the fixes ``value`` (one line), or None: a
     fix whose feature is not in the model would change nothing. Unknown names are left to ``check_fixes``."""
-    ids = _ids(value)
-    if not isinstance(ids, tuple):
-        return None
-    for i in ids:
-        fix = FIXES.get(i) if isinstance(i, str) else None
-        if fix is not None and fix.feature is not None and fix.feature not in included:
-            return (f"fix {i} needs the feature {fix.feature}, which this model does not include (the fix would "
-                    f"change nothing): turn it on with {TURN_ON[fix.feature]}")
-    return None
+    return missing_feature(value, included, FIXES, TURN_ON, "fix ", "fix")
 
 
 def fixes(m) -> tuple:
