@@ -15,7 +15,9 @@ import sys
 
 import pytest
 
-from explorer.catalog import build_model, preset_config
+from explorer.catalog import build_model, builtin_invariants, preset_config
+from explorer.cli.compare import generated_block
+from explorer.cli.compare_fixes import CONFIG_NAMES, CONFIGS, RECOMMENDED, compare_fixes, markdown
 from explorer.cli.model_value import model_config
 from explorer.scenario import ScenarioError, load_scenario, replay
 from explorer.search import SearchOptions, bfs
@@ -108,7 +110,8 @@ def test_the_text_verdict_names_the_fix():
     (("--preset", "kraft-tiny-faults", "--fix", LIST_ADDED),
      f"fix {LIST_ADDED} needs the feature kraft-reassignment, which this model does not include (the fix would "
      "change nothing): turn it on with --preset kraft-reassignment or --reassignment"),
-    (("--preset", "kraft-tiny-faults", "--fix", KEEP_PROMOTION), f"fix {KEEP_PROMOTION} needs the feature kraft-future"),
+    (("--preset", "kraft-tiny-faults", "--fix", KEEP_PROMOTION),
+     f"fix {KEEP_PROMOTION} needs the feature kraft-future"),
     (("--preset", "kraft-tiny-faults", "--option", f"{FIXES_OPTION}=nope"), "unknown fix(es) nope"),
 ])
 def test_refusals_are_one_line_and_exit_2(args, message):
@@ -248,8 +251,6 @@ def test_assign_lost_leaves_a_partition_whose_only_copy_is_on_the_failed_dir_lea
 
 @pytest.mark.parametrize("a,b", PAIRS, ids=[f"{a}+{b}" for a, b in PAIRS])
 def test_every_fix_explores_with_two_kraft_features(a, b):
-    from explorer.cli.compare_fixes import RECOMMENDED
-
     base = pair_config(a, b)
     included = {f.name for f in build_model(base).features}
     fixes = [f for f in RECOMMENDED if FIXES[f].feature is None or FIXES[f].feature in included]
@@ -277,3 +278,60 @@ def test_finding_5_and_its_fix_on_kafka_3_9_2s_controller_classes(tmp_path):
     released, patched = p.stdout.split("== Kafka 3.9.2 with unfence-without-offline-dirs-3.9.2.patch")
     assert "finding 5: broker 0 leads the partition on dir 0" in released and "exit 1" in released
     assert "no leader on the offline dir: the partition has leader -1" in patched and "exit 0" in patched
+
+
+# ---- docs/fixes.md: the table `jbodcheck compare --fixes` generates ------------------------------------------------
+
+DOC = REPO / "docs" / "fixes.md"
+# The sections the ci profile regenerates (seconds); the thorough profile regenerates every section (hours).
+QUICK = tuple(c.name for c in CONFIGS if c.quick)
+
+
+def _doc_sections() -> dict:
+    block = generated_block(DOC.read_text())
+    sections = {}
+    for part in block.split("\n### ")[1:]:
+        name = part.split("`")[1]
+        sections[name] = ("### " + part).strip()
+    return sections
+
+
+def test_docs_fixes_md_has_a_section_per_configuration_and_names_every_fix():
+    assert list(_doc_sections()) == list(CONFIG_NAMES)
+    text = DOC.read_text()
+    for name in FIXES:
+        assert f"`{name}`" in text, name
+
+
+@pytest.mark.parametrize("name", CONFIG_NAMES if profile_name() == "thorough" else QUICK)
+def test_compare_fixes_regenerates_the_section_in_the_docs(name, tmp_path):
+    data = compare_fixes((name,), str(tmp_path / "fixes-scenarios"))
+    assert markdown(data, "fixes-scenarios").strip() == _doc_sections()[name], (
+        f"docs/fixes.md's section {name} is out of date: regenerate it (jbodcheck compare --fixes)")
+
+
+def _linked_scenarios() -> list[str]:
+    return sorted(set(re.findall(r"\]\((fixes-scenarios/[^)]+\.json)\)", DOC.read_text())))
+
+
+def test_every_scenario_the_table_links_replays_to_its_violation():
+    ids = sorted((i.id for i in builtin_invariants()), key=len, reverse=True)
+    links = _linked_scenarios()
+    assert links
+    for link in links:
+        path = REPO / "docs" / link
+        scenario = load_scenario(str(path))
+        invariant = next(i for i in ids if path.stem.endswith("-" + i))
+        base = dict(scenario.model)
+        preset = base.pop("preset", None)
+        model = build_model(model_config(preset, {}, base=base), preset=preset)
+        prop = next(i for i in model.all_invariants if i.id == invariant)
+        result, _trace, _failed = replay(model, scenario, [prop])
+        assert invariant in {v.invariant.id for v in result.violations}, link
+
+
+def test_compare_fixes_refuses_an_unknown_configuration_and_workers():
+    p = jbodcheck("compare", "--fixes", "--configs", "kraft-tiny-faults-rf1-data,nope", "-q")
+    assert p.returncode == 2 and "unknown configuration nope (known: kraft-tiny-faults-rf1-data" in p.stderr
+    p = jbodcheck("compare", "--fixes", "--configs", "kraft-tiny-faults-rf1-data", "--workers", "2", "-q")
+    assert p.returncode == 2 and "--workers 1" in p.stderr
