@@ -290,7 +290,7 @@ QUICK = tuple(c.name for c in CONFIGS if c.quick)
 def _doc_sections() -> dict:
     block = generated_block(DOC.read_text())
     sections = {}
-    for part in block.split("\n### ")[1:]:
+    for part in ("\n" + block).split("\n### ")[1:]:
         name = part.split("`")[1]
         sections[name] = ("### " + part).strip()
     return sections

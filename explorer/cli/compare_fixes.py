@@ -29,7 +29,7 @@ from explorer.reports.report import report_dict
 from explorer.scenario import lasso_scenario, scenario_dict
 from explorer.search import SearchOptions, bfs
 
-from .compare import make_directory
+from .compare import DATA_INVARIANTS, make_directory
 
 # The fixes a committer would apply together: every fix but the naive alternatives the table refutes.
 RECOMMENDED = (ASSIGN_LOST, UNFENCE_WITHOUT_OFFLINE, ELECT_BY_ASSIGNED, KEEP_PROMOTION, PROMOTE_CAUGHT_UP, LIST_ADDED)
@@ -124,14 +124,16 @@ def command(config: FixConfig, row, liveness: bool = False) -> str:
 
 
 def model_of(config: FixConfig, row, liveness: bool = False):
-    """The row's model: the configuration with the row's fixes, its safety invariants (or liveness properties)."""
+    """The row's model: the configuration with the row's fixes, its safety invariants (or liveness properties);
+    without a record the data path's invariants hold vacuously and are left out (their cells say n/a)."""
     params = dict(config.params)
     fixes = row_fixes(config, row)
     if fixes:
         params["options"] = {FIXES_OPTION: list(fixes)}
     cfg = preset_config(config.preset, **params)
     model = build_model(cfg, preset=config.preset)
-    chosen = [i for i in model.all_invariants if is_liveness(i) == liveness]
+    vacuous = DATA_INVARIANTS if not any(cfg.max_records_of(p) for p in range(cfg.partitions)) else ()
+    chosen = [i for i in model.all_invariants if is_liveness(i) == liveness and i.id not in vacuous]
     return build_model(cfg, preset=config.preset, invariants=chosen)
 
 
