@@ -335,3 +335,28 @@ def test_compare_fixes_refuses_an_unknown_configuration_and_workers():
     assert p.returncode == 2 and "unknown configuration nope (known: kraft-tiny-faults-rf1-data" in p.stderr
     p = jbodcheck("compare", "--fixes", "--configs", "kraft-tiny-faults-rf1-data", "--workers", "2", "-q")
     assert p.returncode == 2 and "--workers 1" in p.stderr
+
+
+def test_a_deleted_topics_copy_on_a_failed_dir_is_not_the_re_created_topics():
+    """Found by the fixes table (kraft-deletion, every fix): once finding 1's path is closed, the shortest
+    no_recreate_over_offline_copy was a re-created topic's new log beside the deleted topic's copy on failed dir 0,
+    the same without a fix. That copy is stray (LogManager.isStrayKraftReplica drops it at a start with the disk
+    back: no duplicate), so the property no longer counts it; finding 1 on the same preset still breaks it."""
+    steps = [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DirFail", (0, 0)), ("BrokerHeartbeat", (0,)),
+             ("BrokerCrash", (0,)), ("DeleteTopic", (0,)), ("CreateTopic", (0,)), ("ControllerFenceBroker", (0,)),
+             ("BrokerRestart", (0,)), ("BrokerLoad", (0,))]
+    transition = [i for i in build_model(preset_config("kraft-deletion")).invariants
+                  if i.id == "no_recreate_over_offline_copy"]
+    for options in ({}, {FIXES_OPTION: list(RECOMMENDED[:3])}):
+        model = build_model(preset_config("kraft-deletion", options=options))
+        state = _run(model, steps[:-1])
+        assert state.brokers[0].stray[0] == 0b01 and state.brokers[0].copies[0] == 0b01
+        action, after = model.step(state, *steps[-1])
+        assert after.brokers[0].copies[0] == 0b10       # the re-created topic's log on dir 1 (the stray one dropped)
+        assert transition[0].check(model, state, action, after) is None
+    model = build_model(preset_config("kraft-deletion"))
+    finding1 = [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DirFail", (0, 0)), ("BrokerCrash", (0,)),
+                ("ControllerFenceBroker", (0,)), ("BrokerRestart", (0,))]
+    state = _run(model, finding1)
+    action, after = model.step(state, "BrokerLoad", (0,))
+    assert transition[0].check(model, state, action, after) is not None
