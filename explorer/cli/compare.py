@@ -29,6 +29,8 @@ from explorer.reports.report import report_dict
 from explorer.scenario import scenario_dict
 from explorer.search import SearchOptions, bfs
 
+from .compare_common import DATA_INVARIANTS, make_directory
+
 
 class Row(NamedTuple):
     key: str          # names the scenario files
@@ -71,8 +73,6 @@ class Configuration(NamedTuple):
 # dirs it stops serving (invariants/zk/designs.py dir_failure_spares_other_dirs), then KIP-112's own rule.
 COSTS = (("data", "no_acked_record_lost"), ("availability", "dir_failure_spares_other_dirs"),
          ("KIP-112's rule", "no_recreate_with_bad_dir"))
-DATA_INVARIANTS = ("no_acked_record_lost", "isr_logs_agree_below_hw", "consumer_sees_no_loss_or_duplicate",
-         "reads_below_hw_are_committed")
 ZK_KRAFT = Configuration(
     "tiny-kraft", "tiny", dict(max_records=0, consumer=False, max_failovers=0, max_saturations=0),
     (next(r for r in ROWS if r.key == "kip112"), KIP858),
@@ -143,13 +143,6 @@ def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=N
         write_json(os.path.join(scenarios_dir, name), data, "a scenario")
         report["scenarios"][v.invariant.id] = name
     return report
-
-
-def make_directory(path: str) -> None:
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"cannot write the scenarios to {path}: {e.strerror or e}") from None
 
 
 def check_outputs(markdown_path: str | None, json_path: str | None, scenarios_dir: str) -> None:

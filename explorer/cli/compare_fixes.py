@@ -29,7 +29,7 @@ from explorer.reports.report import report_dict
 from explorer.scenario import lasso_scenario, scenario_dict
 from explorer.search import SearchOptions, bfs
 
-from .compare import DATA_INVARIANTS, make_directory
+from .compare_common import DATA_INVARIANTS, make_directory
 
 # The fixes a committer would apply together: every fix but the naive alternatives the table refutes.
 RECOMMENDED = (ASSIGN_LOST, UNFENCE_WITHOUT_OFFLINE, ELECT_BY_ASSIGNED, KEEP_PROMOTION, PROMOTE_CAUGHT_UP, LIST_ADDED)
