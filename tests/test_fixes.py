@@ -29,7 +29,7 @@ from model.kraft.metadata import LOST, UNASSIGNED
 from model.spec.engine import rebuild_trace
 from model.storage.state import H_STOPPED, NO_LEADER
 
-from helpers import REPO, SCENARIOS
+from helpers import REPO, SCENARIOS, init, run
 from profiles import profile_name
 from test_kraft_combinations import PAIRS, _config as pair_config
 
@@ -184,10 +184,7 @@ def test_the_naive_fix_of_finding_5_does_not_remove_it_and_breaks_leader_accepto
 
 
 def _run(model, steps):
-    state = model.init_states()[0]
-    for name, args in steps:
-        _action, state = model.step(state, name, args)
-    return state
+    return run(model, init(model), *((name, *args) for name, args in steps))
 
 
 def test_gate2_strict_leaves_a_new_topic_uncreated_under_a_leader_that_cannot_serve():

@@ -30,7 +30,7 @@ from explorer.reports.report import report_dict
 from explorer.scenario import scenario_dict
 from explorer.search import SearchOptions, bfs
 
-from .compare_common import DATA_INVARIANTS, make_directory
+from .compare_common import DATA_INVARIANTS, interrupted_note, make_directory
 
 
 class Row(NamedTuple):
@@ -242,10 +242,7 @@ def markdown(data: dict, link_dir: str) -> str:
         if c.notes:
             lines.append(f"Notes: {c.notes}")
             lines.append("")
-    if data.get("signal"):
-        lines.append(f"**Interrupted** (signal {data['signal']}): the comparison is partial; the cells marked "
-                     f"interrupted or not reached were not checked.")
-        lines.append("")
+    lines += interrupted_note(data, "the comparison")
     return "\n".join(lines)
 
 

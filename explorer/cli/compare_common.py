@@ -15,3 +15,11 @@ def make_directory(path: str) -> None:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
         raise OutputError(f"cannot write the scenarios to {path}: {e.strerror or e}") from None
+
+
+def interrupted_note(data: dict, what: str) -> list[str]:
+    """The Markdown lines that say a comparison a signal stopped is partial (none when it was not stopped)."""
+    if not data.get("signal"):
+        return []
+    return [f"**Interrupted** (signal {data['signal']}): {what} is partial; the cells marked interrupted or not "
+            f"reached were not checked.", ""]

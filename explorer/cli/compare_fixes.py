@@ -29,7 +29,7 @@ from explorer.reports.report import report_dict
 from explorer.scenario import lasso_scenario, scenario_dict
 from explorer.search import SearchOptions, bfs
 
-from .compare_common import DATA_INVARIANTS, make_directory
+from .compare_common import DATA_INVARIANTS, interrupted_note, make_directory
 
 # The fixes a committer would apply together: every fix but the naive alternatives the table refutes.
 RECOMMENDED = (ASSIGN_LOST, UNFENCE_WITHOUT_OFFLINE, ELECT_BY_ASSIGNED, KEEP_PROMOTION, PROMOTE_CAUGHT_UP, LIST_ADDED)
@@ -253,8 +253,5 @@ def markdown(data: dict, link_dir: str) -> str:
             texts += [cell_text(cell["liveness"], c, base and base["liveness"], link_dir) for c in liveness_cols]
             lines.append(f"| {row_label(config, row)} | " + " | ".join(texts) + " |")
         lines.append("")
-    if data.get("signal"):
-        lines.append(f"**Interrupted** (signal {data['signal']}): the table is partial; the cells marked "
-                     f"interrupted or not reached were not checked.")
-        lines.append("")
+    lines += interrupted_note(data, "the table")
     return "\n".join(lines)
