@@ -60,18 +60,13 @@ CONFIGS = (
     FixConfig("kraft-heartbeat", "kraft-heartbeat", {}, "finding 1 through the dir failure timeout (sessions)",
               ((), ASSIGN_LOST, EVERY)),
     FixConfig("kraft-session-expiry-rf1", "kraft-session-expiry", {"brokers": 1, "rf": 1},
-              "finding 1, and finding 5 through an expired session", ((), UNFENCE_WITHOUT_OFFLINE, EVERY), quick=True),
+              "finding 1, and finding 5 through an expired session",
+              ((), ASSIGN_LOST, UNFENCE_WITHOUT_OFFLINE, EVERY), quick=True),
     FixConfig("kraft-tiny-faults", "kraft-tiny-faults", {}, "finding 1 (RF 2)",
               ((), GATE2_STRICT, ASSIGN_LOST, EVERY)),
     FixConfig("kraft-small", "kraft-small", {}, "findings 1 and 5 (two partitions)", ((), EVERY)),
-    FixConfig("kraft-deletion", "kraft-deletion", {}, "findings 1 and 5 with topic deletion", ((), EVERY)),
     FixConfig("kraft-controlled-shutdown", "kraft-controlled-shutdown", {},
               "finding 1 through a controlled shutdown's timeout", ((), EVERY)),
-    FixConfig("kraft-session-expiry", "kraft-session-expiry", {}, "finding 1 with expired sessions", ((), EVERY)),
-    FixConfig("kraft-tiny", "kraft-tiny", {}, "nothing (one record, one fault)", ((), EVERY)),
-    FixConfig("kraft-saturation-deletion-rf1", "kraft-saturation", {"deletion": True, "rf": 1},
-              "finding 5 through a saturated dir (KIP-928 read onto KIP-858)", ((), EVERY)),
-    FixConfig("kraft-mv-upgrade", "kraft-mv-upgrade", {}, "finding 7 (no fix: metadata only)", ((), EVERY)),
 )
 CONFIG_NAMES = tuple(c.name for c in CONFIGS)
 
