@@ -22,6 +22,7 @@ from model.spec.model import Model
 from model.zk.config import ModelConfig
 from model.kraft import design as kraft_designs
 from model.kraft.bugs import TURN_ON as KRAFT_TURN_ON, refuse_without_feature
+from model.kraft.fixes import FIXES_OPTION, refuse_without_feature as fixes_refusal
 from model.kraft.saturation import refusal as saturation_refusal
 from model.zk import designs as zk_designs
 from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
@@ -51,7 +52,9 @@ def _check_design(cfg) -> None:
                                   "--max-records 0 (docs/kraft.md)")
         design = kraft_designs.DESIGNS[canonical_variant(cfg.variant)]
         included = {f.name for f in design.included(cfg)}
-        why = refuse_without_feature(dict(cfg.options).get("bugs", ()), included) or saturation_refusal(cfg, included)
+        options = dict(cfg.options)
+        why = (refuse_without_feature(options.get("bugs", ()), included)
+               or fixes_refusal(options.get(FIXES_OPTION, ()), included) or saturation_refusal(cfg, included))
         if why:
             raise ConfigError(why)
         return

@@ -18,6 +18,7 @@ from .bugs import bugs_command
 from .compare import compare_command
 from .exits import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, worker_error_line
 from .explore import explore
+from .fixes import fixes_command
 from .fuzz import fuzz
 from .kafka import kafka_group
 from .listing import invariants_command, presets, rules
@@ -33,7 +34,7 @@ def cli():
 
 
 for command in (explore, replay_command, view, presets, rules, invariants_command, fuzz, compare_command, bugs_command,
-                kafka_group):
+                kafka_group, fixes_command):
     cli.add_command(command)
 # jbodcheck prove (docs/proofs.md): z3 is imported only when it runs (explorer/cli/optional.py).
 cli.add_command(LazyCommand("prove", "explorer.cli.prove:prove_command",

@@ -18,14 +18,20 @@ from .exits import EXIT_OK, BadInput
 BUGS_OPTION = "bugs"  # the feature option --bug sets (model/kraft/rules.py)
 
 
-def _bug_ids(ctx, param, values):
+def known_names(values, normalise, known, flag: str, what: str):
+    """The names a repeatable option gave, normalised, once each, in order; BadInput naming the unknown ones (what
+    --bug and --fix check)."""
     if not values:
         return None
-    ids = tuple(dict.fromkeys(v.strip().upper() for v in values))
-    unknown = [i for i in ids if i not in BUGS]
+    names = tuple(dict.fromkeys(normalise(v.strip()) for v in values))
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise BadInput(f"--bug {', '.join(unknown)}: unknown bug switch (known: {', '.join(BUGS)})")
-    return ids
+        raise BadInput(f"{flag} {', '.join(unknown)}: unknown {what} (known: {', '.join(known)})")
+    return names
+
+
+def _bug_ids(ctx, param, values):
+    return known_names(values, str.upper, BUGS, "--bug", "bug switch")
 
 
 def bug_option(f):
@@ -37,12 +43,18 @@ def bug_option(f):
 def with_bugs(cfg, ids: tuple, features) -> object:
     """The configuration with ``ids`` added to its ``bugs`` option (after those it has: preset, scenario file,
     --option), in order, once each. BadInput when no feature of the design takes the option."""
-    if not any(o.name == BUGS_OPTION for f in features for o in f.options):
-        raise BadInput("--bug applies to --variant kraft")
+    return with_option_ids(cfg, BUGS_OPTION, ids, features, "--bug")
+
+
+def with_option_ids(cfg, name: str, ids: tuple, features, flag: str) -> object:
+    """The configuration with ``ids`` added to its list option ``name`` (after those it has), in order, once
+    each: what --bug and --fix do. BadInput when no feature of the design takes the option."""
+    if not any(o.name == name for f in features for o in f.options):
+        raise BadInput(f"{flag} applies to --variant kraft")
     options = dict(cfg.options)
-    given = options.get(BUGS_OPTION, ())
+    given = options.get(name, ())
     given = (given,) if isinstance(given, str) else tuple(given)
-    options[BUGS_OPTION] = tuple(dict.fromkeys(given + tuple(ids)))
+    options[name] = tuple(dict.fromkeys(given + tuple(ids)))
     return attrs.evolve(cfg, options=options)
 
 

@@ -30,6 +30,8 @@ from explorer.reports.report import report_dict
 from explorer.scenario import scenario_dict
 from explorer.search import SearchOptions, bfs
 
+from .compare_common import DATA_INVARIANTS, interrupted_note, make_directory
+
 
 class Row(NamedTuple):
     key: str          # names the scenario files
@@ -72,8 +74,6 @@ class Configuration(NamedTuple):
 # dirs it stops serving (invariants/zk/designs.py dir_failure_spares_other_dirs), then KIP-112's own rule.
 COSTS = (("data", "no_acked_record_lost"), ("availability", "dir_failure_spares_other_dirs"),
          ("KIP-112's rule", "no_recreate_with_bad_dir"))
-_DATA = ("no_acked_record_lost", "isr_logs_agree_below_hw", "consumer_sees_no_loss_or_duplicate",
-         "reads_below_hw_are_committed")
 ZK_KRAFT = Configuration(
     "tiny-kraft", "tiny", dict(max_records=0, consumer=False, max_failovers=0, max_saturations=0),
     (next(r for r in ROWS if r.key == "kip112"), KIP858),
@@ -92,7 +92,7 @@ ZK_KRAFT = Configuration(
            "invariants each design claims "
            "for its own state (KIP-112's broker and controller rules, KRaft's `LeaderAcceptor`) are n/a for the "
            "other. Symmetry: ZooKeeper mode's dir symmetry reduces KIP-112's count; KRaft mode declares none."),
-    not_checked=_DATA)
+    not_checked=DATA_INVARIANTS)
 CONFIGURATIONS = {"tiny": Configuration("tiny", "tiny", {}, ROWS, COSTS), ZK_KRAFT.name: ZK_KRAFT}
 CONFIGS = ("tiny", ZK_KRAFT.name)
 
@@ -138,7 +138,7 @@ def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=N
     report["invariants"] = [i.id for i in model.invariants]
     report["scenarios"] = {}
     if result.violations:
-        _make_directory(scenarios_dir)
+        make_directory(scenarios_dir)
     for v in result.violations:
         name = scenario_name(config, row, v.invariant.id)
         kind = "preset" if config in PRESETS else "configuration"
@@ -149,13 +149,6 @@ def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=N
         write_json(os.path.join(scenarios_dir, name), data, "a scenario")
         report["scenarios"][v.invariant.id] = name
     return report
-
-
-def _make_directory(path: str) -> None:
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"cannot write the scenarios to {path}: {e.strerror or e}") from None
 
 
 def check_outputs(markdown_path: str | None, json_path: str | None, scenarios_dir: str) -> None:
@@ -249,10 +242,7 @@ def markdown(data: dict, link_dir: str) -> str:
         if c.notes:
             lines.append(f"Notes: {c.notes}")
             lines.append("")
-    if data.get("signal"):
-        lines.append(f"**Interrupted** (signal {data['signal']}): the comparison is partial; the cells marked "
-                     f"interrupted or not reached were not checked.")
-        lines.append("")
+    lines += interrupted_note(data, "the comparison")
     return "\n".join(lines)
 
 
@@ -295,9 +285,13 @@ def _command():
     import click
 
     @click.command(name="compare")
-    @click.option("--configs", default=",".join(CONFIGS), show_default=True, metavar="NAME[,NAME...]",
-                  help="The configurations: a preset (every ZooKeeper design on it) or tiny-kraft (KIP-112 and "
-                       "KIP-858 on tiny's cluster without data).")
+    @click.option("--configs", default=None, metavar="NAME[,NAME...]",
+                  help=f"The configurations: a preset (every ZooKeeper design on it) or tiny-kraft (KIP-112 and "
+                       f"KIP-858 on tiny's cluster without data) [default: {','.join(CONFIGS)}]; with --fixes, the "
+                       f"fixes table's own [default: all of them].")
+    @click.option("--fixes", "fixes", is_flag=True,
+                  help="Compare the candidate fixes of the KRaft findings instead (`jbodcheck fixes`): rows are "
+                       "fixes, columns safety invariants and liveness properties (docs/fixes.md).")
     @click.option("--workers", type=click.IntRange(min=1, max=1024), default=1, show_default=True, metavar="N",
                   help="BFS worker processes per run.")
     @click.option("--markdown", "markdown_path", default=None, metavar="PATH",
@@ -308,14 +302,24 @@ def _command():
     @click.option("--scenarios", "scenarios_dir", default=None, metavar="DIR",
                   help="Where the violations' scenario files go (default: beside the output, NAME-scenarios).")
     @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-    def compare_command(configs, workers, markdown_path, json_path, scenarios_dir, quiet):
-        """Run every design on the same presets and compare which invariants each breaks."""
-        names = [c.strip() for c in configs.split(",") if c.strip()]
-        unknown = [c for c in names if c not in PRESETS and c not in CONFIGURATIONS]
+    def compare_command(configs, fixes, workers, markdown_path, json_path, scenarios_dir, quiet):
+        """Run every design on the same presets and compare which invariants each breaks (with --fixes: every
+        candidate fix of the KRaft findings on the configurations where they were found)."""
+        from . import compare_fixes
+
+        known = compare_fixes.CONFIG_NAMES if fixes else tuple(CONFIGURATIONS)
+        names = [c.strip() for c in (configs or ",".join(compare_fixes.CONFIG_NAMES if fixes else CONFIGS)).split(",")
+                 if c.strip()]
+        unknown = [c for c in names if c not in known and (fixes or c not in PRESETS)]
         if unknown or not names:
+            if fixes:
+                raise click.BadParameter(f"unknown configuration {', '.join(unknown) or '(none)'} (known: "
+                                         f"{', '.join(known)})", param_hint="--configs")
             raise click.BadParameter(f"unknown preset(s) {', '.join(unknown) or '(none)'} (or configuration: "
                                      f"{', '.join(CONFIGURATIONS)})", param_hint="--configs")
-        kraft = [c for c in names if c not in CONFIGURATIONS and is_kraft_preset(c)]
+        if fixes and workers != 1:
+            raise click.BadParameter("the fixes table runs one worker per cell (--workers 1)", param_hint="--workers")
+        kraft = [c for c in names if not fixes and c not in CONFIGURATIONS and is_kraft_preset(c)]
         if kraft:
             raise click.BadParameter(
                 f"{', '.join(kraft)}: a KRaft-mode preset; a preset is compared by running every ZooKeeper design "
@@ -329,10 +333,13 @@ def _command():
 
             raise BadInput(str(e)) from None
         progress = None if quiet else (lambda line: click.echo(f"[compare] {line}", err=True))
-        data = compare(names, workers, scenarios_dir, progress)
+        if fixes:
+            data = compare_fixes.compare_fixes(names, scenarios_dir, progress)
+        else:
+            data = compare(names, workers, scenarios_dir, progress)
         base = os.path.dirname(os.path.abspath(markdown_path)) if markdown_path else os.getcwd()
         link_dir = os.path.relpath(os.path.abspath(scenarios_dir), base)
-        table = markdown(data, link_dir)
+        table = (compare_fixes.markdown if fixes else markdown)(data, link_dir)
         if markdown_path:
             write_markdown(markdown_path, table)
         elif json_path != "-":

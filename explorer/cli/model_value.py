@@ -12,6 +12,7 @@ from explorer.catalog import (build_model, claimed_invariants, configure, deprec
 from explorer.errors import guard_invariants
 
 from .bugs import with_bugs
+from .fixes import with_fixes
 from .exits import BadInput
 from .options import plugins
 
@@ -19,10 +20,11 @@ from .options import plugins
 def model_config(preset: str | None, params: dict, base: dict | None = None,
                  base_name: str | None = None) -> ModelConfig:
     """The preset (if any), then the scenario file's model (base), then explicit flags; --bug adds its ids to the
-    ``bugs`` option they give. ``base_name`` ("scenario PATH: model"): how an error that the file's model alone
-    has names its source."""
+    ``bugs`` option they give, --fix its names to ``candidate_fixes``. ``base_name`` ("scenario PATH: model"): how
+    an error that the file's model alone has names its source."""
     merged = {**(base or {}), **params}
     bug_ids = merged.pop("bug_ids", None)
+    fix_names = merged.pop("fix_names", None)
     extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
     try:
         cfg = configure(preset, merged, extra_presets, explicit=set(params))
@@ -30,6 +32,8 @@ def model_config(preset: str | None, params: dict, base: dict | None = None,
         raise BadInput(_source_of(e, preset, base, base_name, extra_presets)) from None
     if bug_ids:
         cfg = with_bugs(cfg, bug_ids, design_of(cfg.variant).features)
+    if fix_names:
+        cfg = with_fixes(cfg, fix_names, design_of(cfg.variant).features)
     for note in (deprecation_note(cfg.variant), preset_deprecation_note(preset)):   # an old name works: say so
         if note is not None:
             click.echo(f"jbodcheck: warning: {note}", err=True)

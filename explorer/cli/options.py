@@ -18,6 +18,7 @@ from explorer.catalog import PRESETS, features as catalog, load_plugins
 from explorer.errors import JbodcheckFailure
 
 from .bugs import bug_option
+from .fixes import fix_option
 from .exits import BadInput
 
 
@@ -65,6 +66,7 @@ def model_options(f):
     (model/spec/feature.py Flag); the bounds are the model's."""
     f = click.option("--option", "options", multiple=True, metavar="NAME=VALUE", callback=_feature_options,
                      help="An option of a feature added by a plugin (repeatable; VALUE in JSON, e.g. 2 or true).")(f)
+    f = fix_option(f)
     f = bug_option(f)
     for name in reversed(tuple(BOUNDS)):
         f = click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
@@ -77,7 +79,8 @@ def model_options(f):
     return f
 
 
-MODEL_PARAMS = ("variant", *(flag.field for feature in catalog() for flag in feature.flags), *BOUNDS, "options", "bug_ids")
+MODEL_PARAMS = ("variant", *(flag.field for feature in catalog() for flag in feature.flags), *BOUNDS, "options", "bug_ids",
+                "fix_names")
 
 
 def model_params(kwargs: dict) -> dict:

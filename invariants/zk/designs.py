@@ -47,7 +47,7 @@ def refusal_only_for_a_lost_copy(model, state):
     "no_recreate_over_offline_copy", kind="transition", symmetric=True,
     reads=("broker[*].copies", "broker[*].dirs"),
     statement="A broker never creates a new log for a partition while a copy of that partition's log is on one of "
-              "its offline dirs.",
+              "its offline dirs (a deleted topic's copy is not the partition's).",
     reference="KIP-112 (a replica on a bad log directory is offline: it is not re-created); KIP-112 draft, "
               "Changes in Operational Procedures 1 (kafka-log-dirs.sh after the disk is fixed)",
 )
@@ -57,10 +57,19 @@ def no_recreate_over_offline_copy(model, state, action, after):
             continue
         bad = offline_dir_mask(before_b)
         for p, (old, new) in enumerate(zip(before_b.copies, after_b.copies)):
-            if new & ~old & ~_renamed_future(before_b, after_b, p) and old & bad:
+            if new & ~old & ~_renamed_future(before_b, after_b, p) and old & ~_stray(before_b, p) & bad:
                 return (f"broker {b} created a new log of partition {p} while its copy on offline dir(s) "
                         f"{[d for d in range(len(before_b.dirs)) if old & bad >> d & 1]} is out of reach")
     return None
+
+
+def _stray(broker, p: int) -> int:
+    """The dirs (a mask) whose copy of p belongs to a deleted topic (KRaft's kraft-deletion feature: the model's
+    stand-in for the topic id in each log's partition.metadata; 0 on a model without it): not the partition's copy,
+    so a log of a re-created topic beside it is no re-creation (LogManager.isStrayKraftReplica drops it at the next
+    start, and it is no duplicate of the new log)."""
+    stray = getattr(broker, "stray", None)
+    return 0 if stray is None else stray[p]
 
 
 def _renamed_future(before, after, p: int) -> int:

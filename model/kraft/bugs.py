@@ -118,14 +118,21 @@ def refuse_without_feature(value, included: set) -> str | None:
     """Why a configuration whose features are ``included`` cannot take the switches ``value`` (one line), or None:
     a switch whose feature is not in the model would change nothing, a silent no-op. Unknown ids and malformed
     values are left to ``check_bugs``."""
+    return missing_feature(value, included, BUGS, TURN_ON, "", "switch")
+
+
+def missing_feature(value, included: set, catalogue: dict, turn_on: dict, prefix: str, what: str) -> str | None:
+    """The one line refusing the first name of ``value`` (a name or a tuple of them) whose entry of ``catalogue``
+    needs a feature not ``included`` (``turn_on``: how a configuration includes it), or None. Bug switches and
+    candidate fixes (model/kraft/fixes.py) share it."""
     ids = (value,) if isinstance(value, str) else value
     if not isinstance(ids, tuple):
         return None
     for i in ids:
-        bug = BUGS.get(i) if isinstance(i, str) else None
-        if bug is not None and bug.feature is not None and bug.feature not in included:
-            return (f"{i} needs the feature {bug.feature}, which this model does not include (the switch would "
-                    f"change nothing): turn it on with {TURN_ON[bug.feature]}")
+        entry = catalogue.get(i) if isinstance(i, str) else None
+        if entry is not None and entry.feature is not None and entry.feature not in included:
+            return (f"{prefix}{i} needs the feature {entry.feature}, which this model does not include (the {what} "
+                    f"would change nothing): turn it on with {turn_on[entry.feature]}")
     return None
 
 

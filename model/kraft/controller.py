@@ -6,6 +6,7 @@ ReplicationControlManager.generateLeaderAndIsrUpdates). ELR and unclean election
 """
 from __future__ import annotations
 
+from model.kraft import fixes as F
 from model.kraft.bugs import bugs
 from model.kraft.metadata import (
     K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, BrokerChange, Image, PartitionChange,
@@ -45,14 +46,15 @@ def leader_acceptor(m, image: Image, p: int, b: int, remove: int = -1, add: int 
 
 
 def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1, dirs: tuple | None = None,
-                     isr: int | None = None):
+                     isr: int | None = None, judged_by: Image | None = None):
     """PartitionChangeBuilder.build (ONLINE election, no ELR, no unclean election): the target ISR (the given one,
     or the current one without ``remove``); a reassignment in progress completes when the target ISR without the
     removing replicas holds every remaining replica (completeReassignmentIfNeeded: Replicas and ISR lose the
     removing ones, Adding and Removing empty, Directories follow Replicas); an election on every build
     (tryElection, electAnyLeader): the current leader if it is valid (in the target ISR and passing
     LeaderAcceptor), else the first replica in Replicas order that is valid, else none. Without ELR an ISR that would be empty keeps
-    its last member (the leader goes to none). The record, or None when nothing changes."""
+    its last member (the leader goes to none). ``judged_by``: the image LeaderAcceptor reads (``image`` unless a
+    candidate fix says otherwise). The record, or None when nothing changes."""
     part = image.partitions[p]
     target = part.isr if isr is None else isr
     if remove >= 0:
@@ -65,8 +67,9 @@ def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1
             base = part.dirs if dirs is None else dirs
             new_dirs = tuple(base[replicas.index(b)] for b in kept)
             target, replicas, adding, removing = kept_isr, kept, (), ()
+    acceptor_image = image if judged_by is None else judged_by
     def valid(b):                                           # isValidNewLeader
-        return target >> b & 1 and leader_acceptor(m, image, p, b, remove, add)
+        return target >> b & 1 and leader_acceptor(m, acceptor_image, p, b, remove, add)
     leader = part.leader if part.leader != NO_LEADER and valid(part.leader) else next(
         (b for b in replicas if valid(b)), NO_LEADER)
     if not target:
@@ -164,7 +167,10 @@ def assign_replicas_to_dirs(m, image: Image, b: int, epoch: int, entries: tuple)
             failed.append((entry, NOT_LEADER_OR_FOLLOWER))
             continue
         i = part.replicas.index(b)
-        change = partition_change(m, image, p, dirs=part.dirs[:i] + (d,) + part.dirs[i + 1:])
+        dirs = part.dirs[:i] + (d,) + part.dirs[i + 1:]
+        # The election judges by the registration before the change (Kafka), or by the assigned dir with the
+        # candidate fix elect-by-assigned-dir (model/kraft/fixes.py).
+        change = partition_change(m, image, p, dirs=dirs, judged_by=F.assignment_acceptor_image(m, image, p, dirs))
         if change is not None:
             records.append(change)
         if not online(m, d, reg.dirs):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from model.kraft import rules as R
 from model.kraft.bugs import bugs
+from model.kraft.fixes import UNDER_WAY, keeps_promotion_state, promotes_abandoned_future
 from model.kraft.metadata import image_of
 from model.kraft.render import optional_dir
 from model.kraft.rules import KRAFT
@@ -25,6 +26,7 @@ from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, LIVE_DIR, replace_at
 # ReplicaAlterLogDirsThread's PromotionState per partition; NO_FETCHER: the thread does not have the partition.
 NO_FETCHER, P_NONE, P_QUEUED, P_ACCEPTED = -1, 0, 1, 2
 NOT_FETCHED = None  # a future log the thread has not fetched into since it was created (flog)
+assert (P_QUEUED, P_ACCEPTED) == UNDER_WAY  # the candidate fixes read the promotion states too (fixes.py)
 OWN_BUGS = ("KAFKA-16297", "KAFKA-16082")
 
 
@@ -300,12 +302,14 @@ def controller_assign_replicas_to_dirs(m, s, broker):
 
 def _after_delta(m, b, touched):
     """ReplicaManager.applyDelta's maybeAddLogDirFetchers: a partition the delta changed is given to the thread
-    again with promotion None (a promotion Accepted restarts); one no longer served leaves the thread."""
+    again with promotion None (a promotion Accepted restarts; the candidate fix keep-promotion-state keeps it,
+    model/kraft/fixes.py); one no longer served leaves the thread."""
     mover = b.mover
+    restart = P_NONE if not keeps_promotion_state(m) else None
     for p in touched:
         if mover[p] != NO_FETCHER:
             served = b.hosted[p] in (H_LEADER, H_FOLLOWER) and _main_dir(b, p) >= 0 and _future_dir(b, p) >= 0
-            mover = replace_at(mover, p, P_NONE if served else NO_FETCHER)
+            mover = replace_at(mover, p, (mover[p] if restart is None else restart) if served else NO_FETCHER)
     return b._replace(mover=mover)
 
 
@@ -343,7 +347,8 @@ def broker_load(m, s, broker):
             b = _drop_future(b, p)
         part = image.partitions[p]
         if fixed and b.future[p] >= 0 and part.leader_epoch >= 0 and broker in part.replicas \
-                and part.dirs[part.replicas.index(broker)] == b.future[p]:
+                and part.dirs[part.replicas.index(broker)] == b.future[p] \
+                and promotes_abandoned_future(m, b, p):  # (not a stale one with the candidate fix, fixes.py)
             b = _promote(b, p)
     s = R.broker_load(m, set_broker(s, broker, b), broker)
     b = s.brokers[broker]

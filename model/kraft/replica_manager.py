@@ -9,6 +9,7 @@ is on a saturated dir: not served, but retention and deletion reach it.
 """
 from __future__ import annotations
 
+from model.kraft.fixes import gate2_exempts_unassigned
 from model.kraft.metadata import UNASSIGNED, PartitionState
 from model.storage.broker import delete_log, has_offline_dir, live_copy_dir
 from model.storage.state import (
@@ -35,18 +36,19 @@ def _target_or_least_loaded(broker: Broker, target: int | None) -> int:
     return best
 
 
-def gate2_allows(broker: Broker, listed: int) -> bool:
+def gate2_allows(broker: Broker, listed: int, exempts_unassigned: bool = True) -> bool:
     """Partition.createLogInAssignedDirectoryId: create iff the listed dir is live here, or the broker has no
-    offline dir, or the dir is UNASSIGNED."""
+    offline dir, or the dir is UNASSIGNED (not with the candidate fix gate2-strict: ``exempts_unassigned``)."""
     live_here = 0 <= listed < len(broker.dirs) and LIVE_DIR[broker.dirs[listed]]
-    return live_here or not has_offline_dir(broker) or listed == UNASSIGNED
+    return live_here or not has_offline_dir(broker) or (exempts_unassigned and listed == UNASSIGNED)
 
 
 def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, listed: int | None,
-                bugs: tuple = ()) -> tuple[Broker, str]:
+                bugs: tuple = (), fixes: tuple = ()) -> tuple[Broker, str]:
     """One local replica of a delta (applyLocalLeadersDelta / applyLocalFollowersDelta): the broker after it, and
     which gate decided. ``listed``: the replica's dir if the delta listed it (TopicDelta.localChanges), else None.
-    ``bugs``: fixed Kafka bugs re-introduced (model/kraft/bugs.py)."""
+    ``bugs``: fixed Kafka bugs re-introduced (model/kraft/bugs.py); ``fixes``: candidate fixes applied
+    (model/kraft/fixes.py)."""
     hosted = broker.hosted[p]
     # Gate 1, ReplicaManager.getOrCreatePartition: Offline with the delta's topic id is skipped; with another one
     # (the topic was deleted and re-created) the partition is new.
@@ -68,7 +70,7 @@ def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, li
     outcome = FOUND
     if found < 0:
         # Gate 2, Partition.createLogInAssignedDirectoryId, when the delta listed the replica's dir.
-        if listed is not None and not gate2_allows(broker, listed):
+        if listed is not None and not gate2_allows(broker, listed, gate2_exempts_unassigned(fixes)):
             return broker._replace(hosted=replace_at(broker.hosted, p, H_STOPPED)), SKIPPED_DIR
         # Gate 3, LogManager.getOrCreateLog: an old replica with a dir offline is a KafkaStorageException.
         d = -1 if (not is_new and has_offline_dir(broker)) else _target_or_least_loaded(broker, listed)

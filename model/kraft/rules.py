@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from model.kraft import controller as C
 from model.kraft.bugs import BUGS, bugs, check_bugs
-from model.kraft.metadata import K_PARTITION, image_of, replay_batch
+from model.kraft import fixes as F
+from model.kraft.metadata import K_PARTITION, LOST, image_of, replay_batch
 from model.kraft.replica_manager import (
     apply_local, drop_stray, label_stray, queue_assignment, requeue_inflight, stop_and_delete,
 )
@@ -147,6 +148,8 @@ KRAFT = Feature(
                    "max_fixes", "max_faults"),
     options=(Option("bugs", (), "Fixed Kafka bugs re-introduced in KRaft mode: " + ", ".join(BUGS), check_bugs,
                     in_bounds=True),
+             Option(F.FIXES_OPTION, (), "Candidate fixes of the KRaft findings applied (docs/fixes.md): "
+                    + ", ".join(F.FIXES), F.check_fixes, in_bounds=True),
              Option("dir_symmetry", False, "Dir symmetry reduction in KRaft mode (with --symmetry, the default): "
                     "opt-in, as it saves states but not time (docs/performance.md)", _check_flag)),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
@@ -256,9 +259,13 @@ def broker_heartbeat(m, s, broker):
     names, all computed from the image before the heartbeat. The answer acknowledges the dirs it carried."""
     b = s.brokers[broker]
     image = controller_image(s)
-    records = C.broker_unfenced(m, image, broker) if _unfences(s, broker) else []
     offline = tuple(d for d in range(m.cfg.dirs) if b.failed >> d & 1)
-    records += C.directories_offline(m, image, broker, offline)
+    # (Candidate fixes of finding 5, model/kraft/fixes.py: the unfencing judged without the reported dirs, or the
+    # offline dirs' records first.)
+    unfencing = C.broker_unfenced(m, F.unfencing_image(m, image, broker, offline), broker) \
+        if _unfences(s, broker) else []
+    dirs_offline = C.directories_offline(m, image, broker, offline)
+    records = dirs_offline + unfencing if F.offline_dirs_first(m) else unfencing + dirs_offline
     s = write(m, s, records)
     return set_broker(s, broker, s.brokers[broker]._replace(acked_dirs=b.failed))
 
@@ -346,9 +353,15 @@ def broker_load(m, s, broker):
         if part.leader_epoch < 0 or broker not in part.replicas:
             continue
         listed = part.dirs[part.replicas.index(broker)]
-        unapplied, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        # A candidate fix (model/kraft/fixes.py): a replica whose log may be on an offline dir is given LOST, so
+        # gate 2 skips it, and assigned to LOST.
+        lost = image.jbod and F.assigns_lost_at_start_up(m, b, p, listed)
+        unapplied, (b, _) = b, apply_local(broker, b, p, part, LOST if lost else listed, bugs(m), F.fixes(m))
         b = label_stray(unapplied, b, p, topic_deleted(s, p, part.topic))
-        if image.jbod:  # ReplicaManager.applyDelta: assignments only at a metadata.version that supports them
+        if lost:
+            b = F.queue_lost(b, p, part.topic)
+        elif image.jbod and not F.promotion_assigns(m, b, p, listed):
+            # ReplicaManager.applyDelta: assignments only at a metadata.version that supports them
             b = queue_assignment(b, p, listed, part.topic)
     s = set_broker(s, broker, b._replace(applied=len(log), loaded=True))
     return advance_leaders(m, s, broker)
@@ -395,12 +408,13 @@ def broker_replay(m, s, broker):
         listed = None
         # directory(b) of the previous registration throws for a replica it does not have: an added replica is
         # never listed (the exception is swallowed).
+        # (A candidate fix, list-added-replica, lists it.)
         if any(r.kind == K_PARTITION or r.dirs is not None for r in touching) and (
-                was or any(r.kind == K_PARTITION for r in touching)):
+                was or any(r.kind == K_PARTITION for r in touching) or F.lists_added_replica(m)):
             listed = part.dirs[part.replicas.index(broker)]
-        unapplied, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m))
+        unapplied, (b, _) = b, apply_local(broker, b, p, part, listed, bugs(m), F.fixes(m))
         b = label_stray(unapplied, b, p, topic_deleted(s, p, part.topic))
-        if listed is not None and image.jbod:  # (as in BrokerLoad)
+        if listed is not None and image.jbod and not F.promotion_assigns(m, b, p, listed):  # (as in BrokerLoad)
             b = queue_assignment(b, p, listed, part.topic)
     return advance_leaders(m, set_broker(s, broker, b), broker)
 
