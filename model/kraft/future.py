@@ -14,6 +14,7 @@ from __future__ import annotations
 from model.kraft import rules as R
 from model.kraft.bugs import bugs
 from model.kraft.metadata import image_of
+from model.kraft.replica_manager import enqueue
 from model.kraft.rules import KRAFT
 from model.spec.feature import Feature, Option
 from model.spec.schema import Field, Show
@@ -99,8 +100,7 @@ def _future_dir(b, p) -> int:
 def _queue(b, p, d):
     """AssignmentsManager.onAssignment: (p, d, topic id) replaces any queued entry for the partition of that topic
     id; the topic id is the hosted partition's (Partition.topicId, the broker's ``topics``)."""
-    topic = b.topics[p]
-    return b._replace(queue=tuple(e for e in b.queue if e[::2] != (p, topic)) + ((p, d, topic),))
+    return b._replace(queue=enqueue(b.queue, p, d, b.topics[p]))
 
 
 def _remove_fetcher(m, b, p, original: int):
