@@ -18,6 +18,10 @@ SCENARIOS_OF_ISSUE_40 = {
     # Finding 1: the dir may fail after the crash; RF 1 loses the record without an ISR shrink.
     "kraft-finding-1-crash-before-the-dir-fails.json": {"no_recreate_over_offline_copy": 7},
     "kraft-finding-1-rf1-acked-record-lost.json": {"no_recreate_over_offline_copy": 9, "no_acked_record_lost": 11},
+    # Finding 2 with RF 2: the leader stays on its failed dir beside a healthy ISR member.
+    "kraft-finding-2-rf2-leader-kept-on-failed-dir.json": {
+        "leader_is_live_isr_member": 24, "metadata_shows_offline_replicas": 24,
+        "kraft_directories_name_the_log_dir": 24},
     # Finding 4 needs no disk failure.
     "kraft-finding-4-stale-future-log-promoted-at-restart.json": {"no_acked_record_lost": 15},
     # Finding 6: the added leader stays on its failed dir with no race; its restart re-creates it (finding 1).
@@ -104,6 +108,15 @@ def test_finding_6_s_added_leader_on_a_failed_dir_is_never_moved():
     assert all(after.controller.partitions[0].leader == 1 for _, after in _protocol_steps(model, end))
 
 
+def test_finding_2_with_rf_2_keeps_the_leader_on_its_failed_dir_beside_a_healthy_follower():
+    _, model, s = _states("kraft-finding-2-rf2-leader-kept-on-failed-dir.json")
+    end = s[-1]
+    part = end.controller.partitions[0]
+    assert model.is_quiescent(end) and part.leader == 0 and part.isr == 0b11 and part.dirs == (1, 0)
+    assert end.brokers[0].dirs[0] == OFFLINE and end.brokers[1].copies == (0b01,) and end.brokers[1].dirs[0] != OFFLINE
+    assert all(after.controller.partitions[0].leader == 0 for _, after in _protocol_steps(model, end))
+
+
 def test_finding_8_the_partition_stays_leaderless_with_its_data_on_a_healthy_dir():
     _, model, s = _states("kraft-finding-8-partition-leaderless-with-its-data.json")
     end = s[-1]
@@ -113,6 +126,15 @@ def test_finding_8_the_partition_stays_leaderless_with_its_data_on_a_healthy_dir
     assert all(after.controller.partitions[0].leader == NO_LEADER for _, after in _protocol_steps(model, end))
     # The election of the last AssignReplicasToDirs judged the registration before the change (dir 1, offline).
     assert s[-3].controller.partitions[0].dirs == (1,) and 1 not in s[-3].controller.registrations[0].dirs
+
+
+def test_finding_8_is_3_7_0_s_too():
+    """3.7.0's thread does not revert an Accepted promotion (the switch KAFKA-16297), but the broker's replay of
+    the record that accepted the future dir queues Assign(dir 0) all the same (maybeUpdateTopicAssignment)."""
+    scenario = load_scenario(str(SCENARIOS / "kraft-finding-8-partition-leaderless-with-its-data.json"))
+    model = _model_of(scenario, bugs="KAFKA-16297")
+    result, _trace, failed = replay(model, scenario, list(model.invariants))
+    assert failed == [] and [v.invariant.id for v in result.violations] == ["no_leaderless_partition_with_live_isr_copy"]
 
 
 # ---- the property ----------------------------------------------------------------------------------------------
