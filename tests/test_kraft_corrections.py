@@ -169,11 +169,11 @@ def test_the_leaderless_property_asks_for_the_acknowledged_records():
     _, model, s = _states("kraft-finding-1-rf1-acked-record-lost.json")
     before_election = s[-3]  # re-created empty on dir 1, fenced, no leader
     assert before_election.controller.partitions[0].leader == NO_LEADER
-    active = before_election.controller.registrations[0]._replace(fenced=False)
-    state = before_election._replace(controller=before_election.controller._replace(
-        registrations=(active, before_election.controller.registrations[1])))
+    registrations = before_election.controller.registrations
+    active = (registrations[0]._replace(fenced=False),) + registrations[1:]
+    state = before_election._replace(controller=before_election.controller._replace(registrations=active))
     assert leaderless.invariant.check(model, state) is None
-    with_record = state._replace(brokers=(state.brokers[0]._replace(logs=((0,),)), state.brokers[1]))
+    with_record = state._replace(brokers=(state.brokers[0]._replace(logs=((0,),)),) + state.brokers[1:])
     assert leaderless.invariant.check(model, with_record)
 
 
