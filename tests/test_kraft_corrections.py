@@ -8,6 +8,7 @@ import pytest
 
 from explorer.catalog import build_model, claims_of, design_of, preset_config
 from explorer.scenario import load_scenario, parse_step, replay
+from explorer.search import SearchOptions, bfs
 from helpers import SCENARIOS
 from invariants.kraft.quiescent import no_leaderless_partition_with_live_isr_copy as leaderless
 from model.kraft.replica_manager import enqueue, in_kafka_order, requeue_inflight
@@ -135,6 +136,36 @@ def test_finding_8_is_3_7_0_s_too():
     model = _model_of(scenario, bugs="KAFKA-16297")
     result, _trace, failed = replay(model, scenario, list(model.invariants))
     assert failed == [] and [v.invariant.id for v in result.violations] == ["no_leaderless_partition_with_live_isr_copy"]
+
+
+def _election_not_needed(part, election):
+    """ReplicationControlManager.electLeader's answer ELECTION_NOT_NEEDED (3.9.2 lines 1533-1535, 3.7.0 lines
+    1487-1489, the same in 4.0.2 to 4.3.1): for PREFERRED when the first replica leads
+    (PartitionRegistration.hasPreferredLeader), for UNCLEAN when any replica leads (hasLeader). The model has no
+    admin election: this mirrors the two conditions only."""
+    return part.leader == part.replicas[0] if election == "PREFERRED" else part.leader != NO_LEADER
+
+
+def test_finding_5_s_phantom_leader_makes_an_admin_election_answer_election_not_needed():
+    """The leader the unfencing heartbeat elected on its failed dir stays (no step of the protocol moves it), and
+    an admin election, preferred or unclean, would be answered ELECTION_NOT_NEEDED."""
+    _, model, s = _states("kraft-finding-5-unfenced-leader-on-failed-dir.json")
+    end = s[-1]
+    part = end.controller.partitions[0]
+    assert model.is_quiescent(end) and part.leader == 0 and end.brokers[0].dirs[0] == OFFLINE
+    assert end.brokers[0].copies[0] == 0b01  # its only copy on the failed dir
+    assert _election_not_needed(part, "PREFERRED") and _election_not_needed(part, "UNCLEAN")
+    assert all(after.controller.partitions[0].leader == 0 for _, after in _protocol_steps(model, end))
+
+
+def test_finding_7_changes_metadata_only():
+    """kraft-mv-upgrade without faults, exhausted with every invariant of the model: the only one violated is
+    kraft_directories_match_actual_dir (the MIGRATING entry); no data, leadership or availability property
+    (docs/kraft.md "Counts": the whole preset, with its faults, violates that one only too)."""
+    model = build_model(preset_config("kraft-mv-upgrade", max_faults=0))
+    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
+    assert result.result == "violation" and len(model.invariants) > 10
+    assert {v.invariant.id for v in result.violations} == {"kraft_directories_match_actual_dir"}
 
 
 # ---- the property ----------------------------------------------------------------------------------------------
