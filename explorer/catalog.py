@@ -187,6 +187,7 @@ CLAIMS: dict[str, tuple] = {
                    safety.leader_is_live_isr_member, kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS,
                    _claimed(kraft_quiescent.kraft_directories_match_actual_dir, "kraft-core"),
                    _claimed(kraft_quiescent.no_dir_failure_cascade, "kraft-core"),
+                   _claimed(kraft_quiescent.no_leaderless_partition_with_live_isr_copy, "kraft-core"),
                    *(design_invariants.claimed_by(i, "kraft-core") for i in invariants_in(kraft_liveness)),
                    # "A failure is acknowledged, or the broker stops": the broker stops by a crash, or with
                    # kraft-sessions by the 3.8+ dir failure timeout (invariants/kraft/sessions.py).
