@@ -244,10 +244,11 @@ def test_the_preset_exhausts_with_every_rule_of_its_configuration_fired():
     fired = {name for name, n in result.coverage.items() if n}
     assert fired == {r.name for r in model.rules if r.domain(model)}
     assert FEATURE_RULES <= fired
-    # Findings 1 to 3 of docs/kraft.md, and what kraft-core's quiescent checks see of them.
+    # Findings 1 to 3 and 8 of docs/kraft.md, and what kraft-core's quiescent checks see of them.
     assert {v.invariant.id for v in result.violations} == {
         "no_recreate_over_offline_copy", "kraft_directories_name_the_log_dir", "kraft_leader_passes_leader_acceptor",
-        "leader_is_live_isr_member", "metadata_shows_offline_replicas", "kraft_directories_match_actual_dir"}
+        "leader_is_live_isr_member", "metadata_shows_offline_replicas", "kraft_directories_match_actual_dir",
+        "no_leaderless_partition_with_live_isr_copy"}
 
 
 def test_the_feature_rules_stay_within_their_declared_footprints():
