@@ -12,15 +12,17 @@ from explorer.catalog import (build_model, claimed_invariants, configure, deprec
 from explorer.errors import guard_invariants
 
 from .bugs import with_bugs
+from .release import with_release
 from .exits import BadInput
 from .options import plugins
 
 
 def model_config(preset: str | None, params: dict, base: dict | None = None) -> ModelConfig:
-    """The preset (if any), then the scenario file's model (base), then explicit flags; --bug adds its ids to the
-    ``bugs`` option they give."""
+    """The preset (if any), then the scenario file's model (base), then explicit flags; --kafka sets the ``kafka``
+    option and --bug adds its ids to the ``bugs`` option they give."""
     merged = {**(base or {}), **params}
     bug_ids = merged.pop("bug_ids", None)
+    kafka = merged.pop("kafka_release", None)
     extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
     try:
         cfg = configure(preset, merged, extra_presets)
@@ -28,6 +30,8 @@ def model_config(preset: str | None, params: dict, base: dict | None = None) -> 
         raise BadInput(str(e)) from None
     except TypeError as e:
         raise BadInput(f"bad model parameter: {e}") from None
+    if kafka is not None:
+        cfg = with_release(cfg, kafka, design_of(cfg.variant).features)
     if bug_ids:
         cfg = with_bugs(cfg, bug_ids, design_of(cfg.variant).features)
     for note in (deprecation_note(cfg.variant), preset_deprecation_note(preset)):   # an old name works: say so

@@ -15,6 +15,7 @@ from explorer.catalog import PRESETS, features as catalog, load_plugins
 from explorer.errors import JbodcheckFailure
 
 from .bugs import bug_option
+from .release import kafka_option
 from .exits import BadInput
 
 
@@ -63,6 +64,7 @@ def model_options(f):
     f = click.option("--option", "options", multiple=True, metavar="NAME=VALUE", callback=_feature_options,
                      help="An option of a feature added by a plugin (repeatable; VALUE in JSON, e.g. 2 or true).")(f)
     f = bug_option(f)
+    f = kafka_option(f)
     for name in reversed(tuple(BOUNDS)):
         f = click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
                          help=f"Bound: {BOUNDS[name]}.")(f)
@@ -74,7 +76,7 @@ def model_options(f):
     return f
 
 
-MODEL_PARAMS = ("variant", *(flag.field for feature in catalog() for flag in feature.flags), *BOUNDS, "options", "bug_ids")
+MODEL_PARAMS = ("variant", *(flag.field for feature in catalog() for flag in feature.flags), *BOUNDS, "options", "bug_ids", "kafka_release")
 
 
 def model_params(kwargs: dict) -> dict:
