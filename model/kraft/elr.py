@@ -132,3 +132,13 @@ ELR.replaces["BrokerRegister"] = attrs.evolve(
     _REGISTER, effect=_after_registration(_REGISTER.effect),
     reads=_REGISTER.reads + _MARKS, writes=_REGISTER.writes + ("broker[broker].clean_epoch",),
     reference=_REGISTER.reference + "; ReplicationControlManager.handleBrokerShutdown (isCleanShutdown)")
+
+
+# kraft-tiny's cluster and bounds with min ISR 2: a broker that leaves the ISR joins the ELR (with min ISR 1, as in the
+# other KRaft presets, the ELR fills only when the ISR empties).
+ELR.presets["kraft-elr"] = (
+    "KRaft with ELR (KIP-966): 2 brokers x 2 dirs, 1 partition, RF 2, min ISR 2; one record, a consumer; a dir "
+    "failure, a crash, a restart, at most one fault, no repair",
+    dict(variant="kraft", brokers=2, dirs=2, partitions=1, rf=2, min_isr=2, max_records=1, consumer=True,
+         max_dir_failures=1, max_saturations=0, max_crashes=1, max_restarts=1, max_fixes=0, max_failovers=0,
+         max_faults=1))
