@@ -200,12 +200,13 @@ def saved_report(tmp_path_factory) -> dict:
 
 
 def _damaged(report: dict, where: str, value) -> dict:
-    """The report with the value at ``where`` (dotted, [i] for list items) replaced."""
+    """The report with the value at ``where`` (dotted, [i] for list items; a dotted ``.0`` is an object's key)
+    replaced."""
     import copy
     import re
 
     data = copy.deepcopy(report)
-    parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", where)]
+    parts = [int(index) if index else name for index, name in re.findall(r"\[(\d+)\]|([^.\[\]]+)", where)]
     target = data
     for p in parts[:-1]:
         target = target[p]
@@ -283,24 +284,28 @@ def _paths(value, prefix="") -> list[str]:
 def test_whatever_view_accepts_it_renders(saved_report):
     """Any one field of a real report replaced by any JSON value: the shape check refuses it, or the page
     renders (never an exception from the renderer)."""
+    renders_or_refuses(saved_report, [p for p in _paths(saved_report) if p != "tool" and not any(c in p for c in " ")])
+
+
+def renders_or_refuses(report: dict, paths: list[str]) -> None:
+    """For 300 examples: the value at one of ``paths`` replaced by any JSON value, the shape check refuses the
+    report or the page renders it (tests/test_kraft_render.py uses it on a KRaft report)."""
     from hypothesis import given, settings, strategies as st
 
     from explorer.reports.html import page
     from explorer.reports.report_shape import ShapeError, check_report
 
-    paths = [p for p in _paths(saved_report) if p != "tool" and not any(c in p for c in " ")]
-
     @settings(max_examples=300, deadline=None, database=None)
     @given(st.sampled_from(paths), _json_values())
-    def renders_or_refuses(where, value):
-        data = _damaged(saved_report, where, value)
+    def one(where, value):
+        data = _damaged(report, where, value)
         try:
             check_report(data)
         except ShapeError:
             return
         page(data, {})
 
-    renders_or_refuses()
+    one()
 
 
 # ---- options -----------------------------------------------------------------------------------------------

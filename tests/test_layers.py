@@ -16,7 +16,7 @@ import pytest
 
 from helpers import REPO
 
-PACKAGES = ("model", "invariants", "explorer", "spark_explore", "proofs")
+PACKAGES = ("model", "invariants", "explorer", "spark_explore", "proofs", "realkafka")
 # No engine names a Kafka concept (the words; Spark's own partitions are Spark's), and the kernel not even
 # the model's nouns: a kernel that says "partition" or "leader" has not separated the protocol from the machinery.
 ENGINE_WORDS = re.compile(r"leaderandisr|updatemetadata|broker|controller|kafka|zookeeper", re.I)

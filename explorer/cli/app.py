@@ -19,6 +19,7 @@ from .compare import compare_command
 from .exits import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, worker_error_line
 from .explore import explore
 from .fuzz import fuzz
+from .kafka import kafka_group
 from .listing import invariants_command, presets, rules
 from .optional import LazyCommand
 from .replay import replay_command
@@ -31,7 +32,8 @@ def cli():
     """jbodcheck: a model checker for Apache Kafka's JBOD disk-failure protocols (KIP-112 and friends)."""
 
 
-for command in (explore, replay_command, view, presets, rules, invariants_command, fuzz, compare_command, bugs_command):
+for command in (explore, replay_command, view, presets, rules, invariants_command, fuzz, compare_command, bugs_command,
+                kafka_group):
     cli.add_command(command)
 # jbodcheck prove (docs/proofs.md): z3 is imported only when it runs (explorer/cli/optional.py).
 cli.add_command(LazyCommand("prove", "explorer.cli.prove:prove_command",

@@ -48,7 +48,7 @@ def state_graph(model: Model, max_states: int, max_depth: int | None = None):
 
 
 def _tooltip(model: Model, state) -> str:
-    from .render import state_dict
+    from .render import show_value, state_dict
 
     s = state_dict(model, state)
     parts = []
@@ -56,7 +56,10 @@ def _tooltip(model: Model, state) -> str:
         dirs = "/".join(b.get("dirs", []))
         parts.append(f"b{b['broker']} {'up' if b.get('up', True) else 'down'} [{dirs}]")
     for p in s["controller"].get("partitions", []):
-        parts.append(f"p{p['partition']} leader={p.get('leader')} isr={p.get('isr')}")
+        if "leader" in p:
+            parts.append(f"p{p['partition']} leader={p.get('leader')} isr={p.get('isr')}")
+        else:       # KRaft mode: the partition's PartitionRegistration (model/kraft/render.py), or none
+            parts.append(f"p{p['partition']} " + ", ".join(show_value(v) for k, v in p.items() if k != "partition"))
     return "; ".join(parts)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 
 from explorer import __version__
-from .render import flatten, show_value as text
+from .render import APPENDED, changes, flatten, is_typed, show_value as text
 
 DIR_CLASSES = ("good", "saturated", "offline", "removed")
 
@@ -74,8 +74,9 @@ def _list(items, empty: str = "none") -> str:
 
 
 def _cell(value) -> str:
-    if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) or isinstance(v, list)
-                                                 for v in value.values()):
+    if is_typed(value):
+        return esc(text(value))
+    if isinstance(value, dict) and value and all(not isinstance(v, dict) or is_typed(v) for v in value.values()):
         return "<br>".join(f"{esc(k)}: {esc(text(v))}" for k, v in value.items())
     return esc(text(value))
 
@@ -104,7 +105,9 @@ def _kv(data: dict, prefix: str, changes: Changes, skip=()) -> str:
         if k in skip:
             continue
         key = f"{prefix}.{k}" if prefix else k
-        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+        if isinstance(v, list) and v and all(is_typed(x) for x in v):
+            body = _list([text(x) for x in v])
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
             body = _table(v, key, changes, skip=(), key="", head="#")
         else:
             body = _cell(v)
@@ -120,18 +123,18 @@ def _broker(b: dict, changes: Changes) -> str:
     n = b.get("broker")
     prefix = f"brokers[{n}]"
     up = b.get("up", True)
-    parts = b.get("partitions", [])
+    parts = b.get("partitions") or []
     out = [f'<div class="broker{"" if up else " down"}" data-broker="{esc(n)}">',
            f'<h4>Broker {esc(n)} <span class="badge {"up" if up else "downb"}{changes.cls(prefix + ".up")}">'
            f'{"up" if up else "down"}</span></h4>', f'<div class="dirs{changes.cls(prefix + ".dirs")}">']
-    for d, state in enumerate(b.get("dirs", [])):
+    for d, state in enumerate(b.get("dirs") or []):
         cls = state if state in DIR_CLASSES else "other"
         chips = []
         for p in parts:
             if d in (p.get("log_on_dirs") or []):
                 hosted = p.get("hosted", "none")
-                role = {"leader": "leader", "follower": "follower", "offline": "offl"}.get(hosted, "none")
-                mark = " \u2605" if hosted == "leader" else ""
+                role = _role(hosted)
+                mark = " \u2605" if role == "leader" else ""
                 chg = changes.cls(f"{prefix}.partitions[{p.get('partition')}].log_on_dirs").strip() or \
                     changes.cls(f"{prefix}.partitions[{p.get('partition')}].hosted").strip()
                 chips.append(f'<span class="rep {role} {chg}" title="partition {esc(p.get("partition"))}: '
@@ -156,6 +159,15 @@ def _broker(b: dict, changes: Changes) -> str:
         out.append(_kv(extra, prefix, changes))
     out.append("</div>")
     return "".join(out)
+
+
+def _role(hosted) -> str:
+    """A replica's chip class by its hosted state: ZooKeeper mode's words, or KRaft's HostedPartition names."""
+    hosted = str(hosted)
+    for word, role in (("leader", "leader"), ("follower", "follower"), ("offline", "offl")):
+        if hosted == word or hosted.startswith("HostedPartition.") and word in hosted.lower():
+            return role
+    return "none"
 
 
 def _partition_table(rows, prefix, changes) -> str:
@@ -210,12 +222,22 @@ def cluster(state: dict, changes: Changes) -> str:
 def changes_table(before: dict | None, after: dict) -> tuple[str, list[str]]:
     if before is None:
         return '<p class="muted">The initial state.</p>', []
-    keys = [k for k in after if after[k] != before.get(k)] + [k for k in before if k not in after]
-    if not keys:
+    found = [c for k in after if after[k] != before.get(k) for c in changes(k, before.get(k), after[k])]
+    found += [(k, before[k], None) for k in before if k not in after]
+    if not found:
         return '<p class="muted">Nothing changed.</p>', []
-    rows = "".join(f"<tr><td><code>{esc(k)}</code></td><td class=\"old\">{esc(text(before.get(k)))}</td>"
-                   f"<td class=\"new\">{esc(text(after.get(k)))}</td></tr>" for k in keys)
-    return (f'<table class="changes"><tr><th>field</th><th>before</th><th>after</th></tr>{rows}</table>', keys)
+    rows = "".join(f"<tr><td><code>{esc(k)}</code></td><td class=\"old\">{esc(_before(old))}</td>"
+                   f"<td class=\"new\">{esc(_after(old, new))}</td></tr>" for k, old, new in found)
+    return (f'<table class="changes"><tr><th>field</th><th>before</th><th>after</th></tr>{rows}</table>',
+            [k for k, _, _ in found])
+
+
+def _before(old) -> str:
+    return "(the entries before, unchanged)" if old is APPENDED else text(old)
+
+
+def _after(old, new) -> str:
+    return f"+ {text(new)}" if old is APPENDED else text(new)
 
 
 def _violation(index: int, v: dict, refs: dict) -> str:

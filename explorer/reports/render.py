@@ -1,8 +1,15 @@
 """Readable forms of states and traces: a JSON-ready dict per state, and a text trace that shows, per step,
-the action and only what changed."""
+the action and only what changed.
+
+A value may be a *typed object*, a dict with a ``"type"`` (a KRaft record, image or entry by its Kafka name:
+model/kraft/render.py): its text is ``Type(field=value, ...)`` (or its type's own text form), flattening keeps it
+whole, and a step's changes show the fields of it that changed, and the typed objects appended to a list rather
+than the whole list twice (``changes``). The ZooKeeper mode's state has none, so its output is as it was.
+"""
 from __future__ import annotations
 
 from model import Model, State
+from model.kraft.render import TEXT_FORMS, TYPE
 from model.storage.state import (
     BUDGET_FIELDS, DELETION_NAMES, DIR_NAMES, ERROR_NAMES, HOSTED_NAMES,
     LEADER_AND_ISR, LEADER_DURING_DELETE, MESSAGE_NAMES, NO_LEADER, PARTITION_STATE_NAMES, REASSIGNMENT_NAMES,
@@ -71,6 +78,7 @@ def _view(model: Model, record, view, per_partition: dict | None = None, partiti
         if show.feature is not None and not model.has_feature(show.feature):
             continue
         value = getattr(record, name)
+        fmt = model.formats.get(show.fmt) or _FORMATS.get(show.fmt)
         if show.scope == "partition":
             if rows is None:
                 rows = [{"partition": p} for p in range(model.cfg.partitions)]
@@ -83,11 +91,11 @@ def _view(model: Model, record, view, per_partition: dict | None = None, partiti
                 elif show.fmt == "partition_bit":
                     row[show.key] = bool(value >> p & 1)
                 else:
-                    row[show.key] = _FORMATS[show.fmt](model, value[p])
+                    row[show.key] = fmt(model, value[p])
         elif show.scope == "responses":
-            out.setdefault(show.key, []).extend(_FORMATS[show.fmt](model, value))
+            out.setdefault(show.key, []).extend(fmt(model, value))
         else:
-            out[show.key] = _FORMATS[show.fmt](model, value)
+            out[show.key] = fmt(model, value)
     return out
 
 
@@ -115,7 +123,7 @@ def flatten(value, prefix: str = "", out: dict | None = None) -> dict:
     """A readable state (state_dict, or a report's trace state) as dotted keys, [i] for brokers, partitions and
     records: what the text trace and the HTML page compare from step to step."""
     out = {} if out is None else out
-    if isinstance(value, dict):
+    if isinstance(value, dict) and not is_typed(value):
         for k, v in value.items():
             flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
     elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and prefix.split(".")[-1] in (
@@ -129,6 +137,19 @@ def flatten(value, prefix: str = "", out: dict | None = None) -> dict:
 
 def flat(model: Model, state: State) -> dict:
     return flatten(state_dict(model, state))
+
+
+def is_typed(value) -> bool:
+    """A typed object: a dict with a ``"type"`` string (module docstring)."""
+    return isinstance(value, dict) and isinstance(value.get(TYPE), str)
+
+
+def typed_text(value: dict) -> str:
+    """A typed object in one line: its type's own text form, else ``Type(field=value, ...)``."""
+    own = TEXT_FORMS.get(value[TYPE])
+    if own is not None:
+        return own(value, show_value)
+    return f"{value[TYPE]}(" + ", ".join(f"{k}={show_value(v)}" for k, v in value.items() if k != TYPE) + ")"
 
 
 def show_value(value) -> str:
@@ -147,11 +168,38 @@ def show_value(value) -> str:
 
 
 def _compact(value) -> str:
+    if is_typed(value):
+        return typed_text(value)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + "; ".join(_compact(v) for v in value) + "]"
     return show_value(value)
+
+
+APPENDED = object()   # the "old" value of a change that appended to a list
+
+
+def changes(key: str, old, new) -> list[tuple[str, object, object]]:
+    """What changed of one flat key, as (key, old, new) triples: two typed objects of one type, field by field
+    (``key.field``); a list that grew at its end by typed objects, one (key, APPENDED, item) per item appended;
+    else the key itself."""
+    if is_typed(old) and is_typed(new) and old[TYPE] == new[TYPE]:
+        out: list = []
+        for field in dict.fromkeys([*new, *old]):
+            if field != TYPE and old.get(field) != new.get(field):
+                out += changes(f"{key}.{field}", old.get(field), new.get(field))
+        return out
+    if (isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and new[:len(old)] == old
+            and all(is_typed(item) for item in new[len(old):])):
+        return [(key, APPENDED, item) for item in new[len(old):]]
+    return [(key, old, new)]
+
+
+def change_line(key: str, old, new) -> str:
+    if old is APPENDED:
+        return f"{key}: + {show_value(new)}"
+    return f"{key}: {show_value(old)} -> {show_value(new)}"
 
 
 def trace_text(model: Model, trace: list, loop_start: int | None = None) -> str:
@@ -170,7 +218,7 @@ def trace_text(model: Model, trace: list, loop_start: int | None = None) -> str:
             lines.append(f"Step {i}: {model.label(action)}")
             changed = [k for k in current if current[k] != previous.get(k)]
             for k in changed:
-                lines.append(f"    {k}: {show_value(previous.get(k))} -> {show_value(current[k])}")
+                lines.extend(f"    {change_line(*c)}" for c in changes(k, previous.get(k), current[k]))
             if not changed:
                 lines.append("    (nothing changed)")
         previous = current

@@ -11,6 +11,7 @@ deletion or, if it was down, at its next start-up (LogManager's stray logs).
 from __future__ import annotations
 
 from model.kraft import controller as C
+from model.kraft.render import topic_of
 from model.kraft.rules import CONTROLLER_EVENT, KRAFT, write
 from model.spec.feature import Feature
 from model.spec.schema import Field, Show
@@ -23,9 +24,11 @@ def _per_partition(value):
 
 
 DELETION_FIELDS = (
-    Field("topics", "brokers", _per_partition(0), "volatile", show=Show("hosted_topic_ids", "plain"),
+    Field("topics", "brokers", _per_partition(0), "volatile",
+          show=Show("hosted_topic_id", "kraft_topic", "partition"),
           doc="per partition: the topic id of the broker's HostedPartition (kept while it is Offline), 0 for none"),
-    Field("stray", "brokers", _per_partition(0), index="item-index-masks", show=Show("stray_copies", "plain"),
+    Field("stray", "brokers", _per_partition(0), index="item-index-masks",
+          show=Show("stray_copies", "bits", "partition"),
           doc="per partition: bitmask of dirs whose copy belongs to a deleted topic, until the broker drops it"),
 )
 
@@ -38,6 +41,7 @@ KRAFT_DELETION = Feature(
     config_fields=("deletion",),
     flags=(),  # --deletion is the ZooKeeper-mode feature's flag: one option, the same meaning
     fields=DELETION_FIELDS,
+    formats={"kraft_topic": topic_of},
 )
 
 

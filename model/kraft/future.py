@@ -14,6 +14,7 @@ from __future__ import annotations
 from model.kraft import rules as R
 from model.kraft.bugs import bugs
 from model.kraft.metadata import image_of
+from model.kraft.render import optional_dir
 from model.kraft.rules import KRAFT
 from model.spec.feature import Feature, Option
 from model.spec.schema import Field, Show
@@ -47,19 +48,31 @@ def _per_partition(value):
 
 
 FIELDS = (
-    Field("future", "brokers", _per_partition(-1), after="inflight", show=Show("future_log_dir", "plain", "partition"),
+    Field("future", "brokers", _per_partition(-1), after="inflight",
+          show=Show("future_log_dir", "kraft_optional_dir", "partition"),
           doc="per partition: the dir holding the partition's -future log, or -1 (on disk: survives a crash)"),
     Field("flog", "brokers", _per_partition(NOT_FETCHED), after="future",
           show=Show("future_log", "plain", "partition"),
           doc="per partition: the -future log's entries, None until the first fetch into it (on disk)"),
     Field("mover", "brokers", _per_partition(NO_FETCHER), "volatile", after="flog",
-          show=Show("promotion", "plain", "partition"),
+          show=Show("promotion", "kraft_promotion", "partition"),
           doc="per partition: ReplicaAlterLogDirsThread's promotion state, -1 when the thread does not have the "
               "partition, 0 None, 1 Queued (Assign(future dir) queued), 2 Accepted (the controller answered it)"),
-    Field("moves", "", lambda m: (0, 0), show=Show("alter_log_dirs_used", "plain"),
+    Field("moves", "", lambda m: (0, 0), show=Show("alter_log_dirs_used", "kraft_moves"),
           doc="(AlterReplicaLogDirs requests made, promotions queued): bounded by the options alter_log_dirs and "
               "future_promotions"),
 )
+
+
+# How the fields read (model/kraft/render.py): the promotion state by ReplicaAlterLogDirsThread's ReassignmentState
+# names (null: the thread does not have the partition, no PromotionState).
+PROMOTION_NAMES = {NO_FETCHER: None, P_NONE: "ReassignmentState.None", P_QUEUED: "ReassignmentState.Queued",
+                   P_ACCEPTED: "ReassignmentState.Accepted"}
+FORMATS = {
+    "kraft_optional_dir": optional_dir,
+    "kraft_promotion": lambda m, value: PROMOTION_NAMES[value],
+    "kraft_moves": lambda m, value: {"alter_replica_log_dirs": value[0], "promotions_queued": value[1]},
+}
 
 
 def _quiescent(m, s) -> bool:
@@ -82,6 +95,7 @@ FUTURE = Feature(
              Option("future_promotions", 2, "kraft-future: the bound on promotions queued (Assign(future dir)), "
                     "which a delta bumping the partition epoch restarts", _check_count("future_promotions"))),
     fields=FIELDS,
+    formats=FORMATS,
     quiescent=_quiescent,
 )
 

@@ -18,6 +18,7 @@ from model.kraft.metadata import K_PARTITION, image_of, replay_batch
 from model.kraft.replica_manager import (
     apply_local, drop_stray, label_stray, queue_assignment, requeue_inflight, stop_and_delete,
 )
+from model.kraft.render import FORMATS
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
 from model.kraft.symmetry import dir_symmetry as kraft_dir_symmetry, permute_index_refs
 from model.spec.errors import ConfigError
@@ -184,6 +185,8 @@ KRAFT = Feature(
     dir_symmetry=lambda cfg: STORAGE.dir_symmetry(cfg) or kraft_dir_symmetry(cfg),
     quiescent=quiescent,
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
+    # How the KRaft fields read in traces and views: records, images and entries in Kafka's names (render.py).
+    formats=FORMATS,
     constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS,
                # The release's behaviours, computed once (model/kraft/release.py, bugs.py): checked first.
                "kraft_release_checked": _check_release, "kraft_elr": lambda m: release.elr_on(m.cfg),

@@ -35,14 +35,14 @@ def started_log(m) -> tuple:
 
 
 CONTROLLER_FIELDS = (
-    Field("log", "controller", started_log, show=Show("metadata_log", "plain"),
+    Field("log", "controller", started_log, show=Show("metadata_log", "kraft_log"),
           doc="the metadata log: one batch per controller event, of RegisterBroker, BrokerChange, PartitionRecord and "
               "PartitionChange records"),
     Field("registrations", "controller", lambda m: image_of(m, started_log(m)).registrations,
-          show=Show("registrations", "plain"),
+          show=Show("registrations", "kraft_registrations"),
           doc="per broker: Registration(epoch, fenced, dirs) or None, the image of the whole log"),
     Field("partitions", "controller", _per_partition(NO_PARTITION),
-          show=Show("partitions", "plain", "partition"),
+          show=Show("registration", "kraft_partition", "partition"),
           doc="per partition: PartitionState(leader, leader_epoch, isr, partition_epoch, dirs), the image of the log"),
     # Topic deletion is not modelled in KRaft mode: constant, read by the shared durability invariants.
     Field("deletion", "controller", _per_partition(D_NONE), doc="per partition: D_NONE (no topic deletion)"),
@@ -59,9 +59,11 @@ BROKER_FIELDS = (
           doc="bitmask of dirs that failed since the broker started (every heartbeat carries them)"),
     Field("acked_dirs", "brokers", lambda m: 0, "volatile", index="index-mask", show=Show("acknowledged_dirs", "bits"),
           doc="bitmask of failed dirs a heartbeat response acknowledged"),
-    Field("queue", "brokers", lambda m: (), "volatile", channel=True, show=Show("assignment_queue", "plain"),
+    Field("queue", "brokers", lambda m: (), "volatile", channel=True,
+          show=Show("assignment_queue", "kraft_assignments"),
           doc="AssignmentsManager's queue: (partition, dir) entries, the latest per partition"),
-    Field("inflight", "brokers", lambda m: (), "volatile", channel=True, show=Show("assignment_in_flight", "plain"),
+    Field("inflight", "brokers", lambda m: (), "volatile", channel=True,
+          show=Show("assignment_in_flight", "kraft_assignments"),
           doc="the AssignReplicasToDirs request in flight: (partition, dir) entries"),
 )
 

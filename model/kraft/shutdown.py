@@ -75,7 +75,7 @@ def shut_down(m, s, broker) -> State:
 
 FIELDS = (
     Field("shutdown", "brokers", lambda m: NOT_SHUTTING_DOWN, "volatile", pending=True, after="acked_dirs",
-          show=Show("shutdown_state", "plain"),
+          show=Show("shutdown_state", "kraft_shutdown_state"),
           doc="BrokerLifecycleManager's state once a shutdown began: '' (none), PENDING_CONTROLLED_SHUTDOWN "
               "(heartbeats carry wantShutDown) or SHUTTING_DOWN (the controller said shouldShutDown)"),
 )
@@ -91,6 +91,8 @@ SHUTDOWN = Feature(
     state_fields=(StateField("controlled_shutdowns", 0, "How many controlled shutdowns an operator began "
                              "(the bound max_controlled_shutdowns)."),),
     fields=FIELDS,
+    # BrokerLifecycleManager's state by its name; null before a shutdown begins.
+    formats={"kraft_shutdown_state": lambda m, value: value or None},
     hooks={"shutdown_under_way": shutdown_under_way, "shut_down": shut_down},
     render=lambda m, s: {"controlled_shutdowns": m.ext(s, "controlled_shutdowns")},
 )

@@ -113,6 +113,10 @@ class Feature:
     quiescent: Callable | None = None
     # (model, state) -> dict: how the feature's extension state fields read in traces and JSON state dumps.
     render: Callable | None = None
+    # name -> formatter (model, value) -> JSON-ready value: the formatters its fields' views name (Show.fmt), for
+    # the models that include the feature; one with the name of a report's built-in formatter takes its place in
+    # those models (the readable state, explorer/reports/render.py; never called by a search).
+    formats: dict = attrs.field(factory=dict)
 
     def rule(self, name: str, *, params: tuple[str, ...], domain, guard, reference: str, kind: str,
              replaces: str | None = None, fair: bool | None = None, reads=None, writes=None, guard_reads=None,

@@ -66,6 +66,8 @@ class Model:
         self.reported_rules = tuple(dict.fromkeys(
             [r.name for f in catalog.features for r in f.rules] + [r.name for r in self.rules]))
         self.hooks = SimpleNamespace(**{k: v for f in self.features for k, v in f.hooks.items()})
+        # How the fields' views format their values (Feature.formats; a later feature's wins): reports only.
+        self.formats = {k: v for f in self.features for k, v in f.formats.items()}
         self.all_invariants = tuple(i for f in self.features for i in catalog.claims_of(f)) + (
             tuple(plugins.invariants) if plugins is not None else ())
         self.invariants = self.select(invariants)

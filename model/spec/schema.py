@@ -52,10 +52,11 @@ _INITIAL = _Initial()
 
 
 class Show(NamedTuple):
-    """How a field reads in traces and JSON state dumps: under ``key``, formatted by the renderer's formatter
-    ``fmt``; ``scope`` "top" (the record's own key), "partition" (one value per item, under the record's per-item
-    entries) or "responses" (joined into one list); shown only when the model includes ``feature`` (None: the
-    feature that declares the field; "" always)."""
+    """How a field reads in traces and JSON state dumps: under ``key``, formatted by the formatter named ``fmt``
+    (one of the reports' own, or one a feature of the model declares: ``Feature.formats``); ``scope`` "top" (the
+    record's own key), "partition" (one value per item, under the record's per-item entries) or "responses"
+    (joined into one list); shown only when the model includes ``feature`` (None: the feature that declares the
+    field; "" always)."""
     key: str
     fmt: str = "plain"
     scope: str = "top"
