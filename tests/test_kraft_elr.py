@@ -46,7 +46,7 @@ def test_fencing_below_min_isr_moves_the_broker_into_the_elr():
     # handleBrokerFenced -> generateLeaderAndIsrUpdates(brokerToRemove) -> PartitionChangeBuilder.build:
     # maybePopulateTargetElr: the target ISR {1} is below min ISR 2, so ELR = (ELR + ISR) - target ISR = {0}.
     change = C.partition_change(model(), image(leader=0), 0, remove=0)
-    assert (change.leader, change.isr, change.elr, change.recovering) == (1, 0b10, 0b01, False)
+    assert (change.leader, change.isr, change.elr, change.recovering) == (1, 0b10, 0b01, None)
 
 
 def test_an_isr_at_min_isr_clears_the_elr():
@@ -72,7 +72,7 @@ def test_election_order_is_isr_then_elr_then_the_last_known_leader():
     assert change.leader == 1 and change.isr is None
     # ... else, with the ISR empty, an ELR member (tryElection: it becomes the ISR alone and leaves the ELR) ...
     change = C.partition_change(m, image(leader=NO_LEADER, isr=0, elr=0b11, regs=(FENCED, UP)), 0)
-    assert (change.leader, change.isr, change.elr, change.recovering) == (1, 0b10, 0b01, False)
+    assert (change.leader, change.isr, change.elr, change.recovering) == (1, 0b10, 0b01, None)
     # ... else the last known leader, when the ISR and ELR are empty (canElectLastKnownLeader): an unclean
     # election (ISR = it alone, LeaderRecoveryState RECOVERING; maybeUpdateLastKnownLeader clears LastKnownElr).
     change = C.partition_change(m, image(leader=NO_LEADER, isr=0, elr=0, lke=(0,)), 0)
@@ -262,6 +262,53 @@ def test_kafka_19522_scenario_holds_without_the_switch_and_violates_with_it():
     result, _ = _replay_19522(bugs=["KAFKA-19522"])
     assert [v.invariant.id for v in result.violations] == ["kraft_leader_passes_leader_acceptor"]
     assert len(result.violations[0].trace) - 1 == 5     # the registration, step 5
+
+
+# ---- finding 1 at 4.4 against the real cluster ----------------------------------------------------------------------
+
+FINDING_1 = REPO / "scenarios" / "kraft-finding-1-acked-record-lost.json"
+
+
+def _finding_1_batches(kafka):
+    """The scenario's replay at a release: per step, the batch it appended (a tuple of records) or None."""
+    scenario = load_scenario(str(FINDING_1))
+    params = dict(scenario.model)
+    preset = params.pop("preset")
+    params["options"] = {**(params.get("options") or {}), "kafka": kafka}
+    m = build_model(preset_config(preset, **params), preset=preset)
+    _, trace, _ = replay(m, scenario, list(m.invariants))
+    states = [s for _, s in trace]
+    return [after.controller.log[-1] if len(after.controller.log) > len(before.controller.log) else None
+            for before, after in zip(states, states[1:])]
+
+
+def _fields(record):
+    return {k: v for k, v in record._asdict().items() if v is not None and k != "kind"}
+
+
+def test_finding_1_at_4_4_writes_the_records_a_real_4_4_0_cluster_wrote():
+    """`jbodcheck reproduce scenarios/kraft-finding-1-acked-record-lost.json --kafka 4.4.0` (ELR on, the default of a
+    new cluster) read these records from the real cluster's metadata log, in this order: the fencing moves broker 0
+    from the ISR to the ELR (isr=[], leader=-1, eligibleLeaderReplicas=[0], lastKnownElr=[0]); the registration after
+    its unclean shutdown empties the ELR (eligibleLeaderReplicas=[], before the RegisterBrokerRecord); the unfencing
+    heartbeat elects it as the last known leader (isr=[0], leader=0, leaderRecoveryState=1, lastKnownElr=[]). The
+    real cluster is the referee: the model writes the same fields at the same steps."""
+    batches = _finding_1_batches("4.4")
+    fence, register, unfence = batches[6], batches[8], batches[10]     # steps 7, 9, 11
+    assert [_fields(r) for r in fence] == [
+        dict(partition=0, leader=NO_LEADER, isr=0, elr=0b1, last_known_elr=(0,)),
+        dict(broker=0, fenced=True)]
+    assert [type(r).__name__ for r in register] == ["PartitionChange", "RegisterBroker"]
+    assert _fields(register[0]) == dict(partition=0, elr=0)
+    assert [_fields(r) for r in unfence] == [
+        dict(broker=0, fenced=False),
+        dict(partition=0, leader=0, isr=0b1, last_known_elr=(), recovering=True)]
+    # 3.9: the ISR keeps its last member (the real 3.9.2 cluster showed ISR [0], no leader, after the fencing), the
+    # registration writes no partition record, and the unfencing elects broker 0 from the ISR, cleanly.
+    batches = _finding_1_batches("3.9")
+    assert [_fields(r) for r in batches[6]] == [dict(partition=0, leader=NO_LEADER), dict(broker=0, fenced=True)]
+    assert [type(r).__name__ for r in batches[8]] == ["RegisterBroker"]
+    assert [_fields(r) for r in batches[10]] == [dict(broker=0, fenced=False), dict(partition=0, leader=0)]
 
 
 # ---- the CLI ----------------------------------------------------------------------------------------------------

@@ -149,7 +149,7 @@ def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1
             and changed_elr is None and changed_lke is None):
         return None
     return PartitionChange(K_PARTITION_CHANGE, p, record_leader, changed_isr, changed_dirs, *changed,
-                           changed_elr, changed_lke, unclean_election)
+                           changed_elr, changed_lke, True if unclean_election else None)
 
 
 def _updates(m, image, partitions, **how) -> list:

@@ -52,10 +52,11 @@ class PartitionRecord(NamedTuple):
     dirs: tuple
     topic: int = 1         # the topic id (TopicRecord's): 1 for the first topic of the partition, 2 if re-created
     replicas: tuple = ()   # Replicas, in assignment order
-    # EligibleLeaderReplicas (a bitmask) and LastKnownElr (a list of broker ids): empty for a new partition
-    # (model/kraft/elr.py; written only with ELR, PartitionRegistration.toRecord).
-    elr: int = 0
-    last_known_elr: tuple = ()
+    # EligibleLeaderReplicas (a bitmask) and LastKnownElr (a list of broker ids), None when not written: a new
+    # partition's are empty, and Kafka writes these tagged fields only when they are not (createTopic,
+    # PartitionRegistration.toRecord; model/kraft/elr.py). Seen on 4.4.0 with ELR on: the PartitionRecord has neither.
+    elr: int | None = None
+    last_known_elr: tuple | None = None
     __repr__ = tuple.__repr__
 
 
@@ -79,11 +80,11 @@ class PartitionChange(NamedTuple):
     removing: tuple | None = None
     # EligibleLeaderReplicas (a bitmask) and LastKnownElr (a list of broker ids, as Kafka keeps it: with
     # useLastKnownLeaderInBalancedRecovery it holds the last known leader alone, -1 included), each None when
-    # unchanged; recovering: LeaderRecoveryState RECOVERING, written by an unclean election (the last known
-    # leader's included) and only by one (model/kraft/elr.py).
+    # unchanged; recovering: True for LeaderRecoveryState RECOVERING, written by an unclean election (the last
+    # known leader's included) and only by one (model/kraft/elr.py), else None (unchanged: Kafka's -1).
     elr: int | None = None
     last_known_elr: tuple | None = None
-    recovering: bool = False
+    recovering: bool | None = None
     __repr__ = tuple.__repr__
 
 
@@ -162,7 +163,7 @@ def replay(image: Image, offset: int, record) -> Image:
         part = NO_PARTITION._replace(topic=image.partitions[p].topic)
     elif kind == K_PARTITION:
         part = PartitionState(record.leader, 0, record.isr, 0, record.dirs, record.topic, record.replicas,
-                              elr=record.elr, last_known_elr=record.last_known_elr)
+                              elr=record.elr or 0, last_known_elr=record.last_known_elr or ())
     else:
         part = image.partitions[p]
         leader, epoch = part.leader, part.leader_epoch
