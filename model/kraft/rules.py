@@ -319,7 +319,7 @@ def fence_guard(m, s, broker):
 @KRAFT.rule("ControllerFenceBroker",
       reads=("broker[broker].up", *CONTROLLER_EVENT), writes=CONTROLLER_EVENT,
       params=("broker",), domain=brokers, guard=fence_guard, kind="controller",
-      reference="BrokerHeartbeatManager (session timeout); QuorumController.maybeFenceOneStaleBroker; "
+      reference="BrokerHeartbeatManager (session timeout); ReplicationControlManager.maybeFenceOneStaleBroker; "
                 "ReplicationControlManager.handleBrokerFenced")
 def controller_fence_broker(m, s, broker):
     """A crashed broker's session times out: it leaves every ISR (the last member stays) and every leadership,
