@@ -8,6 +8,8 @@ value; no engine looks a design up by name.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
@@ -20,7 +22,7 @@ from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
 from model.spec.model import Model
 from model.zk.config import ModelConfig
 from model.kraft import design as kraft_designs
-from model.kraft.bugs import refuse_without_feature
+from model.kraft.bugs import TURN_ON as KRAFT_TURN_ON, refuse_without_feature
 from model.kraft.saturation import refusal as saturation_refusal
 from model.zk import designs as zk_designs
 from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
@@ -31,9 +33,18 @@ from model.zk.designs import (  # noqa: F401 (the CLI's names for variants)
 VARIANTS = zk_designs.VARIANTS + kraft_designs.VARIANTS
 
 
-def check_variant(cfg) -> None:
+def check_variant(cfg, explicit=()) -> None:
     """Raise ConfigError unless the configuration's variant names a design (old names included) that takes the
-    configuration's features."""
+    configuration's features, and sets no parameter that design has no use for (``unread_parameter``; ``explicit``:
+    the parameters given as command-line flags)."""
+    _check_design(cfg)
+    why = unread_parameter(cfg, explicit)
+    if why:
+        raise ConfigError(why)
+
+
+def _check_design(cfg) -> None:
+    _check_option_values(cfg)
     if canonical_variant(cfg.variant) in kraft_designs.DESIGNS:
         for switch in ("deletion", "reassignment"):
             if getattr(cfg, switch) and cfg.max_records:
@@ -46,6 +57,96 @@ def check_variant(cfg) -> None:
             raise ConfigError(why)
         return
     zk_designs.check_variant(cfg)
+
+
+def _check_option_values(cfg) -> None:
+    """ConfigError for a value that an option of the design's features refuses (its ``check``), before any
+    feature's ``enabled`` reads it (KRaft's read ``bugs``); options no built-in feature declares are the model's
+    to judge (a plugin's)."""
+    declared = {o.name: o for f in design_of(cfg.variant).features for o in f.options}
+    for name, value in cfg.options:
+        why = declared[name].check(value) if name in declared else None
+        if why is not None:
+            raise ConfigError(f"option {name}: {why}")
+
+
+# ---- parameters a model has no use for (issue 41) ----------------------------------------------------------------
+#
+# A model parameter is read by the features that list it in ``Feature.config_fields``. One that no included feature
+# reads changes nothing, so a report that says ``unclean_election: true`` of a KRaft run would claim what was not
+# checked. It is refused, in one line, when it was given as a flag with another value than its idle one (what a
+# model without the feature does: no event for a bound, the default for any other), or, from a preset or a
+# scenario file (which carry every field), when no feature of the whole design reads it and it is neither its
+# default nor its idle value. So `--variant kraft --unclean-election` and `--dir-capacity 2` without
+# `--saturation` are refused; `--preset deletion --no-saturation`, whose preset's dir_capacity is 2, is not.
+
+_ALWAYS_READ = ("variant", "options")
+
+
+def _default(name: str):
+    return getattr(ModelConfig(), name)
+
+
+def _idle(name: str):
+    return 0 if name.startswith("max_") else _default(name)      # a bound: no such event
+
+
+def _flag_text(name: str, value) -> str:
+    """How the command line says ``name`` = ``value`` (``--no-unclean-election``, ``--max-failovers 2``)."""
+    flag = next((f for feature in features() for f in feature.flags if f.field == name), None)
+    if flag is not None and flag.type == "switch":
+        on, _, off = flag.decl.partition("/")
+        return on if value else (off or f"{on}=false")
+    decl = flag.decl if flag is not None else "--" + name.replace("_", "-")
+    shown = ",".join(map(str, value)) if isinstance(value, tuple) else value
+    return f"{decl} {shown}"
+
+
+def _turn_on(feature: Feature, cfg) -> str:
+    """How ``cfg`` would include ``feature``: KRaft's own ways, else the switch that enables it."""
+    if feature.name in KRAFT_TURN_ON:
+        return KRAFT_TURN_ON[feature.name]
+    for flag in (f for other in features() for f in other.flags if f.type == "switch"):
+        with_switch = SimpleNamespace(**{**{n: getattr(cfg, n) for n in cfg.as_dict()}, flag.field: True})
+        if not getattr(cfg, flag.field) and feature.enabled(with_switch):
+            return _flag_text(flag.field, True)
+    return f"a preset that includes it ({', '.join(feature.presets) or 'see jbodcheck presets'})"
+
+
+def unread_parameter(cfg, explicit=()) -> str | None:
+    """Why ``cfg`` sets a parameter its model has no use for (one line), or None; ``explicit``: the names given
+    as command-line flags (the others come from a preset, a scenario file or the defaults)."""
+    design = design_of(cfg.variant)
+    included = design.included(cfg)
+    read_now = {n for f in included for n in f.config_fields} | set(_ALWAYS_READ)
+    for name in cfg.as_dict():
+        if name in read_now:
+            continue
+        value = getattr(cfg, name)
+        readers = [f for f in design.features if name in f.config_fields]
+        if name in explicit:
+            if value == _idle(name):
+                continue
+            given = _flag_text(name, value)
+        elif readers or value in (_default(name), _idle(name)):
+            continue
+        else:
+            given = f"the model parameter {name}={json_text(value)} (from the preset or scenario file)"
+        if readers:
+            return (f"{given} applies to the feature {readers[0].name} of --variant {cfg.variant}, which this "
+                    f"configuration leaves out (it would change nothing): turn it on with {_turn_on(readers[0], cfg)}")
+        others = [d for d, design_ in DESIGNS.items() if any(name in f.config_fields for f in design_.features)]
+        where = ("ZooKeeper mode's variants" if set(others) == set(zk_designs.DESIGNS)
+                 else "--variant " + ", ".join(others))
+        return (f"{given} is not a parameter of --variant {cfg.variant} (it applies to {where}): the model would "
+                f"ignore it")
+    return None
+
+
+def json_text(value) -> str:
+    import json
+
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
 
 
 def _claimed(check, feature: str) -> Invariant:
@@ -82,6 +183,7 @@ CLAIMS: dict[str, tuple] = {
                    safety.leader_is_live_isr_member, kraft_quiescent.METADATA_SHOWS_OFFLINE_REPLICAS,
                    _claimed(kraft_quiescent.kraft_directories_match_actual_dir, "kraft-core"),
                    _claimed(kraft_quiescent.no_dir_failure_cascade, "kraft-core"),
+                   _claimed(kraft_quiescent.no_leaderless_partition_with_live_isr_copy, "kraft-core"),
                    *(design_invariants.claimed_by(i, "kraft-core") for i in invariants_in(kraft_liveness)),
                    # "A failure is acknowledged, or the broker stops": the broker stops by a crash, or with
                    # kraft-sessions by the 3.8+ dir failure timeout (invariants/kraft/sessions.py).
@@ -178,19 +280,23 @@ def preset_deprecation_note(name: str | None) -> str | None:
             f"reports keep the name given)")
 
 
-def preset_config(name: str, extra_presets: dict | None = None, **overrides) -> ModelConfig:
-    """The preset's configuration with overrides (None values ignored); extra_presets: those of plugin features."""
+def preset_config(name: str, extra_presets: dict | None = None, *, explicit=(), **overrides) -> ModelConfig:
+    """The preset's configuration with overrides (None values ignored); extra_presets: those of plugin features;
+    ``explicit``: the overrides given as command-line flags (check_variant)."""
     presets = {**PRESETS, **(extra_presets or {})}
     name = DEPRECATED_PRESETS.get(name, name) if name not in presets else name
     if name not in presets:
         raise ConfigError(f"unknown preset {name!r} (known: {', '.join(presets)})")
     params = dict(presets[name][1])
     given = {k: v for k, v in overrides.items() if v is not None}
+    unknown = sorted(set(given) - set(ModelConfig.field_names()))
+    if unknown:
+        raise ConfigError(f"unknown model parameter(s): {', '.join(unknown)}")
     if params.get("options") and given.get("options"):  # the preset's feature options, with the given ones over them
         given["options"] = {**dict(ModelConfig(options=params["options"]).options), **dict(given["options"])}
     params.update(given)
     cfg = ModelConfig(**params)
-    check_variant(cfg)
+    check_variant(cfg, explicit)
     return cfg
 
 
@@ -211,13 +317,13 @@ def preset_of(model) -> str | None:
     return getattr(model, "preset", None)
 
 
-def configure(preset: str | None, params: dict, extra_presets: dict | None = None) -> ModelConfig:
+def configure(preset: str | None, params: dict, extra_presets: dict | None = None, explicit=()) -> ModelConfig:
     """The configuration of a preset (if any) with ``params`` over it, else of ``params`` alone (ConfigError,
-    TypeError for a bad one)."""
+    TypeError for a bad one); ``explicit``: the names among ``params`` given as command-line flags."""
     if preset is not None:
-        return preset_config(preset, extra_presets, **params)
+        return preset_config(preset, extra_presets, explicit=explicit, **params)
     cfg = ModelConfig.from_dict(params)
-    check_variant(cfg)
+    check_variant(cfg, explicit)
     return cfg
 
 

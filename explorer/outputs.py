@@ -6,7 +6,9 @@ finished run, or what was there before. Several files asked for as one PATH (eve
 ``numbered_path``.
 
 Targets that are not regular files (``/dev/stdout``, a FIFO, ``/dev/full``) cannot be renamed over: they are
-written directly.
+written directly, and never read (a device such as ``/dev/zero`` never ends; ``/dev/stdout`` on a pipe blocks).
+A device is checked with a write of zero bytes, so one that refuses every write (``/dev/full``: no space left)
+is refused before the run; a FIFO is not opened before the write (its reader would see the end of its input).
 """
 from __future__ import annotations
 
@@ -28,6 +30,9 @@ def check_writable(path: str | None, what: str, dash_is_stdout: bool = True) -> 
     if _special(path):
         if not os.access(path, os.W_OK):
             raise OutputError(f"cannot write {what} to {path}: permission denied")
+        refused = _device_refuses(path)
+        if refused:
+            raise OutputError(f"cannot write {what} to {path}: {refused}")
         return                              # a device, FIFO or pipe: written directly
     target = os.path.realpath(path)
     if os.path.isdir(target):
@@ -35,8 +40,6 @@ def check_writable(path: str | None, what: str, dash_is_stdout: bool = True) -> 
     if os.path.exists(target):
         if not os.access(target, os.W_OK):
             raise OutputError(f"cannot write {what} to {path}: permission denied")
-        if not stat.S_ISREG(os.stat(target).st_mode):
-            return                          # a device or FIFO: written directly
     directory = os.path.dirname(target) or "."
     if not os.path.isdir(directory):
         shown = os.path.dirname(path) or "."
@@ -90,6 +93,36 @@ def _special(path: str) -> bool:
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def is_regular_file(path: str) -> bool:
+    """``path`` is a regular file (or a link to one): a file that may be read back before it is rewritten."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _device_refuses(path: str) -> str | None:
+    """Why the device at ``path`` refuses writes (a write of zero bytes fails: ``/dev/full``), or None. A FIFO
+    or a socket is not opened: a FIFO's reader would see the end of its input when the probe closes it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        return e.strerror or str(e)
+    if not (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+        return None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as e:
+        return e.strerror or str(e)
+    try:
+        os.write(fd, b"")
+    except OSError as e:
+        return e.strerror or str(e)
+    finally:
+        os.close(fd)
+    return None
 
 
 def _umask() -> int:

@@ -59,6 +59,7 @@ def load_scenario(path: str) -> Scenario:
     if not isinstance(model.get("preset", ""), str):
         raise ScenarioError(f"scenario {path}: 'model.preset' must be a preset name (a string), "
                             f"not {json.dumps(model['preset'])[:60]}")
+    check_model_fields(model, f"scenario {path}: model")
     if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
         raise ScenarioError(f"scenario {path}: 'steps' must be a list of strings like \"DirFail(broker=0, dir=1)\"")
     if not isinstance(expect, dict) or set(expect) - set(EXPECT_KEYS):
@@ -67,6 +68,37 @@ def load_scenario(path: str) -> Scenario:
     if loop_start is not None and not (_is_id(loop_start, len(steps) + 1)):
         raise ScenarioError(f"scenario {path}: 'loop_start' must be a step number from 0 to {len(steps)}")
     return Scenario(model, tuple(steps), expect, str(data.get("description", "")), loop_start)
+
+
+# What each model parameter's JSON value is (its ModelConfig field's type); its range is ModelConfig's to check.
+_EXPECTED = {"bool": "true or false", "int": "a whole number", "str": "a string",
+             "int | tuple": "a whole number or a list of them, one per partition",
+             "tuple": "an object of option names and values"}
+
+
+def _fits(kind: str, value) -> bool:
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    return {"bool": isinstance(value, bool), "int": whole, "str": isinstance(value, str),
+            "int | tuple": whole or (isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value)),
+            "tuple": isinstance(value, dict)}[kind]
+
+
+def check_model_fields(model: dict, where: str) -> None:
+    """ScenarioError, in the file's terms (``where``.KEY, what it must be), for a key that is not a model
+    parameter or a value of the wrong JSON type (null included); ranges and combinations are the
+    configuration's to check (model/storage/config.py)."""
+    from model import ModelConfig
+
+    kinds = {f.name: str(f.type) for f in attrs.fields(ModelConfig)}
+    for key, value in model.items():
+        if key == "preset":
+            continue
+        if key not in kinds:
+            raise ScenarioError(f"{where} has {json.dumps(key)[:60]}, which is not a model parameter (known: "
+                                f"preset, {', '.join(kinds)})")
+        if not _fits(kinds[key], value):
+            raise ScenarioError(f"{where}.{key} must be {_EXPECTED[kinds[key]]}, not {json.dumps(value)[:60]}")
 
 
 def _shown(text: str, limit: int = 80) -> str:

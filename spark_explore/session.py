@@ -32,9 +32,48 @@ class SparkHandle:
                 self.sc.stop()
             except Exception:  # noqa: BLE001 - cleanup only: the search's result (or failure) is already decided
                 # A signal that broke a py4j call leaves its connection out of step, and stopping then fails with
-                # whatever the next answer parses to (seen: KeyError 'c'); the JVM goes with this process anyway.
+                # whatever the next answer parses to (seen: KeyError 'c'); the JVM is ended below all the same.
                 pass
+            if self.log_path is not None:
+                end_jvm()
         self.sc = None
+
+
+# How long the JVM may take to exit once its stdin closed (its shutdown hooks: about 3 s) before it is terminated.
+JVM_EXIT_S = 20.0
+
+
+def end_jvm() -> None:
+    """End the JVM this process launched (pyspark's gateway) and wait for it, so that it does not outlive
+    jbodcheck: pyspark leaves it to notice, after Python exited, that its stdin closed (about 3 s later, by
+    which time the caller has reported its exit code). Closing its stdin is how Spark's PythonGatewayServer is
+    told to exit; it is terminated, then killed, if it does not."""
+    import subprocess
+
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if gateway is None:
+        return
+    try:
+        gateway.shutdown()
+    except Exception:  # noqa: BLE001 - the connection may be broken already
+        pass
+    if proc is not None:
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=JVM_EXIT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.terminate()
+            try:
+                proc.wait(timeout=JVM_EXIT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 def one_line(error: BaseException) -> str:

@@ -147,6 +147,12 @@ def in_process(capsys, *args):
     return e.value.code, out, err
 
 
+def device_fills_after_the_check(monkeypatch) -> None:
+    """A device that accepts the check before the run (explorer/outputs.py writes it zero bytes) and refuses the
+    write at the end (it filled up meanwhile): how ``/dev/full`` behaves once the check lets it through."""
+    monkeypatch.setattr("explorer.outputs._device_refuses", lambda path: None)
+
+
 # ---- KRaft mode -------------------------------------------------------------------------------------------------
 
 def kraft_configs(thorough: bool) -> list:

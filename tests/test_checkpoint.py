@@ -17,7 +17,7 @@ import explorer.checkpoint as checkpoint
 import explorer.core as core
 from explorer import __version__
 
-from helpers import in_process
+from helpers import device_fills_after_the_check, in_process
 
 ONE_FAULT = ("--preset", "tiny", "--max-faults", "1")        # 2,121 distinct states, depth 20
 LEGACY = ("--preset", "tiny", "--variant", "legacy")         # a violation at depth 4
@@ -188,8 +188,9 @@ def test_checkpoint_options_out_of_place_are_refused(capsys, tmp_path, monkeypat
     assert not (tmp_path / "ck").exists()
 
 
-def test_a_checkpoint_that_cannot_be_written_is_a_warning(capsys, tmp_path, reference):
-    """The search goes on and reports as usual (the device is full: every write fails)."""
+def test_a_checkpoint_that_cannot_be_written_is_a_warning(capsys, tmp_path, reference, monkeypatch):
+    """The search goes on and reports as usual (the device filled up after the check: every write fails)."""
+    device_fills_after_the_check(monkeypatch)
     code, report, err = explore(capsys, tmp_path, "full", *ONE_FAULT, "--workers", "1", "--checkpoint", "/dev/full",
                                 "--checkpoint-every", "0")
     assert code == 0

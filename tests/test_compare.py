@@ -38,6 +38,17 @@ def test_an_unknown_preset_is_bad_input(capsys):
     assert "nope" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("config", ["kraft-tiny", "kraft-heartbeat"])
+def test_a_kraft_preset_is_refused_with_the_configuration_that_compares_kraft(capsys, config):
+    """compare runs every ZooKeeper design on a preset: on a KRaft preset it ran no KRaft at all under the heading
+    "Preset kraft-tiny" (issue 41, item 6)."""
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--configs", f"tiny,{config}", "-q"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert config in err and "KRaft" in err and "tiny-kraft" in err
+
+
 CHEAP_ROWS = ("pre-kip112", "kip112-no-isnew-check", "kip18", "kip46", "kip112")
 
 

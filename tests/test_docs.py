@@ -59,3 +59,28 @@ def test_a_runnable_example_shows_what_the_cli_does(line, body):
     assert got, p.stdout[-1000:]
     assert got.groups() == (result, distinct, generated, depth), f"docs/cli.md line {line}: the example shows " \
         f"{(result, distinct, generated, depth)}, the CLI gives {got.groups()}"
+
+
+def test_the_bugs_example_is_what_jbodcheck_bugs_prints():
+    """docs/cli.md's `jbodcheck bugs` example, regenerated from the real output (issue 41: it listed KAFKA-16157 as
+    not expressed long after its switch existed): every line it shows is a line of the output, in order; a line
+    ending in `...` is the beginning of one, and a line `...` stands for any number of lines."""
+    text = DOC.read_text()
+    start = text.index("```console\n$ jbodcheck bugs\n")
+    shown = text[start:text.index("```\n", start + 10)].splitlines()[2:]
+    env = {k: v for k, v in os.environ.items() if k != "JBODCHECK_PLUGINS"}
+    p = subprocess.run([sys.executable, "-m", "explorer", "bugs"], capture_output=True, text=True, cwd=REPO, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-500:]
+    real = p.stdout.splitlines()
+    at, skipping = 0, False
+    for line in shown:
+        if line == "...":
+            skipping = True
+            continue
+        fits = (lambda r: r.startswith(line[:-3])) if line.endswith("...") else (lambda r: r == line)
+        while at < len(real) and not fits(real[at]):
+            assert skipping, f"docs/cli.md's `jbodcheck bugs` shows {line!r} where the output has {real[at]!r}"
+            at += 1
+        assert at < len(real), f"docs/cli.md's `jbodcheck bugs` shows {line!r}, which the output does not have"
+        at, skipping = at + 1, False

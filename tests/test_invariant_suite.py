@@ -122,11 +122,14 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                         # kraft-sessions (docs/kraft.md): the dir failure timeout stops a broker, finding 1 follows.
                         "kraft-heartbeat": frozenset({"no_recreate_over_offline_copy"}),
                         "kraft-session-expiry": frozenset({"no_recreate_over_offline_copy"}),
-                        # docs/kraft.md "Future replicas" and "Findings": findings 1 to 3 and what they lead to at quiescence.
+                        # docs/kraft.md "Future replicas" and "Findings": findings 1 to 3 and what they lead to at
+                        # quiescence, and finding 8 (a single-replica partition left leaderless with its data on a
+                        # healthy dir: no_leaderless_partition_with_live_isr_copy, 14 steps).
                         "kraft-future": frozenset({"no_recreate_over_offline_copy", "kraft_directories_name_the_log_dir",
                                                    "kraft_leader_passes_leader_acceptor", "leader_is_live_isr_member",
                                                    "metadata_shows_offline_replicas",
-                                                   "kraft_directories_match_actual_dir"}),
+                                                   "kraft_directories_match_actual_dir",
+                                                   "no_leaderless_partition_with_live_isr_copy"}),
                         # finding 1 with RF 1 (exhausted in the thorough profile: minutes), and leader_is_live_isr_member:
                         # the unfencing heartbeat elects a broker by the image before its own handleDirectoriesOffline
                         # (as on kraft-deletion; integ's exhaustive run finds it too).

@@ -75,6 +75,26 @@ def test_finding_2_a_delta_of_the_partition_resets_a_queued_promotion():
     assert s[fail].brokers[0].queue == ((0, 1, 1),)
 
 
+def test_finding_2_s_reset_came_with_kafka_16297_s_fix_so_3_7_0_reverts_the_queued_promotion():
+    """3.7.0's ReplicaAlterLogDirsThread.addPartitions put no state (the fix's PromotionState(None) came with
+    KAFKA-16297's fix in 3.7.1): with the switch (3.7.0's thread) the delta keeps Queued, and the dir failure that
+    follows queues Assign(dir 0) over Assign(dir 1): finding 2 does not occur (its step 12 has no batch to replay)."""
+    scenario = load_scenario(str(SCENARIOS / "kraft-finding-2-reset-promotion-loses-its-revert.json"))
+    model = build_model(preset_config("kraft-future", options={"bugs": "KAFKA-16297"}))
+    s = [model.init_states()[0]]
+    fail = scenario.steps.index("DirFail(broker=0, dir=0)") + 1
+    for number, text in enumerate(scenario.steps[:fail], 1):
+        rule, args = parse_step(model, text, number)
+        s.append(model.step(s[-1], rule, args)[1])
+    replay_at = scenario.steps.index("BrokerReplay(broker=0)", 4) + 1
+    assert s[replay_at - 1].brokers[0].mover == (P_QUEUED,) and s[replay_at].brokers[0].mover == (P_QUEUED,)
+    assert s[fail].brokers[0].queue == ((0, 0, 1),)  # the revert replaced Assign(dir 1)
+    for number, text in enumerate(scenario.steps[fail:fail + 2], fail + 1):  # send and handle Assign(dir 0)
+        rule, args = parse_step(model, text, number)
+        s.append(model.step(s[-1], rule, args)[1])
+    assert s[-1].controller.partitions[0].dirs == (0,) and len(s[-1].controller.log) == len(s[fail].controller.log)
+
+
 def test_finding_3_the_election_reads_the_old_dir_and_the_record_names_the_offline_one():
     """handleAssignReplicasToDirs: PartitionChangeBuilder's LeaderAcceptor is over the registration before the
     change (Directories[0] = dir 1, online); the record elects broker 0 and sets offline dir 0."""

@@ -13,7 +13,23 @@ from model.kraft.metadata import UNASSIGNED
 from model.storage.state import GOOD, OFFLINE
 from test_findings import markers, test_a_finding_is_what_its_command_prints as _run_marker
 
-KRAFT_MARKERS = markers(REPO / "docs" / "kraft.md")
+# docs/kraft.md's findings and the committer's reports of docs/findings/ (issue 40), each marker run as a test.
+KRAFT_MARKERS = markers(REPO / "docs" / "kraft.md") + [
+    entry for path in sorted((REPO / "docs" / "findings").glob("finding-*.md")) for entry in markers(path)]
+
+
+def test_every_finding_report_is_marked_and_indexed():
+    reports = sorted((REPO / "docs" / "findings").glob("finding-*.md"))
+    index = (REPO / "docs" / "findings" / "README.md").read_text()
+    assert len(reports) >= 8
+    for path in reports:
+        assert path.name in index, path.name
+        assert any(name == path.name for name, *_ in KRAFT_MARKERS), path.name
+        text = path.read_text()
+        for section in ("## Affected releases and settings", "## Shortest trace", "## Most realistic trace",
+                        "## The real-time window", "## Severity", "## What happens afterwards", "## Per release",
+                        "## On a real cluster", "## Prior reports searched"):
+            assert section in text, (path.name, section)
 
 
 def test_finding_1_is_marked():

@@ -252,9 +252,42 @@ def test_a_request_for_another_host_name_is_refused(legacy):
 
 @pytest.mark.parametrize("bound, header, refused", [
     ("127.0.0.1", "127.0.0.1:8080", False), ("127.0.0.1", "localhost", False), ("::1", "[::1]:80", False),
-    ("127.0.0.1", "evil.example:8080", True), ("127.0.0.1", "", True), ("0.0.0.0", "evil.example", False)])
+    ("127.0.0.1", "evil.example:8080", True), ("127.0.0.1", "", True),
+    # issue 41: a loopback address other than 127.0.0.1 used to turn the check off
+    ("127.0.0.2", "127.0.0.2:8080", False), ("127.0.0.2", "evil.example:8080", True),
+    ("127.0.0.2", "localhost:8080", False)])
 def test_host_names_a_loopback_server_answers(bound, header, refused):
     assert host_refused(bound, header) is refused
+
+
+@pytest.mark.parametrize("host", ["", "0.0.0.0", "::", "192.0.2.1", "example.com", " "])
+def test_serve_refuses_a_host_that_is_not_loopback(capsys, host):
+    """The page has no authentication: --host '' bound every interface and turned the Host check off (issue 41)."""
+    from helpers import in_process
+
+    code, out, err = in_process(capsys, "serve", "--preset", "tiny", "--host", host)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1 and "not a loopback address" in lines[0], err
+
+
+def test_a_server_on_another_loopback_address_keeps_the_host_check():
+    model = build_model(preset_config("tiny"))
+    try:
+        server = Server("127.0.0.2", 0, App(Walker(model), "tiny"))
+    except OSError as e:
+        pytest.skip(f"127.0.0.2 cannot be listened on here: {e}")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        request = urllib.request.Request(server.url, headers={"Host": f"rebound.example:{port}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=60)
+        assert refused.value.code == 421
+        assert fetch(server.url)[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_the_back_link_of_a_disabled_step_is_the_path_before_it(legacy):

@@ -283,3 +283,39 @@ def test_the_handler_counts_a_sigint_for_the_plugin_guard_even_while_that_module
     finally:
         signals._reset()
     assert plugins.sigints_received() == before + (0 if half_imported else 1)
+
+
+def _processes_with(marker: str) -> list[int]:
+    """The pids whose command line holds ``marker`` (the JVM's carries every --spark-conf)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+@needs_spark
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+@pytest.mark.parametrize("spec", ["job-running#3:15", "level-done#2:2", None])
+def test_the_jvm_does_not_outlive_jbodcheck(tmp_path, spec):
+    """The JVM this run launched is gone when jbodcheck exits, after a signal or not (issue 41: it outlived it
+    by about 3 s, until it noticed its stdin had closed)."""
+    pytest.importorskip("pyspark")
+    import uuid
+
+    marker = f"spark.jbodcheck.test.marker={uuid.uuid4().hex}"
+    code, out, err = _cli(["explore", "--engine", "spark", "--master", "local[2]", "--preset", "tiny", "-q",
+                           "--max-depth", "6", "--spark-conf", marker], spec)
+    left = _processes_with(marker)
+    for pid in left:                           # end what the run left (before the assertion: never leak it)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert code in ((128 + signals._parse(spec)[2],) if spec else (0,)), err[-2000:]
+    assert not left, f"the JVM outlived jbodcheck: pids {left}"

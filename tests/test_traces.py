@@ -180,12 +180,23 @@ def test_html_without_a_violation_and_bad_paths(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_html_write_failure_is_exit_3_after_the_summary(tmp_path):
+def test_html_write_failure_is_exit_3_after_the_summary(capsys, monkeypatch):
+    """A device that fills up during the run: the summary is out, the failed write is exit 3 (one line)."""
+    from helpers import device_fills_after_the_check, in_process
+
+    device_fills_after_the_check(monkeypatch)
+    code, out, err = in_process(capsys, *LEGACY, "--html", "/dev/full")
+    assert code == 3, err
+    assert "VIOLATION" in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "/dev/full" in lines[0] and "No space left" in lines[0] and "Traceback" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_device_that_refuses_writes_is_refused_before_the_run():
     p = cli(*LEGACY, "--html", "/dev/full")
-    assert p.returncode == 3, p.stderr
-    assert "VIOLATION" in p.stdout
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and "/dev/full" in lines[0] and "Traceback" not in p.stderr
+    assert_bad_input(p, "the HTML page", "/dev/full", "No space left")
+    assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_replay_and_fuzz_take_html_and_itf(tmp_path):

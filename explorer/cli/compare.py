@@ -22,9 +22,10 @@ from model.spec.invariant import is_liveness
 from model import Model
 
 from explorer import signals
-from explorer.catalog import PRESETS, build_model, preset_config
+from explorer.catalog import PRESETS, build_model, canonical_variant, preset_config
+from model.kraft.design import VARIANTS as KRAFT_VARIANTS
 from explorer.errors import OutputError
-from explorer.outputs import check_directory, check_writable, write_json, write_text
+from explorer.outputs import check_directory, check_writable, is_regular_file, write_json, write_text
 from explorer.reports.report import report_dict
 from explorer.scenario import scenario_dict
 from explorer.search import SearchOptions, bfs
@@ -99,6 +100,11 @@ CONFIGS = ("tiny", ZK_KRAFT.name)
 def configuration(name: str) -> Configuration:
     """A comparison configuration by name: one of CONFIGURATIONS, or any preset with every ZooKeeper design."""
     return CONFIGURATIONS.get(name) or Configuration(name, name, {}, ROWS, COSTS)
+def is_kraft_preset(name: str) -> bool:
+    """A preset of KRaft mode (its variant is a KRaft design): `compare` runs the ZooKeeper designs on a preset."""
+    return canonical_variant(preset_config(name).variant) in KRAFT_VARIANTS
+
+
 def rows() -> tuple[Row, ...]:
     return ROWS
 
@@ -255,13 +261,18 @@ END = "<!-- END GENERATED -->"
 
 
 def write_markdown(path: str, table: str) -> None:
-    """Write the table to path; a file that already has the generated block's markers keeps the rest of its text
-    and gets the new block between them (docs/designs.md)."""
+    """Write the table to path; a regular file that already has the generated block's markers keeps the rest of
+    its text and gets the new block between them (docs/designs.md). A device or a pipe is written, never read
+    (``/dev/zero`` never ends, ``/dev/stdout`` on a pipe would block)."""
     block = f"{BEGIN}\n\n{table.rstrip()}\n\n{END}"
     text = None
-    if os.path.exists(path):
-        with open(path) as f:
-            old = f.read()
+    if is_regular_file(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            why = "it is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else e.strerror or e
+            raise OutputError(f"cannot keep the text of the Markdown file {path}: {why}") from None
         if BEGIN in old and END in old:
             text = old[:old.index(BEGIN)] + block + old[old.index(END) + len(END):]
     write_text(path, text if text is not None else block + "\n", "the Markdown table")
@@ -304,6 +315,12 @@ def _command():
         if unknown or not names:
             raise click.BadParameter(f"unknown preset(s) {', '.join(unknown) or '(none)'} (or configuration: "
                                      f"{', '.join(CONFIGURATIONS)})", param_hint="--configs")
+        kraft = [c for c in names if c not in CONFIGURATIONS and is_kraft_preset(c)]
+        if kraft:
+            raise click.BadParameter(
+                f"{', '.join(kraft)}: a KRaft-mode preset; a preset is compared by running every ZooKeeper design "
+                f"on it, which would not run KRaft: use {ZK_KRAFT.name} (KIP-112 and KIP-858 on tiny's cluster)",
+                param_hint="--configs")
         scenarios_dir = scenarios_dir or default_scenarios_dir(markdown_path, json_path)
         try:
             check_outputs(markdown_path, json_path, scenarios_dir)

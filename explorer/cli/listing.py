@@ -34,7 +34,7 @@ def presets(as_json):
                 continue  # always included (the core, the data path), or required by a switched feature
             switch, *details = feature.config_fields
             shown = ", ".join(f"{k.replace('saturation_', '')}={_text(m[k])}" for k in details
-                              if k != "deletion_waits_for_response")
+                              if k != "deletion_waits_for_response" and k not in BOUNDS)   # bounds: listed above
             features.append(f"{feature.name} ({shown})" if shown else feature.name)
         click.echo(f"{e['name']:<8} {e['description']}\n         {m['brokers']} brokers x {m['dirs']} dirs, "
                    f"{m['partitions']} partition(s), RF {m['rf']}, variant {m['variant']}; bounds: {bounds}\n"

@@ -17,19 +17,19 @@ from .exits import BadInput
 from .options import plugins
 
 
-def model_config(preset: str | None, params: dict, base: dict | None = None) -> ModelConfig:
+def model_config(preset: str | None, params: dict, base: dict | None = None,
+                 base_name: str | None = None) -> ModelConfig:
     """The preset (if any), then the scenario file's model (base), then explicit flags; --kafka sets the ``kafka``
-    option and --bug adds its ids to the ``bugs`` option they give."""
+    option and --bug adds its ids to the ``bugs`` option they give. ``base_name`` ("scenario PATH: model"): how an
+    error that the file's model alone has names its source."""
     merged = {**(base or {}), **params}
     bug_ids = merged.pop("bug_ids", None)
     kafka = merged.pop("kafka_release", None)
     extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
     try:
-        cfg = configure(preset, merged, extra_presets)
+        cfg = configure(preset, merged, extra_presets, explicit=set(params))
     except ConfigError as e:
-        raise BadInput(str(e)) from None
-    except TypeError as e:
-        raise BadInput(f"bad model parameter: {e}") from None
+        raise BadInput(_source_of(e, preset, base, base_name, extra_presets)) from None
     if kafka is not None:
         cfg = with_release(cfg, kafka, design_of(cfg.variant).features)
     if bug_ids:
@@ -38,6 +38,17 @@ def model_config(preset: str | None, params: dict, base: dict | None = None) -> 
         if note is not None:
             click.echo(f"jbodcheck: warning: {note}", err=True)
     return cfg
+
+
+def _source_of(error: ConfigError, preset, base: dict | None, base_name: str | None, extra_presets: dict) -> str:
+    """The error's line, naming the file when the file's model alone (under the preset) has it."""
+    if not base or base_name is None:
+        return str(error)
+    try:
+        configure(preset, dict(base), extra_presets)
+    except ConfigError as alone:
+        return f"{base_name}: {alone}"
+    return str(error)
 
 
 def checked_model(preset: str | None, cfg: ModelConfig, invariant_ids=(), symmetry: bool = False,
@@ -60,9 +71,9 @@ def checked_model(preset: str | None, cfg: ModelConfig, invariant_ids=(), symmet
 
 
 def command_model(preset: str | None, params: dict, invariant_ids=(), symmetry: bool = False, quiet: bool = False,
-                  base: dict | None = None) -> Model:
+                  base: dict | None = None, base_name: str | None = None) -> Model:
     """model_config, then checked_model: the model value of a command's MODEL options."""
-    return checked_model(preset, model_config(preset, params, base), invariant_ids, symmetry, quiet)
+    return checked_model(preset, model_config(preset, params, base, base_name), invariant_ids, symmetry, quiet)
 
 
 def _with_portable(cfg: ModelConfig, invariant_ids) -> list:

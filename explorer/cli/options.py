@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import warnings
 
 import click
 
 import invariants as invariants_pkg
 from invariants.plugins import Plugins, env_plugins
 from model import BOUNDS
+from model.moved import MovedModuleWarning
 from explorer.catalog import VARIANTS  # every design's name, KRaft's included
 
 from explorer.catalog import PRESETS, features as catalog, load_plugins
@@ -91,7 +94,14 @@ def _load_plugins(ctx, param, names) -> None:
     """--plugin MODULE (repeatable) and JBODCHECK_PLUGINS: import users' invariant and feature modules
     (docs/extending.md); the command's model gets what they declare."""
     try:
-        plugins = load_plugins(names or (), env=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", MovedModuleWarning)
+            plugins = load_plugins(names or (), env=True)
+        for w in caught:      # a plugin of 0.3.x that imports a moved module: one line each, as every warning
+            if issubclass(w.category, MovedModuleWarning):
+                click.echo(f"jbodcheck: warning: {os.path.basename(w.filename)}:{w.lineno}: {w.message}", err=True)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     except invariants_pkg.PluginError as e:
         raise BadInput(str(e)) from None
     except invariants_pkg.plugins.PluginAbort as e:    # sys.exit() or KeyboardInterrupt in a plugin's import

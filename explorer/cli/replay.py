@@ -28,8 +28,10 @@ def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     try:
         scenario = load_scenario(scenario_path)
         file_model = dict(scenario.model)
-        preset = preset or file_model.pop("preset", None)
-        model = command_model(preset, model_params(kwargs), invariant_ids, base=file_model)
+        file_preset = file_model.pop("preset", None)
+        # --preset NAME takes the file's preset's place; the file's other fields, then the flags, go over it.
+        model = command_model(preset or file_preset, model_params(kwargs), invariant_ids, base=file_model,
+                              base_name=f"scenario {scenario_path}: model")
         result, trace, failed = replay(model, scenario, list(model.invariants))
     except ScenarioError as e:
         raise BadInput(str(e)) from None

@@ -9,7 +9,7 @@ from ..cli.exits import BadInput
 from ..cli.model_value import checked_model, model_config
 from ..cli.options import model_options, model_params, plugin_option, plugins
 from ..signals import INTERRUPTS, interrupt_signal
-from .server import App, Server
+from .server import App, Server, loopback_refusal
 from .walk import Walker
 
 
@@ -17,13 +17,17 @@ from .walk import Walker
 @model_options
 @plugin_option
 @click.option("--host", default="127.0.0.1", show_default=True, metavar="HOST",
-              help="The interface to listen on (another than 127.0.0.1 lets other machines walk the model too).")
+              help="The loopback address to listen on (127.x.y.z, ::1 or localhost: the page has no "
+                   "authentication).")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=0, metavar="N",
               help="The port to listen on [default: a free one, printed].")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
 def serve_command(preset, host, port, open_browser, **kwargs):
     """Walk the model by hand in a browser: the state, every rule enabled or why not, the invariants; the path
     is the URL and saves as a scenario file. Runs until Ctrl-C (exit 130)."""
+    refused = loopback_refusal(host)
+    if refused:
+        raise BadInput(refused)
     cfg = model_config(preset, model_params(kwargs))
     model = checked_model(preset, cfg)
     extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}

@@ -8,6 +8,7 @@ page that says what is wrong in one line; an unexpected error a 500 with one lin
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import threading
@@ -107,14 +108,27 @@ def _raw(fields) -> list[str]:
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
+def loopback_refusal(host: str) -> str | None:
+    """Why ``--host`` cannot be listened on (one line), or None: the page has no authentication, so it is served
+    on a loopback address only (127.0.0.0/8, ::1, localhost); "" or 0.0.0.0 would be every interface."""
+    if host.strip().lower() == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(host.strip("[]")).is_loopback:
+            return None
+    except ValueError:
+        pass
+    shown = repr(host) if not host.strip() else host
+    return (f"--host {shown} is not a loopback address: `jbodcheck serve` answers this machine only (the page has "
+            f"no authentication); use 127.0.0.1 (the default), another 127.x.y.z, ::1 or localhost")
+
+
 def host_refused(bound_host: str, host_header: str) -> bool:
-    """A server on a loopback address answers only requests addressed to a loopback name: a page of another
-    site that resolves its own name to 127.0.0.1 (DNS rebinding) gets nothing. ``--host`` elsewhere: any."""
-    if bound_host not in LOOPBACK_NAMES:
-        return False
+    """The server answers only requests addressed to a loopback name or to the address it is bound to: a page of
+    another site that resolves its own name to 127.0.0.1 (DNS rebinding) gets nothing."""
     name = host_header.strip().lower()
     name = name[1:name.index("]")] if name.startswith("[") and "]" in name else name.rsplit(":", 1)[0]
-    return name not in LOOPBACK_NAMES
+    return name not in (*LOOPBACK_NAMES, bound_host.lower())
 
 
 def handler_for(app: App):
@@ -158,8 +172,8 @@ def handler_for(app: App):
         def _answer(self, route, head: bool = False):
             try:
                 if host_refused(self.server.server_address[0], self.headers.get("Host", "")):
-                    raise BadRequest("this server answers requests for 127.0.0.1 or localhost only (use --host to "
-                                     "serve another name)", HTTPStatus.MISDIRECTED_REQUEST, back="/")
+                    raise BadRequest(f"this server answers requests for {self.server.server_address[0]}, "
+                                     f"127.0.0.1 or localhost only", HTTPStatus.MISDIRECTED_REQUEST, back="/")
                 with app.lock:
                     status, kind, body, headers = route()
             except BadRequest as e:

@@ -8,7 +8,9 @@ flight) and its no-cascade property, from the facts file's list (docs/kraft.md, 
   ``METADATA_SHOWS_OFFLINE_REPLICAS``, the same id and statement with a check that takes the mode's view (a model
   resolves an id among its own features' claims, so ``--invariant metadata_shows_offline_replicas`` on a KRaft
   model is this one; ZooKeeper's core claims the original, the built-in one that `jbodcheck invariants` lists);
-- ``no_dir_failure_cascade``: a dir goes offline only by its own failure (KAFKA-16082's symptom).
+- ``no_dir_failure_cascade``: a dir goes offline only by its own failure (KAFKA-16082's symptom);
+- ``no_leaderless_partition_with_live_isr_copy``: a partition has a leader whenever an ISR member could lead it
+  with its data (issue 40: LeaderAcceptor judging an old, failed dir can leave a partition leaderless for good).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from invariants.storage import safety as storage_safety
 from model.kraft.metadata import dir_name, image_of, is_online
 from model.spec.invariant import invariant
 from model.storage.broker import live_copy_dir
-from model.storage.state import OFFLINE, bits
+from model.storage.state import H_FOLLOWER, H_LEADER, NO_LEADER, OFFLINE, bits
 
 
 def _exists(part) -> bool:
@@ -121,4 +123,44 @@ def no_dir_failure_cascade(model, state, action, after):
             if new == OFFLINE and old != OFFLINE and not (own and tuple(action.args) == (b, d)):
                 return (f"broker {b}'s dir {d} went offline in a step that is not its own failure "
                         f"({model.rules[action.rule].label(action.args)})")
+    return None
+
+
+def could_lead(model, state, p: int, b: int) -> bool:
+    """Whether ISR member b of partition p could lead it with its data: b runs, is registered and active
+    (unfenced, not in controlled shutdown: ClusterControlManager.isActive), hosts p Online in a leader or follower
+    role from a log on a dir that is online for its registration (DirectoryId.isOnline of the dir the log is
+    actually on, not of the Directories entry), and that log holds every acknowledged record of p."""
+    broker, reg = state.brokers[b], state.controller.registrations[b]
+    if not broker.up or reg is None or reg.fenced or reg.in_controlled_shutdown:
+        return False
+    d = live_copy_dir(broker, p)
+    if broker.hosted[p] not in (H_LEADER, H_FOLLOWER) or d < 0 or not is_online(d, reg.dirs):
+        return False
+    log, committed = broker.logs[p], state.committed[p]
+    return all(offset < len(log) and log[offset] == committed[offset] for offset in bits(state.acked[p]))
+
+
+@invariant(
+    "no_leaderless_partition_with_live_isr_copy", kind="quiescent", symmetric=True,
+    statement="When nothing is pending (every running broker caught up with the metadata log, no heartbeat, "
+              "assignment or move left to do), no existing partition is without a leader while one of its ISR "
+              "members could lead it with its data: a running broker, registered and active, that hosts the "
+              "partition Online from a log on a dir online for its registration and holding every acknowledged "
+              "record. At quiescence no protocol step of the model would elect it (Kafka's periodic preferred-"
+              "leader election, auto.leader.rebalance.enable, is not modelled: docs/kraft.md).",
+    reference="KIP-858 (a failed dir costs only its own replicas); PartitionChangeBuilder.electAnyLeader; "
+              "ReplicationControlManager.LeaderAcceptor (issue 40: judged on the Directories entry before the "
+              "change)",
+)
+def no_leaderless_partition_with_live_isr_copy(model, state):
+    for p, part in enumerate(state.controller.partitions):
+        if not _exists(part) or part.leader != NO_LEADER:
+            continue
+        able = [b for b in bits(part.isr) if could_lead(model, state, p, b)]
+        if able:
+            b = able[0]
+            return (f"partition {p} has no leader although ISR member {b} runs active and serves it from dir "
+                    f"{live_copy_dir(state.brokers[b], p)}, online for its registration (Directories entry "
+                    f"{dir_name(part.dirs[part.replicas.index(b)])})")
     return None

@@ -2,8 +2,8 @@
 
 Each switch brings back the code path of the versions before the fix. ``BUGS`` is the one list: the option's check,
 ``jbodcheck bugs`` and the docs read it. ``NOT_EXPRESSED``: the other known bugs of KIP-858's code (the facts
-read from Kafka's JIRA), each with what the model lacks to express it; an id that gets a switch in ``BUGS`` is no
-longer listed there (``not_expressed``).
+read from Kafka's JIRA), each with what the model lacks to express it; an id that gets a switch in ``BUGS`` leaves
+it (a test checks that none is in both; ``not_expressed`` also filters).
 """
 from __future__ import annotations
 
@@ -47,9 +47,12 @@ BUGS: dict[str, Bug] = {
                        "for ever (with the feature kraft-sessions)", "3.8.0",
                        "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json", "kraft-sessions"),
     # kraft-future's switches (model/kraft/future.py): naming one turns that feature on.
-    "KAFKA-16297": Bug("a promotion the controller had accepted (Directories = the future dir) was not reverted "
-                       "when a dir failure aborted it: the metadata kept naming the future dir, so the controller "
-                       "never moved the partition off the failed dir", "3.7.1",
+    "KAFKA-16297": Bug("3.7.0's ReplicaAlterLogDirsThread: a promotion the controller had accepted (Directories = "
+                       "the future dir) was not reverted when a dir failure aborted it (only a QUEUED one was), so "
+                       "the metadata kept naming the future dir and the controller never moved the partition off "
+                       "the failed dir; and a delta did not reset a promotion (the fix's PromotionState(None) in "
+                       "addPartitions, finding 2's reset, came with the fix). 3.7.0's AssignmentsManager (KAFKA-16365) "
+                       "is not restored", "3.7.1",
                        "kraft-kafka-16297-aborted-promotion-not-reverted.json", "kraft-future"),
     "KAFKA-16082": Bug("a -future log abandoned by a crash after its promotion was accepted was not promoted at "
                        "start-up: the current log was re-created empty in the future log's dir, the stale future "
@@ -82,26 +85,14 @@ class NotExpressed(NamedTuple):
 
 
 NOT_EXPRESSED: dict[str, NotExpressed] = {
-    "KAFKA-16157": NotExpressed("Offline partitions had no topic id: a re-created topic was never hosted", "3.7.0",
-                                "needs topic deletion and a new topic id for a re-created topic: KRaft mode has "
-                                "neither (one topic id per partition)"),
-    "KAFKA-15649": NotExpressed("an unacknowledged dir failure left an unfenced leader on a dead dir", "3.8.0",
-                                "needs a lost or late heartbeat answer and log.dir.failure.timeout.ms: every "
-                                "heartbeat is answered in its own step"),
-    "KAFKA-16297": NotExpressed("a future replica's promotion aborted after its acknowledgement left the metadata "
-                                "naming the wrong dir", "3.7.1",
-                                "needs future replicas (AlterReplicaLogDirs): not modelled in KRaft mode"),
-    "KAFKA-16082": NotExpressed("a stale -future log after a crash marked a healthy dir offline", "3.7.1",
-                                "needs future replicas (AlterReplicaLogDirs): not modelled in KRaft mode"),
-    "KAFKA-16886": NotExpressed("assignments of removed replicas were retried forever", "3.7.1",
-                                "needs reassignment (a replica removed while its assignment is queued): not "
-                                "modelled in KRaft mode"),
-    "KAFKA-17190": NotExpressed("assignments of deleted topics were retried forever", "3.8.1",
-                                "needs topic deletion (a topic deleted while its assignment is queued): not "
-                                "modelled in KRaft mode"),
     "KAFKA-16365": NotExpressed("AssignmentsManager fired the callbacks of superseded assignments, or lost them",
-                                "3.7.1", "the callbacks serve future replicas' promotions, which KRaft mode does not "
-                                "model; its queue keeps the latest entry per partition, as the fix does"),
+                                "3.7.1", "needs 3.7.0's AssignmentsManager (AssignmentEvent.run): an event for the "
+                                "dir already queued or in flight merged into it, an event older than the one queued "
+                                "completing that one's callbacks before any answer, a replaced event's callbacks "
+                                "dropped. The model keeps 3.7.1+'s maps (the latest entry per TopicIdPartition, "
+                                "putIfAbsent after a failure); a request fails only by kraft-sessions' "
+                                "ControllerFailover (or a stale broker epoch), so a switch would need kraft-future "
+                                "with kraft-sessions and that AssignmentsManager"),
 }
 
 

@@ -3,7 +3,8 @@ the feature ``kraft-future``. A broker asked to move a replica to another of its
 there, copies the current log into it (ReplicaAlterLogDirsThread) and promotes it in three steps: once caught up
 it queues ``Assign(future dir)`` (Queued), the controller's answer accepts it (Accepted), once caught up again the
 future log replaces the current one (Effective). A cancellation or a dir failure in Queued or Accepted queues
-``Assign(current dir)`` back (KAFKA-16297); at start-up a future log in the dir the metadata names is promoted in
+``Assign(current dir)`` back (KAFKA-16297's fix; with its switch the model is 3.7.0's thread: only Queued is
+reverted and a delta does not reset the promotion); at start-up a future log in the dir the metadata names is promoted in
 place of the current log (KAFKA-16082's fix, LogManager.recoverAbandonedFutureLogs).
 
 The feature is on when its option ``alter_log_dirs`` (the bound on AlterReplicaLogDirs requests) is given, or a
@@ -15,6 +16,7 @@ from model.kraft import rules as R
 from model.kraft.bugs import bugs
 from model.kraft.metadata import image_of
 from model.kraft.render import optional_dir
+from model.kraft.replica_manager import enqueue
 from model.kraft.rules import KRAFT
 from model.spec.feature import Feature, Option
 from model.spec.schema import Field, Show
@@ -113,14 +115,13 @@ def _future_dir(b, p) -> int:
 def _queue(b, p, d):
     """AssignmentsManager.onAssignment: (p, d, topic id) replaces any queued entry for the partition of that topic
     id; the topic id is the hosted partition's (Partition.topicId, the broker's ``topics``)."""
-    topic = b.topics[p]
-    return b._replace(queue=tuple(e for e in b.queue if e[::2] != (p, topic)) + ((p, d, topic),))
+    return b._replace(queue=enqueue(b.queue, p, d, b.topics[p]))
 
 
 def _remove_fetcher(m, b, p, original: int):
     """ReplicaAlterLogDirsThread.removePartitions: a promotion Queued or Accepted queues Assign(original dir)
-    back, so that the controller does not keep naming the future dir (KAFKA-16297; before 3.7.1 only Queued
-    was reverted)."""
+    back, so that the controller does not keep naming the future dir (KAFKA-16297's fix, 3.7.1; 3.7.0 reverted
+    only QUEUED, to Partition.logDirectoryId: the current log's dir, as ``original`` is here)."""
     state = b.mover[p]
     revert = state == P_QUEUED or (state == P_ACCEPTED and "KAFKA-16297" not in bugs(m))
     if revert and original >= 0:
@@ -301,12 +302,16 @@ def controller_assign_replicas_to_dirs(m, s, broker):
 
 def _after_delta(m, b, touched):
     """ReplicaManager.applyDelta's maybeAddLogDirFetchers: a partition the delta changed is given to the thread
-    again with promotion None (a promotion Accepted restarts); one no longer served leaves the thread."""
+    again; one no longer served leaves the thread. Since 3.7.1 (KAFKA-16297's fix) ReplicaAlterLogDirsThread.
+    addPartitions puts a fresh PromotionState(None) (a promotion Queued or Accepted restarts: finding 2's reset);
+    3.7.0's addPartitions kept the partition's entry of assignmentRequestStates (QUEUED or COMPLETED), so with the
+    switch KAFKA-16297 the promotion keeps its state."""
     mover = b.mover
+    keep = "KAFKA-16297" in bugs(m)
     for p in touched:
         if mover[p] != NO_FETCHER:
             served = b.hosted[p] in (H_LEADER, H_FOLLOWER) and _main_dir(b, p) >= 0 and _future_dir(b, p) >= 0
-            mover = replace_at(mover, p, P_NONE if served else NO_FETCHER)
+            mover = replace_at(mover, p, (mover[p] if keep else P_NONE) if served else NO_FETCHER)
     return b._replace(mover=mover)
 
 
@@ -317,8 +322,9 @@ def _after_delta(m, b, touched):
                 "the promotion to None); as kraft-core's BrokerReplay")
 def broker_replay(m, s, broker):
     """As kraft-core's rule; a partition whose record in the batch bumps its partition epoch is given to
-    ReplicaAlterLogDirsThread again, its promotion back to None (the broker's own promotion record, replayed
-    before the swap, also queues Assign(current dir): the listed dir is not the current log's)."""
+    ReplicaAlterLogDirsThread again, its promotion back to None (3.7.1+; 3.7.0, switch KAFKA-16297: kept). The
+    broker's own promotion record, replayed before the swap, also queues Assign(current dir): the listed dir is
+    not the current log's."""
     batch = s.controller.log[s.brokers[broker].applied]
     touched = sorted({r.partition for r in batch if getattr(r, "partition", None) is not None})
     s = R.broker_replay(m, s, broker)

@@ -88,6 +88,21 @@ def apply_local(broker_id: int, broker: Broker, p: int, part: PartitionState, li
     return broker._replace(epoch=replace_at(broker.epoch, p, part.leader_epoch)), outcome
 
 
+def in_kafka_order(entries) -> tuple:
+    """AssignmentsManager keeps its assignments in maps keyed by TopicIdPartition (``ready``, ``inflight``: 3.7.1 and
+    later; ``pending`` in 3.7.0) and builds each request from a map (``buildRequestData``, grouped by directory), so
+    the order of a queue or a request is a function of its set of entries, never of their arrival. The model's
+    queue and request are tuples in one canonical order, by (partition, topic id): the key, unique in a queue (a
+    dir rename of the symmetry reduction keeps the order)."""
+    return tuple(sorted(entries, key=lambda e: (e[0], e[2])))
+
+
+def enqueue(queue: tuple, p: int, d: int, topic: int) -> tuple:
+    """AssignmentsManager.onAssignment (``ready.put``): (p, d, topic id) replaces any queued entry for the same
+    TopicIdPartition."""
+    return in_kafka_order([e for e in queue if e[::2] != (p, topic)] + [(p, d, topic)])
+
+
 def queue_assignment(broker: Broker, p: int, listed: int, topic: int) -> Broker:
     """After a delta that listed the replica's dir: if its log is on another dir, AssignmentsManager.onAssignment
     queues (partition, actual dir, topic id), replacing any queued entry for the partition of that topic id (its
@@ -95,8 +110,7 @@ def queue_assignment(broker: Broker, p: int, listed: int, topic: int) -> Broker:
     actual = live_copy_dir(broker, p)
     if actual < 0 or actual == listed:
         return broker
-    queue = tuple(e for e in broker.queue if e[::2] != (p, topic)) + ((p, actual, topic),)
-    return broker._replace(queue=queue)
+    return broker._replace(queue=enqueue(broker.queue, p, actual, topic))
 
 
 def label_stray(before: Broker, after: Broker, p: int, deleted: bool) -> Broker:
@@ -139,5 +153,5 @@ def requeue_inflight(broker: Broker) -> Broker:
     request's entries go back to the queue (``putIfAbsent``: not over a newer entry for the same partition), and
     nothing is in flight."""
     newer = {e[::2] for e in broker.queue}  # (partition, topic id): the key of a TopicIdPartition
-    queue = tuple(e for e in broker.inflight if e[::2] not in newer) + broker.queue
-    return broker._replace(inflight=(), queue=queue)
+    return broker._replace(inflight=(), queue=in_kafka_order(
+        [e for e in broker.inflight if e[::2] not in newer] + list(broker.queue)))

@@ -235,8 +235,29 @@ def create_topic(m, s, partition):
     return write(m, s, [C.create_partition(m, controller_image(s), partition)])
 
 
-# The storage layer's rules (DirFail, BrokerCrash, BrokerRestart, ReplaceDisk, RemoveDirFromConfig).
-add_storage_rules(KRAFT)
+# The storage layer's rules (DirFail, BrokerCrash, BrokerRestart, ReplaceDisk, RemoveDirFromConfig), the first
+# three cited as KRaft's code does them (KIP-112's ZooKeeper-mode bootstrap is not KRaft's start-up).
+KRAFT_STORAGE_CITED = {
+    "DirFail": (
+        "ReplicaManager.handleLogDirFailure (LogDirFailureChannel); BrokerLifecycleManager.propagateDirectoryFailure "
+        "(the dir in every later heartbeat's OfflineLogDirs); at start-up: LogManager.createAndValidateLogDirs",
+        """A log dir fails (an I/O error). On a running broker the partitions it holds there go Offline (their fetchers
+        stop) and the dir leaves the live dirs; the broker reports it in its next heartbeat (the dir_event hook). On a
+        broker that is down the dir is offline when it starts again."""),
+    "BrokerCrash": (
+        "a broker process dies (kill -9, power loss); its session then expires (BrokerHeartbeatManager)",
+        """A running broker dies: its memory (published image, AssignmentsManager's queue and request in flight,
+        ReplicaAlterLogDirsThread's state) is lost; its disks keep what they hold."""),
+    "BrokerRestart": (
+        "KafkaRaftServer.initializeLogDirs (MetaPropertiesEnsemble.Loader.load: a dir whose meta.properties read "
+        "fails with an I/O error is an error dir; one without meta.properties, empty or unmounted, stops the "
+        "start-up); BrokerServer.startup: LogManager(errorLogDirs), LogManager.createAndValidateLogDirs (the error "
+        "dirs offline), LogManager.loadLogs (the live dirs' logs)",
+        """A stopped broker starts: the dirs it reads are live and their logs are loaded; a failed dir (its
+        meta.properties gives an I/O error) stays offline, its logs not loaded (with KIP-928's reading a saturated
+        dir is good again). Registration (BrokerRegister) and the first image (BrokerLoad) are steps of their own."""),
+}
+add_storage_rules(KRAFT, KRAFT_STORAGE_CITED)
 
 
 def register_guard(m, s, broker):

@@ -69,6 +69,7 @@ SESSIONS = Feature(
     "unacknowledged dir failure (log.dir.failure.timeout.ms) and controller failover",
     enabled=enabled,
     requires=(core.KRAFT,),
+    config_fields=("max_failovers",),   # its ControllerFailover's bound: without the feature no failover happens
     options=OPTIONS,
     state_fields=(
         StateField("lost_heartbeats", 0, "How many heartbeat answers were lost (the bound max_lost_heartbeats)."),

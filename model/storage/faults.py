@@ -9,6 +9,8 @@ Guards return None when the rule is enabled and otherwise a short reason; effect
 """
 from __future__ import annotations
 
+import attrs
+
 from model.spec.feature import Feature, Flag
 from model.storage.footprints import FIX_DIR_GUARD_READS, FIX_DIR_READS, FIX_DIR_WRITES
 from model.storage import broker as B
@@ -178,12 +180,19 @@ def remove_dir_from_config(m, s, broker, dir):
     return fix_dir(m, s, broker, dir, REMOVED)
 
 
-def add_storage_rules(core: Feature) -> None:
+def add_storage_rules(core: Feature, cited: dict[str, tuple[str, str]] | None = None) -> None:
     """Give a controller mode's core feature the storage rules, here in its rule order (the engines enumerate
     rules in order: traces, reports and a search's first counterexample follow it). The core must provide
-    the hooks of model/storage/mode.py, and takes ``STORAGE.flags`` and ``STORAGE.dir_symmetry`` as its own."""
+    the hooks of model/storage/mode.py, and takes ``STORAGE.flags`` and ``STORAGE.dir_symmetry`` as its own.
+    ``cited``: rule name -> (reference, doc) in the mode's own terms, for a rule whose effect is the same but
+    whose code is the mode's (KRaft's start-up is not KIP-112's ZooKeeper bootstrap)."""
     missing = missing_hooks(core.hooks)
     if missing:
         raise TypeError(f"feature {core.name} takes the storage rules but does not provide hook(s) "
                         f"{', '.join(missing)} (model/storage/mode.py)")
-    core.rules.extend(STORAGE.rules)
+    unknown = set(cited or ()) - {r.name for r in STORAGE.rules}
+    if unknown:
+        raise ValueError(f"no storage rule named {', '.join(sorted(unknown))}")
+    core.rules.extend(r if r.name not in (cited or {}) else
+                      attrs.evolve(r, reference=cited[r.name][0], doc=" ".join(cited[r.name][1].split()))
+                      for r in STORAGE.rules)

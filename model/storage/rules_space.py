@@ -22,7 +22,7 @@ SATURATION = Feature(
     enabled=lambda cfg: cfg.saturation,
     fields=SATURATION_FIELDS, constants=SATURATION_CONSTANTS,
     config_fields=("saturation", "dir_capacity", "reserved_file", "saturation_recovery",
-                   "deletion_waits_for_response"),
+                   "deletion_waits_for_response", "max_saturations"),
     flags=(
         Flag("saturation", "--saturation/--no-saturation",
              "KIP-928: a full dir is saturated, not offline; disk space, retention, reserved file."),
