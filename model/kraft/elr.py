@@ -123,7 +123,9 @@ ELR = Feature(
 _RESTART, _REPLACE, _REGISTER = _rule("BrokerRestart"), _rule("ReplaceDisk"), _rule("BrokerRegister")
 ELR.replaces["BrokerRestart"] = attrs.evolve(
     _RESTART, effect=_restart_effect(_RESTART.effect), reads=RESTART_READS + _MARKS,
-    writes=RESTART_WRITES + _MARKS, doc=_restart_effect(_RESTART.effect).__doc__,
+    writes=RESTART_WRITES + _MARKS,
+    doc=_RESTART.doc + " It reads the clean shutdown files of its dirs (the previous broker epoch its registration "
+    "sends) and deletes them.",
     reference=_RESTART.reference + "; LogManager.readBrokerEpochFromCleanShutdownFiles (KIP-966)")
 ELR.replaces["ReplaceDisk"] = attrs.evolve(
     _REPLACE, effect=_replace_disk_effect(_REPLACE.effect), reads=FIX_DIR_READS + _MARKS,
