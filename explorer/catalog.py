@@ -13,7 +13,8 @@ from types import SimpleNamespace
 from invariants.plugins import Plugins, load_plugins as _load_plugins
 from invariants.storage import durability, kip928, safety
 from invariants.zk import controller as controller_invariants, designs as design_invariants, kip46 as kip46_invariants, progress
-from invariants.kraft import deletion as kraft_deletion, future as kraft_future, liveness as kraft_liveness
+from invariants.kraft import deletion as kraft_deletion, elr as kraft_elr, future as kraft_future
+from invariants.kraft import liveness as kraft_liveness
 from invariants.kraft import quiescent as kraft_quiescent, safety as kraft_safety, sessions as kraft_sessions
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature
@@ -196,6 +197,10 @@ CLAIMS: dict[str, tuple] = {
     # Intra-broker moves (model/kraft/future.py): vacuous without the feature's moves.
     "kraft-future": (_claimed(kraft_future.kraft_directories_name_the_log_dir, "kraft-future"),),
     "kraft-deletion": (_claimed(kraft_deletion.kraft_recreated_topic_hosted, "kraft-deletion"),),
+    # Eligible Leader Replicas (model/kraft/elr.py): what KIP-966 promises, checked wherever ELR is on.
+    "kraft-elr": tuple(_claimed(i, "kraft-elr") for i in (kraft_elr.kraft_elr_leader_holds_committed,
+                                                          kraft_elr.kraft_unclean_election_only_as_last_known_leader,
+                                                          kraft_elr.kraft_elr_well_formed)),
 }
 
 DESIGNS: dict[str, Design] = {name: d.claiming(CLAIMS)

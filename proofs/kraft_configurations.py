@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-# kraft-tiny-faults' cluster, no record, one fault and no repair: the base every entry changes.
+# The release the z3 model follows: Kafka 3.9's controller (no ELR; proofs/kraft_conformance.py Z3_RELEASE).
+Z3_RELEASE = "3.9"
+
+# kraft-tiny-faults' cluster, no record, one fault and no repair, at the z3 model's release: the base every entry
+# changes.
 CORE = dict(variant="kraft", brokers=2, dirs=2, partitions=1, rf=2, max_dir_failures=1, max_saturations=0,
             max_crashes=1, max_restarts=1, max_fixes=0, max_failovers=0, max_records=0, consumer=False,
-            max_faults=1)
+            max_faults=1, options={"kafka": Z3_RELEASE})
 
 
 class Configuration(NamedTuple):
@@ -25,7 +29,7 @@ class Configuration(NamedTuple):
 
     @property
     def model(self) -> dict:
-        return {**CORE, **self.changes}
+        return {**CORE, **self.changes, "options": {**CORE["options"], **self.changes.get("options", {})}}
 
     def describe(self) -> str:
         m = self.model

@@ -23,7 +23,12 @@ from invariants.kraft import image as explicit_image, safety as explicit_safety
 from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED, Registration
 from model.storage.state import NO_LEADER
 
+from model.kraft.release import version_of
+
 from .kraft_abstraction import abstract, pin
+# The release the z3 model follows (proofs/kraft_system.py): 3.9's controller, before ELR and before 4.0's records
+# at a registration (docs/proofs.md, section 9; docs/kraft.md, "What changed from 3.9 to 4.4").
+from .kraft_configurations import Z3_RELEASE
 from .kraft_properties import LEMMAS, PROPERTIES
 from .kraft_reverse import Reverse
 from .kraft_system import ACTION_BY_NAME, StateVars, conj, initial, relation, well_formed
@@ -41,6 +46,16 @@ EXPLICIT = {
     "kraft_epochs_monotone": explicit_image.kraft_epochs_monotone,
     "kraft_leader_passes_leader_acceptor": explicit_safety.kraft_leader_passes_leader_acceptor,
 }
+
+
+def release_refusal(m) -> str | None:
+    """Why the conformance check cannot run on this explicit model (one line), or None: it compares the z3 model
+    with the explicit one at Kafka 3.7 to 3.9 only (--kafka 3.9)."""
+    if version_of(m) >= (4, 0, 0):
+        return (f"the z3 KRaft model follows Kafka {Z3_RELEASE}'s controller (no ELR, no handleBrokerShutdown at a "
+                f"registration): check it against a model with --kafka {Z3_RELEASE}, not {version_of(m)[0]}."
+                f"{version_of(m)[1]}")
+    return None
 
 
 def action_of(m, rule: str, args: tuple, pre_key, post_key):
@@ -163,7 +178,11 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
           beyond: int = BEYOND_SAMPLES, seed: int = 0) -> dict:
     """Run the conformance check on model ``m`` (``limit``: at most that many states, breadth-first, for a quick
     look; ``reverse``: also the reverse direction, proofs/kraft_reverse.py; ``beyond``: how many changed states
-    and transitions the properties are compared on beyond the reachable ones, ``changed``)."""
+    and transitions the properties are compared on beyond the reachable ones, ``changed``). The z3 model is Kafka
+    3.9's controller (no ELR, no records at a registration): a model of a 4.x release is refused (ValueError)."""
+    refusal = release_refusal(m)
+    if refusal is not None:
+        raise ValueError(refusal)
     start = time.monotonic()
     ck = Check(m, mutation)
     rev = Reverse(m, mutation) if reverse else None

@@ -335,8 +335,10 @@ def _unfencing_elects_nothing(monkeypatch):
 
     monkeypatch.setattr(controller, "broker_unfenced",
                         lambda m, image, b: [BrokerChange(K_BROKER_CHANGE, b, False, None)])
-    # One dir a broker, two crashes: the last ISR member is fenced (no leader), restarts and is unfenced.
-    return kraft(**dict(SMALL, dirs=1, max_dir_failures=0, max_fixes=0, max_crashes=2, max_faults=2))
+    # One dir a broker, two crashes: the last ISR member is fenced (no leader), restarts and is unfenced. At 3.9: with
+    # ELR (the default 4.4) the fencing empties the ISR into the ELR, and the property's premise reads the ISR.
+    return kraft(**dict(SMALL, dirs=1, max_dir_failures=0, max_fixes=0, max_crashes=2, max_faults=2,
+                        options={"kafka": "3.9"}))
 
 
 def _assignments_always_stale(monkeypatch):

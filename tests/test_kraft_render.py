@@ -88,6 +88,9 @@ def test_partition_record():
         "leader": 0, "directories": ["UNASSIGNED", "UNASSIGNED"]}
     assert text(K.form(record)) == ("PartitionRecord(partitionId=0, topicId=t1, replicas=[0, 1], isr=[0, 1], leader=0, "
                                     "directories=[UNASSIGNED, UNASSIGNED])")
+    with_elr = record._replace(elr=0b10, last_known_elr=(1,))     # KIP-966's tagged fields, when written
+    assert text(K.form(with_elr)).endswith("directories=[UNASSIGNED, UNASSIGNED], eligibleLeaderReplicas=[1], "
+                                           "lastKnownElr=[1])")
     recreated = PartitionRecord(K_PARTITION, 1, -1, 0b10, (MIGRATING, 1), 2, (0, 1))
     assert text(K.form(recreated)) == ("PartitionRecord(partitionId=1, topicId=t2, replicas=[0, 1], isr=[1], "
                                        "leader=none, directories=[MIGRATING, dir 1])")
@@ -103,6 +106,10 @@ def test_partition_record():
     (dict(adding=(2,)), "addingReplicas=[2]"),
     (dict(leader=1, isr=0b10, dirs=(0, 1), replicas=(1, 2), removing=(0,), adding=(2,)),
      "isr=[1], leader=1, replicas=[1, 2], removingReplicas=[0], addingReplicas=[2], directories=[dir 0, dir 1]"),
+    # KIP-966 (kraft-elr): the ELR, LastKnownElr and an unclean election's LeaderRecoveryState RECOVERING (1)
+    (dict(isr=0, elr=0b01, last_known_elr=(0,)), "isr=[], eligibleLeaderReplicas=[0], lastKnownElr=[0]"),
+    (dict(leader=0, isr=0b01, recovering=True, elr=0),
+     "isr=[0], leader=0, leaderRecoveryState=1, eligibleLeaderReplicas=[]"),
 ])
 def test_partition_change_record_shows_only_the_fields_it_carries(fields, shown):
     record = PartitionChange(K_PARTITION_CHANGE, 0, None, None, None)._replace(**fields)
@@ -158,7 +165,11 @@ def test_the_partition_image_as_partition_registration():
     part = PartitionState(1, 2, 0b10, 3, (UNASSIGNED, 0), 1, (0, 1), (), ())
     assert text(K.partition_registration(m, part)) == (
         "PartitionRegistration(topicId=t1, replicas=[0, 1], directories=[UNASSIGNED, dir 0], isr=[1], "
-        "removingReplicas=[], addingReplicas=[], leader=1, leaderEpoch=2, partitionEpoch=3)")
+        "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=1, leaderEpoch=2, partitionEpoch=3)")
+    # KIP-966's fields, as PartitionRegistration.toString shows them (empty without ELR)
+    fenced_out = part._replace(leader=-1, isr=0, elr=0b01, last_known_elr=(1,))
+    assert "isr=[], removingReplicas=[], addingReplicas=[], elr=[0], lastKnownElr=[1], leader=none" in text(
+        K.partition_registration(m, fenced_out))
     moving = part._replace(replicas=(0, 1, 2), dirs=(UNASSIGNED, 0, UNASSIGNED), adding=(2,), removing=(0,))
     assert "removingReplicas=[0], addingReplicas=[2]" in text(K.partition_registration(m, moving))
     # no PartitionRegistration before the creation, nor after the topic's deletion (which keeps the id)
@@ -228,8 +239,9 @@ def test_every_field_of_every_record_and_image_has_its_kafka_name():
                             Registration, PartitionState}
 
 
-class _ElrChange(NamedTuple):
-    """PartitionChange with one more optional field, as a later record version adds one."""
+class _LaterChange(NamedTuple):
+    """A PartitionChange with one more optional field, as a later record version adds one (KIP-966's added
+    EligibleLeaderReplicas; the name here is made up)."""
     kind: int
     partition: int
     leader: int | None
@@ -239,19 +251,22 @@ class _ElrChange(NamedTuple):
     adding: tuple | None = None
     removing: tuple | None = None
     elr: int | None = None
+    last_known_elr: tuple | None = None
+    recovering: bool | None = None
+    target_elr: int | None = None
 
 
 def test_a_new_optional_field_shows_under_its_own_name_until_its_one_entry_names_it(monkeypatch):
     name, fields = K.FORMS[PartitionChange]
-    monkeypatch.setitem(K.FORMS, _ElrChange, (name, fields))
-    record = _ElrChange(K_PARTITION_CHANGE, 0, None, None, None, elr=0b01)
-    assert K.unnamed_fields(_ElrChange) == ["elr"]
-    assert text(K.form(record)) == "PartitionChangeRecord(partitionId=0, elr=1)"     # not lost, but not Kafka's
-    monkeypatch.setitem(K.FORMS, _ElrChange, (name, fields + (("eligibleLeaderReplicas", "elr"),)))
-    monkeypatch.setitem(K.VALUES, "elr", K.VALUES["isr"])
-    assert K.unnamed_fields(_ElrChange) == []
-    assert text(K.form(record)) == "PartitionChangeRecord(partitionId=0, eligibleLeaderReplicas=[0])"
-    assert text(K.form(record._replace(elr=None, leader=1))) == "PartitionChangeRecord(partitionId=0, leader=1)"
+    monkeypatch.setitem(K.FORMS, _LaterChange, (name, fields))
+    record = _LaterChange(K_PARTITION_CHANGE, 0, None, None, None, target_elr=0b01)
+    assert K.unnamed_fields(_LaterChange) == ["target_elr"]
+    assert text(K.form(record)) == "PartitionChangeRecord(partitionId=0, target_elr=1)"     # not lost, not Kafka's
+    monkeypatch.setitem(K.FORMS, _LaterChange, (name, fields + (("targetElr", "target_elr"),)))
+    monkeypatch.setitem(K.VALUES, "target_elr", K.VALUES["isr"])
+    assert K.unnamed_fields(_LaterChange) == []
+    assert text(K.form(record)) == "PartitionChangeRecord(partitionId=0, targetElr=[0])"
+    assert text(K.form(record._replace(target_elr=None, leader=1))) == "PartitionChangeRecord(partitionId=0, leader=1)"
 
 
 # ---- a step's changes -------------------------------------------------------------------------------------------
@@ -278,9 +293,10 @@ def test_a_step_shows_the_batch_it_appended_and_the_image_fields_that_changed(fi
     assert "    controller.partitions[0].registration.partitionEpoch: 0 -> 1" in block
     assert not any("registration.leader" in line for line in block)
     fence = lines.index("Step 7: ControllerFenceBroker(broker=0)")
+    # Kafka 4.4 with ELR (the default release): the records a real 4.4.0 cluster wrote at this step
     assert lines[fence + 1] == ("    controller.metadata_log: + batch 6: [PartitionChangeRecord(partitionId=0, "
-                                "topicId=t1, leader=none); BrokerRegistrationChangeRecord(brokerId=0, brokerEpoch=0, "
-                                "fenced=true)]")
+                                "topicId=t1, isr=[], leader=none, eligibleLeaderReplicas=[0], lastKnownElr=[0]); "
+                                "BrokerRegistrationChangeRecord(brokerId=0, brokerEpoch=0, fenced=true)]")
     assert lines[fence + 2] == "    controller.registrations.0.fenced: false -> true"
     # the log is never printed whole in a step, nor twice
     assert not any(line.startswith("    controller.metadata_log: [") for line in lines)
@@ -299,7 +315,9 @@ def test_replay_of_finding_1_prints_records_by_kafkas_names():
                  "PartitionRecord(partitionId=0, topicId=t1, replicas=[0, 1], isr=[0, 1], leader=0, "
                  "directories=[UNASSIGNED, UNASSIGNED])",
                  "BrokerRegistrationChangeRecord(brokerId=0, brokerEpoch=7, fenced=false)",
-                 "PartitionChangeRecord(partitionId=0, topicId=t1, leader=0)",
+                 "PartitionChangeRecord(partitionId=0, topicId=t1, eligibleLeaderReplicas=[])",
+                 "PartitionChangeRecord(partitionId=0, topicId=t1, isr=[0], leader=0, leaderRecoveryState=1, "
+                 "lastKnownElr=[])",
                  "Assignment(topicIdPartition=t1:0, directoryId=dir 1)",
                  "BrokerRegistration(epoch=0, fenced=false, inControlledShutdown=false, directories=[dir 0, dir 1])",
                  "HostedPartition.Online (leader)"):

@@ -11,7 +11,7 @@ import json
 import attrs
 import click
 
-from model.kraft.bugs import BUGS, TURN_ON, not_expressed
+from model.kraft.bugs import BUGS, TURN_ON, affected, not_expressed
 
 from .exits import EXIT_OK, BadInput
 
@@ -61,7 +61,8 @@ def with_option_ids(cfg, name: str, ids: tuple, features, flag: str) -> object:
 def bug_entries() -> list[dict]:
     """Every switch of BUGS, then every known bug not expressed yet, as `jbodcheck bugs --json` prints them."""
     entries = [{"id": bug_id, "expressed": True, "broke": bug.broke, "fixed": bug.fixed,
-                "scenario": f"scenarios/{bug.scenario}", "feature": bug.feature} for bug_id, bug in BUGS.items()]
+                "scenario": f"scenarios/{bug.scenario}", "feature": bug.feature, "in_releases": affected(bug_id)}
+               for bug_id, bug in BUGS.items()]
     entries += [{"id": bug_id, "expressed": False, "broke": gap.broke, "fixed": gap.fixed, "why": gap.why}
                 for bug_id, gap in not_expressed().items()]
     return entries
@@ -71,7 +72,8 @@ def bug_entries() -> list[dict]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def bugs_command(as_json):
     """List the fixed Kafka bugs that `--bug KAFKA-N` re-introduces in KRaft mode (what each broke, the first
-    fixed version, its scenario file), then the known ones the model does not express yet, and why."""
+    fixed version, its scenario file, the releases of --kafka that have it without --bug), then the known ones the
+    model does not express yet, and why."""
     entries = bug_entries()
     if as_json:
         click.echo(json.dumps(entries, indent=2))
@@ -79,7 +81,7 @@ def bugs_command(as_json):
     for e in entries:
         if e["expressed"]:
             click.echo(f"{e['id']}  [--bug {e['id']}; fixed in {e['fixed']}]\n    {e['broke']}\n"
-                       f"    scenario: {e['scenario']}")
+                       f"    scenario: {e['scenario']}\n    on without --bug with --kafka: {e['in_releases']}")
             if e["feature"]:
                 click.echo(f"    needs the feature {e['feature']}: {TURN_ON[e['feature']]}")
             click.echo()

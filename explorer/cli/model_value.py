@@ -13,23 +13,27 @@ from explorer.errors import guard_invariants
 
 from .bugs import with_bugs
 from .fixes import with_fixes
+from .release import with_release
 from .exits import BadInput
 from .options import plugins
 
 
 def model_config(preset: str | None, params: dict, base: dict | None = None,
                  base_name: str | None = None) -> ModelConfig:
-    """The preset (if any), then the scenario file's model (base), then explicit flags; --bug adds its ids to the
-    ``bugs`` option they give, --fix its names to ``candidate_fixes``. ``base_name`` ("scenario PATH: model"): how
-    an error that the file's model alone has names its source."""
+    """The preset (if any), then the scenario file's model (base), then explicit flags; --kafka sets the ``kafka``
+    option, --bug adds its ids to the ``bugs`` option they give, --fix its names to ``candidate_fixes``.
+    ``base_name`` ("scenario PATH: model"): how an error that the file's model alone has names its source."""
     merged = {**(base or {}), **params}
     bug_ids = merged.pop("bug_ids", None)
     fix_names = merged.pop("fix_names", None)
+    kafka = merged.pop("kafka_release", None)
     extra_presets = {name: p for f in plugins().features for name, p in f.presets.items()}
     try:
         cfg = configure(preset, merged, extra_presets, explicit=set(params))
     except ConfigError as e:
         raise BadInput(_source_of(e, preset, base, base_name, extra_presets)) from None
+    if kafka is not None:
+        cfg = with_release(cfg, kafka, design_of(cfg.variant).features)
     if bug_ids:
         cfg = with_bugs(cfg, bug_ids, design_of(cfg.variant).features)
     if fix_names:

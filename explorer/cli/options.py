@@ -19,6 +19,7 @@ from explorer.errors import JbodcheckFailure
 
 from .bugs import bug_option
 from .fixes import fix_option
+from .release import kafka_option
 from .exits import BadInput
 
 
@@ -68,6 +69,7 @@ def model_options(f):
                      help="An option of a feature added by a plugin (repeatable; VALUE in JSON, e.g. 2 or true).")(f)
     f = fix_option(f)
     f = bug_option(f)
+    f = kafka_option(f)
     for name in reversed(tuple(BOUNDS)):
         f = click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
                          help=f"Bound: {BOUNDS[name]}.")(f)
@@ -80,7 +82,7 @@ def model_options(f):
 
 
 MODEL_PARAMS = ("variant", *(flag.field for feature in catalog() for flag in feature.flags), *BOUNDS, "options", "bug_ids",
-                "fix_names")
+                "fix_names", "kafka_release")
 
 
 def model_params(kwargs: dict) -> dict:

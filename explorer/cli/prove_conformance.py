@@ -8,6 +8,8 @@ plugin's rule raising, z3 answering unknown) is the checker's failure (exit 3), 
 """
 from __future__ import annotations
 
+import attrs
+
 from explorer.errors import JbodcheckFailure, one_line
 
 from .model_value import checked_model, model_config
@@ -49,7 +51,10 @@ def kraft_config(preset: str | None, params: dict):
     (proofs/kraft_configurations.py CORE), changed by the options."""
     from proofs import kraft_configurations as configs
 
-    return model_config(preset, {**params, "variant": "kraft"}, base=None if preset else configs.CORE)
+    cfg = model_config(preset, {**params, "variant": "kraft"}, base=None if preset else configs.CORE)
+    if "kafka_release" not in params and "kafka" not in cfg.options:   # the z3 model's release, not the newest
+        cfg = attrs.evolve(cfg, options={**cfg.options, "kafka": configs.Z3_RELEASE})
+    return cfg
 
 
 def kraft(name: str | None, cfg, max_states: int | None, profile: str = "default"):
@@ -71,6 +76,11 @@ def kraft(name: str | None, cfg, max_states: int | None, profile: str = "default
         if max_states is not None:
             bound = max_states if bound is None else min(bound, max_states)
         model = checked_model(None, cfg, quiet=True)
+        refusal = kraft_conformance_refusal(model)
+        if refusal is not None:         # a 4.x model: the z3 model is not a model of it, nothing is established
+            lines += [f"  {name}: not checked: {refusal}", "  => DOES NOT CONFORM (not a model of this release)"]
+            return lines, {"checked": False, "result": "refused", "why": refusal, "configurations": [],
+                           "offences": []}, False
         try:
             result = _kraft_check(model, bound, beyond)
         except Exception as e:  # noqa: BLE001
@@ -87,6 +97,12 @@ def kraft(name: str | None, cfg, max_states: int | None, profile: str = "default
     out = {"checked": True, "result": "conforms" if ok else "does not conform", "configurations": records,
            "offences": offences}
     return lines, out, ok
+
+
+def kraft_conformance_refusal(model) -> str | None:
+    from proofs import kraft_conformance
+
+    return kraft_conformance.release_refusal(model)
 
 
 def _kraft_check(model, bound, beyond) -> dict:

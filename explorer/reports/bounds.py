@@ -5,7 +5,8 @@ result reads as more than was checked.
 The model's bounds are derived from the configuration and its features, not listed per preset: the cluster's
 shape (brokers, dirs, partitions, RF), then every ``max_*`` field (and ``dir_capacity``) that an included
 feature declares in ``Feature.config_fields``, then every ``max_*`` option of a feature added from outside, and
-every option declared ``in_bounds`` that is not at its default (KRaft's bug switches: ``bugs=KAFKA-16234``).
+every option declared ``in_bounds`` that is not at its default (KRaft's bug switches: ``bugs=KAFKA-16234``), and
+every option that says how it is ``shown`` (KRaft's release and ELR: ``kafka=4.4, elr=on``).
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ def model_bounds(model: Model) -> dict:
             value = model.option(option.name)
             if _is_bound(option.name):
                 out.setdefault(option.name, _plain(value))
+            elif option.shown is not None:
+                out.setdefault(option.name, option.shown(model))
             elif option.in_bounds and value not in (option.default, ()):
                 out.setdefault(option.name, _plain((value,) if isinstance(value, str) else value))
     return out

@@ -12,7 +12,9 @@ from typing import NamedTuple
 
 class Bug(NamedTuple):
     broke: str        # what the bug broke, in a line
-    fixed: str        # the first Kafka version with the fix
+    # The first Kafka version with the fix, per release line it was fixed in ("3.7.2, 3.8.1": 3.7.0 to 3.7.1 and
+    # 3.8.0 have the bug, 3.9.0 and later do not); ``present`` reads it.
+    fixed: str
     scenario: str     # the scenario file (scenarios/) that replays to its violation with the switch
     # The feature the switch needs, besides kraft-core (which takes the option): without it the switch would change
     # nothing, and the configuration is refused (refuse_without_feature). None: kraft-core's own code path.
@@ -27,7 +29,7 @@ BUGS: dict[str, Bug] = {
                        "the broker never hosted the new topic's replica", "3.7.0",
                        "kraft-kafka-16157-recreated-topic-never-hosted.json", "kraft-deletion"),
     "KAFKA-17190": Bug("AssignmentsManager sent assignments of deleted topics and retried the controller's "
-                       "UNKNOWN_TOPIC_ID forever: the queue never drained", "3.8.1",
+                       "UNKNOWN_TOPIC_ID forever: the queue never drained", "3.7.2, 3.8.1",
                        "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json", "kraft-deletion"),
     "KAFKA-16886": Bug("AssignmentsManager retried the controller's NOT_LEADER_OR_FOLLOWER forever: the assignment of "
                        "a replica reassigned away never left the queue", "3.7.1",
@@ -56,6 +58,11 @@ BUGS: dict[str, Bug] = {
                        "start-up: the current log was re-created empty in the future log's dir, the stale future "
                        "log resumed, and its rename failed and took the healthy dir offline", "3.7.1",
                        "kraft-kafka-16082-stale-future-log-takes-a-dir-offline.json", "kraft-future"),
+    # kraft-elr's (model/kraft/elr.py): ELR is on from Kafka 4.1 (4.0 with --option elr=true).
+    "KAFKA-19522": Bug("PartitionChangeBuilder.canElectLastKnownLeader ignored LeaderAcceptor's answer: when the ISR "
+                       "and ELR are empty the last known leader was elected even while fenced, or being removed "
+                       "(its unclean shutdown being handled at its registration), or with its dir offline",
+                       "4.1.0", "kraft-kafka-19522-fenced-last-known-leader-elected.json", "kraft-elr"),
 }
 
 # How a configuration includes each feature a switch needs (kraft-future is never refused: naming its switch
@@ -67,6 +74,7 @@ TURN_ON: dict[str, str] = {
                     "alter_log_dirs=N do",
     "kraft-deletion": "--preset kraft-deletion or --deletion",
     "kraft-reassignment": "--preset kraft-reassignment or --reassignment",
+    "kraft-elr": "--kafka 4.1 or later (the default), or --kafka 4.0 --option elr=true",
 }
 
 
@@ -78,16 +86,13 @@ class NotExpressed(NamedTuple):
 
 NOT_EXPRESSED: dict[str, NotExpressed] = {
     "KAFKA-16365": NotExpressed("AssignmentsManager fired the callbacks of superseded assignments, or lost them",
-                                "3.7.1", "needs 3.7.0's AssignmentsManager (AssignmentEvent.run): an event for the dir already "
-                                "queued or in flight merged into it, an event older than the one queued completing "
-                                "that one's callbacks before any answer, a replaced event's callbacks dropped. The model keeps 3.7.1+'s maps (the "
-                                "latest entry per TopicIdPartition, putIfAbsent after a failure); a request fails only "
-                                "by kraft-sessions' ControllerFailover (or a stale broker epoch), so a switch would "
-                                "need kraft-future with kraft-sessions and that AssignmentsManager"),
-    "KAFKA-19522": NotExpressed("the last-known-leader election ignored LeaderAcceptor", "2025-07 (trunk)",
-                                "needs ELR (KIP-966): the election of the last known leader runs only when the ISR "
-                                "and ELR are empty; without ELR the model's ISR keeps its last member and every "
-                                "election goes through LeaderAcceptor"),
+                                "3.7.1", "needs 3.7.0's AssignmentsManager (AssignmentEvent.run): an event for the "
+                                "dir already queued or in flight merged into it, an event older than the one queued "
+                                "completing that one's callbacks before any answer, a replaced event's callbacks "
+                                "dropped. The model keeps 3.7.1+'s maps (the latest entry per TopicIdPartition, "
+                                "putIfAbsent after a failure); a request fails only by kraft-sessions' "
+                                "ControllerFailover (or a stale broker epoch), so a switch would need kraft-future "
+                                "with kraft-sessions and that AssignmentsManager"),
 }
 
 
@@ -126,7 +131,56 @@ def missing_feature(value, included: set, catalogue: dict, turn_on: dict, prefix
     return None
 
 
-def bugs(m) -> tuple:
-    """The bug switches a model re-introduces (its ``bugs`` option)."""
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
+
+
+def present(bug_id: str, version: tuple[int, int, int]) -> bool:
+    """Whether Kafka ``version`` (major, minor, patch) has the bug: before the fix of its own release line if that
+    line lists one, else unless the line is later than every line fixed (``fixed`` lists each line a fix was
+    released in: a backport reaches only its own line)."""
+    fixes = [_version(f.strip()) for f in BUGS[bug_id].fixed.split(",")]
+    own = [fix for fix in fixes if fix[:2] == version[:2]]
+    if own:
+        return version < own[0]
+    return version[:2] < max(fix[:2] for fix in fixes)
+
+
+def implied(version: tuple[int, int, int]) -> tuple:
+    """The switches a release implies: the bugs that Kafka ``version`` still has (``--kafka 3.7.0``: those fixed
+    in 3.7.1 and later). A switch whose feature the model does not include changes nothing, so none is refused."""
+    return tuple(i for i in BUGS if present(i, version))
+
+
+def affected(bug_id: str) -> str:
+    """The releases of model/kraft/release.py that have the bug, in words ("3.7.0 to 3.7.1, 3.8.0")."""
+    from model.kraft.release import RELEASES
+    fixes = {tuple(_version(f.strip())[:2]): _version(f.strip())[2] for f in BUGS[bug_id].fixed.split(",")}
+    parts = []
+    for line in RELEASES:
+        key = tuple(int(x) for x in line.split("."))
+        if key in fixes:
+            if fixes[key] == 1:
+                parts.append(f"{line}.0")
+            elif fixes[key] > 1:
+                parts.append(f"{line}.0 to {line}.{fixes[key] - 1}")
+        elif key < max(fixes):
+            parts.append(line)
+    return ", ".join(parts) or "none"
+
+
+def explicit(m) -> tuple:
+    """The switches named by the model's ``bugs`` option (--bug, --option bugs=...)."""
     value = m.option("bugs")
-    return (value,) if isinstance(value, str) else value
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def bugs(m) -> tuple:
+    """The bug switches a model re-introduces: those its ``bugs`` option names, then those its release implies
+    (model/kraft/release.py); kept on the model (the constant ``kraft_bugs``) once computed."""
+    known = getattr(m, "kraft_bugs", None)
+    if known is not None:
+        return known
+    from model.kraft.release import version_of
+    named = explicit(m)
+    return named + tuple(i for i in implied(version_of(m)) if i not in named)

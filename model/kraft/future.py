@@ -178,8 +178,8 @@ def alter_guard(m, s, broker, partition, dir):
       reads=("broker[broker]", "moves"), writes=("broker[broker]", "moves"),
       params=("broker", "partition", "dir"), domain=_broker_partition_dirs, guard=alter_guard, kind="client",
       reference="ReplicaManager.alterReplicaLogDirs; Partition.maybeCreateFutureReplica; "
-                "ReplicaAlterLogDirsManager.addFetcherForPartitions, removeFetcherForPartitions; "
-                "ReplicaAlterLogDirsThread.removePartitions")
+                "AbstractFetcherManager.addFetcherForPartitions, removeFetcherForPartitions "
+                "(ReplicaAlterLogDirsManager's); ReplicaAlterLogDirsThread.removePartitions")
 def alter_replica_log_dirs(m, s, broker, partition, dir):
     """An administrator asks the broker to move the replica to ``dir`` (kafka-reassign-partitions.sh with log
     dirs; answered in the step). To another dir: any future log elsewhere is dropped (its promotion reverted),
@@ -224,8 +224,9 @@ def _broker_partitions(m):
 @FUTURE.rule("AlterLogDirsFetch",
       reads=("broker[broker]",), writes=("broker[broker].flog",),
       params=("broker", "partition"), domain=_broker_partitions, guard=fetch_guard, kind="broker",
-      reference="ReplicaAlterLogDirsThread.fetchFromLeader (the local log, FetchIsolation.LOG_END), "
-                "processPartitionData; AbstractFetcherThread (truncation)")
+      reference="LocalLeaderEndPoint.fetch (ReplicaAlterLogDirsThread's leader: the local log, "
+                "FetchIsolation.LOG_END), ReplicaAlterLogDirsThread.processPartitionData; "
+                "AbstractFetcherThread (truncation)")
 def alter_log_dirs_fetch(m, s, broker, partition):
     """ReplicaAlterLogDirsThread copies the current log into the future log up to its end (one fetch does it all
     here; a truncated current log truncates the future one)."""

@@ -52,6 +52,11 @@ class PartitionRecord(NamedTuple):
     dirs: tuple
     topic: int = 1         # the topic id (TopicRecord's): 1 for the first topic of the partition, 2 if re-created
     replicas: tuple = ()   # Replicas, in assignment order
+    # EligibleLeaderReplicas (a bitmask) and LastKnownElr (a list of broker ids), None when not written: a new
+    # partition's are empty, and Kafka writes these tagged fields only when they are not (createTopic,
+    # PartitionRegistration.toRecord; model/kraft/elr.py). Seen on 4.4.0 with ELR on: the PartitionRecord has neither.
+    elr: int | None = None
+    last_known_elr: tuple | None = None
     __repr__ = tuple.__repr__
 
 
@@ -73,6 +78,13 @@ class PartitionChange(NamedTuple):
     replicas: tuple | None = None   # Replicas, AddingReplicas, RemovingReplicas (reassignment)
     adding: tuple | None = None
     removing: tuple | None = None
+    # EligibleLeaderReplicas (a bitmask) and LastKnownElr (a list of broker ids, as Kafka keeps it: with
+    # useLastKnownLeaderInBalancedRecovery it holds the last known leader alone, -1 included), each None when
+    # unchanged; recovering: True for LeaderRecoveryState RECOVERING, written by an unclean election (the last
+    # known leader's included) and only by one (model/kraft/elr.py), else None (unchanged: Kafka's -1).
+    elr: int | None = None
+    last_known_elr: tuple | None = None
+    recovering: bool | None = None
     __repr__ = tuple.__repr__
 
 
@@ -107,6 +119,8 @@ class PartitionState(NamedTuple):
     replicas: tuple = ()   # Replicas, in assignment order (Directories is parallel to it)
     adding: tuple = ()     # AddingReplicas and RemovingReplicas while a reassignment is in progress
     removing: tuple = ()
+    elr: int = 0           # EligibleLeaderReplicas, a bitmask of brokers (KIP-966; model/kraft/elr.py)
+    last_known_elr: tuple = ()  # LastKnownElr, broker ids (the last known leader alone, or empty)
     __repr__ = tuple.__repr__
 
 
@@ -148,7 +162,8 @@ def replay(image: Image, offset: int, record) -> Image:
     if kind == K_REMOVE_TOPIC:
         part = NO_PARTITION._replace(topic=image.partitions[p].topic)
     elif kind == K_PARTITION:
-        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs, record.topic, record.replicas)
+        part = PartitionState(record.leader, 0, record.isr, 0, record.dirs, record.topic, record.replicas,
+                              elr=record.elr or 0, last_known_elr=record.last_known_elr or ())
     else:
         part = image.partitions[p]
         leader, epoch = part.leader, part.leader_epoch
@@ -159,7 +174,10 @@ def replay(image: Image, offset: int, record) -> Image:
                              dirs=part.dirs if record.dirs is None else record.dirs,
                              replicas=part.replicas if record.replicas is None else record.replicas,
                              adding=part.adding if record.adding is None else record.adding,
-                             removing=part.removing if record.removing is None else record.removing)
+                             removing=part.removing if record.removing is None else record.removing,
+                             elr=part.elr if record.elr is None else record.elr,
+                             last_known_elr=part.last_known_elr if record.last_known_elr is None
+                             else record.last_known_elr)
     return image._replace(partitions=replace_at(image.partitions, p, part))
 
 

@@ -10,13 +10,14 @@ AssignReplicasToDirs is sent (ReplicaManager.applyDelta). KAFKA-16162 (before 3.
 """
 from __future__ import annotations
 
-from model.kraft import controller as C
 from model.kraft.bugs import bugs
 from model.kraft.metadata import K_BROKER_CHANGE, K_FEATURE_LEVEL, MV_UPGRADE_OPTION, BrokerChange, FeatureLevel, image_of
-from model.kraft.rules import CONTROLLER_EVENT, KRAFT, broker_image, broker_register, register_guard, write
+from model.kraft.rules import (
+    CONTROLLER_EVENT, KRAFT, broker_image, broker_register, register_broker, register_guard, write,
+)
 from model.spec.errors import ConfigError
 from model.spec.feature import Feature, Option
-from model.storage.common import brokers, nothing, set_broker
+from model.storage.common import brokers, nothing
 from model.storage.broker import live_dirs
 
 
@@ -82,8 +83,7 @@ def broker_register_any_version(m, s, broker):
     controller's RegisterBrokerRecord keeps no LogDirs."""
     if controller_jbod(m, s):
         return broker_register(m, s, broker)
-    s = write(m, s, [C.register(broker, ())])
-    return set_broker(s, broker, s.brokers[broker]._replace(registered=True))
+    return register_broker(m, s, broker, ())
 
 
 def reregister_guard(m, s, broker):
@@ -114,7 +114,7 @@ def broker_reregister(m, s, broker):
     b = s.brokers[broker]
     dirs = live_dirs(b)
     if "KAFKA-16757" in bugs(m):
-        return write(m, s, [C.register(broker, dirs)])
+        return register_broker(m, s, broker, dirs)
     return write(m, s, [BrokerChange(K_BROKER_CHANGE, broker, None, dirs)])
 
 

@@ -69,7 +69,9 @@ VALUES: dict[str, Callable[[Any], Any]] = {
     "broker": plain, "partition": plain, "fenced": plain, "in_controlled_shutdown": plain, "epoch": plain,
     "leader_epoch": plain, "partition_epoch": plain,
     "leader": leader,
-    "isr": bits,                       # a bitmask of brokers
+    "isr": bits, "elr": bits,          # bitmasks of brokers
+    "last_known_elr": list,            # broker ids (the last known leader, -1 included: Kafka's LastKnownElr)
+    "recovering": lambda recovering: 1,  # LeaderRecoveryState RECOVERING (1); None (unchanged) is left out
     "dirs": dir_names,
     "replicas": list, "adding": list, "removing": list,
     "topic": topic_id,
@@ -108,11 +110,13 @@ FORMS: dict[type, tuple[str, tuple]] = {
         ("inControlledShutdown", "in_controlled_shutdown"), ("logDirs", "dirs"))),
     PartitionRecord: ("PartitionRecord", (
         ("partitionId", "partition"), ("topicId", "topic"), ("replicas", "replicas"), ("isr", "isr"),
-        ("leader", "leader"), ("directories", "dirs"))),
+        ("leader", "leader"), ("directories", "dirs"), ("eligibleLeaderReplicas", "elr"),
+        ("lastKnownElr", "last_known_elr"))),
     PartitionChange: ("PartitionChangeRecord", (
         ("partitionId", "partition"), ("topicId", TOPIC_ID), ("isr", "isr"), ("leader", "leader"),
         ("replicas", "replicas"), ("removingReplicas", "removing"), ("addingReplicas", "adding"),
-        ("directories", "dirs"))),
+        ("leaderRecoveryState", "recovering"), ("directories", "dirs"), ("eligibleLeaderReplicas", "elr"),
+        ("lastKnownElr", "last_known_elr"))),
     FeatureLevel: ("FeatureLevelRecord", (
         ("name", _constant("metadata.version")), ("featureLevel", "jbod"))),
     # Kafka's record names the topic only; the model deletes one partition's topic (its topics have one partition
@@ -124,7 +128,8 @@ FORMS: dict[type, tuple[str, tuple]] = {
     # Kafka keeps the topic id in the TopicImage above the partition; the model keeps it in the partition's state.
     PartitionState: ("PartitionRegistration", (
         ("topicId", "topic"), ("replicas", "replicas"), ("directories", "dirs"), ("isr", "isr"),
-        ("removingReplicas", "removing"), ("addingReplicas", "adding"), ("leader", "leader"),
+        ("removingReplicas", "removing"), ("addingReplicas", "adding"), ("elr", "elr"),
+        ("lastKnownElr", "last_known_elr"), ("leader", "leader"),
         ("leaderEpoch", "leader_epoch"), ("partitionEpoch", "partition_epoch"))),
 }
 HIDDEN = ("kind",)   # a record's kind: its type says it

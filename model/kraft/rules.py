@@ -12,6 +12,7 @@ class.method followed (docs/kraft.md cites the files).
 from __future__ import annotations
 
 from model.kraft import controller as C
+from model.kraft import release
 from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft import fixes as F
 from model.kraft.metadata import K_PARTITION, LOST, image_of, replay_batch
@@ -21,6 +22,7 @@ from model.kraft.replica_manager import (
 from model.kraft.render import FORMATS
 from model.kraft.schema import KRAFT_CONSTANTS, KRAFT_SCHEMA
 from model.kraft.symmetry import dir_symmetry as kraft_dir_symmetry, permute_index_refs
+from model.spec.errors import ConfigError
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, budget_left, partitions, set_broker
 from model.storage.data import advance_leaders
@@ -89,8 +91,22 @@ def shutdown_under_way(m, s, broker) -> str | None:
 
 
 def shut_down(m, s, broker) -> State:
-    """BrokerServer.shutdown without controlled shutdown: the broker stops, its memory lost as in a crash."""
+    """BrokerServer.shutdown without controlled shutdown: the broker stops, its memory lost as in a crash
+    (LogManager.shutdown's clean shutdown file: the hook ``clean_stop``, which only kraft-elr fills in)."""
+    s = m.hooks.clean_stop(m, s, broker)
     return set_broker(s, broker, m.crashed(s.brokers[broker]))
+
+
+def clean_stop(m, s, broker) -> State:
+    """What a broker's shutdown (not a crash) leaves on its disks for its next start-up: nothing the model reads
+    without ELR (model/kraft/elr.py keeps the clean shutdown file's broker epoch)."""
+    return s
+
+
+def clean_shutdown(m, s, broker) -> bool:
+    """ClusterControlManager.registerBroker's isCleanShutdown for the broker's registration now: read only with
+    ELR (model/kraft/elr.py); without it both answers write the same records."""
+    return False
 
 
 # The leader's own image: the log up to its applied offset.
@@ -135,6 +151,14 @@ def quiescent(m, s) -> bool:
     return True
 
 
+def _check_release(m) -> bool:
+    """Refuse a configuration the release cannot run (model/kraft/release.py ``elr_refusal``): ConfigError, exit 2."""
+    why = release.elr_refusal(m.cfg)
+    if why is not None:
+        raise ConfigError(why)
+    return True
+
+
 def _check_flag(value) -> str | None:
     return None if isinstance(value, bool) else f"dir_symmetry must be true or false, not {value!r}"
 
@@ -151,7 +175,13 @@ KRAFT = Feature(
              Option(F.FIXES_OPTION, (), "Candidate fixes of the KRaft findings applied (docs/fixes.md): "
                     + ", ".join(F.FIXES), F.check_fixes, in_bounds=True),
              Option("dir_symmetry", False, "Dir symmetry reduction in KRaft mode (with --symmetry, the default): "
-                    "opt-in, as it saves states but not time (docs/performance.md)", _check_flag)),
+                    "opt-in, as it saves states but not time (docs/performance.md)", _check_flag),
+             Option(release.KAFKA_OPTION, release.NEWEST, "The Kafka release KRaft mode follows (--kafka): "
+                    + ", ".join(release.RELEASES) + " or a version X.Y.Z of one (model/kraft/release.py)",
+                    release.check_kafka, shown=release.text),
+             Option(release.ELR_OPTION, None, "Eligible Leader Replicas (KIP-966; model/kraft/elr.py): true or "
+                    "false; left out, the release's default for a new cluster (on from 4.1)", release.check_elr,
+                    shown=lambda m: "on" if C.elr_enabled(m) else "off")),
     flags=(),  # the storage flags (--brokers, --dirs, ...) are the ZooKeeper core's already: one option each
     # The controller's record (metadata log, registrations, Directories) and the assignment queues hold dir ids:
     # permute_index_refs renames them with the brokers' dirs (model/kraft/symmetry.py).
@@ -160,7 +190,12 @@ KRAFT = Feature(
     fields=STORAGE_SCHEMA + SATURATION_FIELDS + KRAFT_SCHEMA,
     # How the KRaft fields read in traces and views: records, images and entries in Kafka's names (render.py).
     formats=FORMATS,
-    constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS},
+    constants={**STORAGE_CONSTANTS, **SATURATION_CONSTANTS, **KRAFT_CONSTANTS,
+               # The release's behaviours, computed once (model/kraft/release.py, bugs.py): checked first.
+               "kraft_release_checked": _check_release, "kraft_elr": lambda m: release.elr_on(m.cfg),
+               "kraft_bugs": bugs,
+               # Partition.maybeIncrementLeaderHW (3.7.0+): no HW advance while the ISR is below min ISR.
+               "strict_min_isr": lambda m: True},
     hooks={
         "budget_left": budget_left,
         "dir_event": dir_event,
@@ -170,6 +205,9 @@ KRAFT = Feature(
         # KRaft mode's own (model/kraft/shutdown.py overrides them): BrokerHeartbeat's and BrokerDirFailureTimeout's.
         "shutdown_under_way": shutdown_under_way,
         "shut_down": shut_down,
+        # kraft-elr's (model/kraft/elr.py): the clean shutdown file and the registration's reading of it.
+        "clean_stop": clean_stop,
+        "clean_shutdown": clean_shutdown,
         "permute_index_refs": permute_index_refs,
     },
 )
@@ -242,9 +280,15 @@ def broker_register(m, s, broker):
     """A started broker registers (the request and the controller's handling are one step): LogDirs are the
     dirs it can read now (a failed or removed dir is not listed); the controller writes a RegisterBrokerRecord,
     fenced, whose offset is the broker epoch, replacing any older registration and its dir list."""
-    b = s.brokers[broker]
-    dirs = live_dirs(b)
-    s = write(m, s, [C.register(broker, dirs)])
+    return register_broker(m, s, broker, live_dirs(s.brokers[broker]))
+
+
+def register_broker(m, s, broker, dirs: tuple) -> State:
+    """ClusterControlManager.registerBroker for a new incarnation with these LogDirs: the records of
+    handleBrokerShutdown (4.0+: controller.broker_shutdown, clean or not as the hook ``clean_shutdown`` reads the
+    broker's previous broker epoch), then the RegisterBrokerRecord."""
+    records = C.broker_shutdown(m, controller_image(s), broker, m.hooks.clean_shutdown(m, s, broker))
+    s = write(m, s, records + [C.register(broker, dirs)])
     return set_broker(s, broker, s.brokers[broker]._replace(registered=True))
 
 
@@ -303,7 +347,7 @@ def fence_guard(m, s, broker):
 @KRAFT.rule("ControllerFenceBroker",
       reads=("broker[broker].up", *CONTROLLER_EVENT), writes=CONTROLLER_EVENT,
       params=("broker",), domain=brokers, guard=fence_guard, kind="controller",
-      reference="BrokerHeartbeatManager (session timeout); QuorumController.maybeFenceOneStaleBroker; "
+      reference="BrokerHeartbeatManager (session timeout); ReplicationControlManager.maybeFenceOneStaleBroker; "
                 "ReplicationControlManager.handleBrokerFenced")
 def controller_fence_broker(m, s, broker):
     """A crashed broker's session times out: it leaves every ISR (the last member stays) and every leadership,

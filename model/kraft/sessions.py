@@ -137,7 +137,7 @@ def expire_guard(m, s, broker):
                writes=(*CONTROLLER_EVENT, "ext.session_expiries"),
                params=("broker",), domain=_bounded("max_session_expiries"), guard=expire_guard, kind="environment",
                reference="BrokerHeartbeatManager.findOneStaleBroker (broker.session.timeout.ms); "
-                         "QuorumController.maybeFenceOneStaleBroker; ReplicationControlManager.handleBrokerFenced")
+                         "ReplicationControlManager.maybeFenceOneStaleBroker, handleBrokerFenced")
 def controller_expire_session(m, s, broker):
     """The heartbeats of a running broker stopped arriving (lost, or the broker too slow) and its session times
     out: as for a crashed broker, it leaves every ISR (the last member stays) and every leadership, then its

@@ -273,8 +273,9 @@ def stop_guard(m, s, broker):
     return None
 
 
+# controller.registrations: the clean shutdown file's broker epoch (the hook clean_stop, kraft-elr).
 @SHUTDOWN.rule("BrokerShutdown",
-               reads=("broker[broker]",), writes=("broker[broker]",),
+               reads=("broker[broker]", "controller.registrations"), writes=("broker[broker]",),
                params=("broker",), domain=brokers, guard=stop_guard, kind="broker",
                reference="BrokerServer.shutdown (after controlledShutdownFuture: lifecycleManager.beginShutdown, "
                          "the socket server, ReplicaManager, LogManager stopped)")
@@ -292,7 +293,7 @@ def timeout_guard(m, s, broker):
 
 
 @SHUTDOWN.rule("BrokerControlledShutdownTimeout",
-               reads=("broker[broker]",), writes=("broker[broker]",),
+               reads=("broker[broker]", "controller.registrations"), writes=("broker[broker]",),
                params=("broker",), domain=brokers, guard=timeout_guard, kind="broker",
                reference="BrokerServer.shutdown (controlledShutdownFuture.get times out at the shutdown's deadline: "
                          "\"Timed out waiting for the controller to approve controlled shutdown\")")

@@ -40,6 +40,9 @@ class Option:
     # The reports name the option with the model's bounds when it is not at its default (a bug switch: what was
     # checked is another protocol).
     in_bounds: bool = False
+    # (model) -> value: the reports always name the option with the bounds, with this value (what the model runs:
+    # KRaft's release and whether ELR is on, default or not).
+    shown: Callable[[Any], Any] | None = None
 
 
 @attrs.frozen

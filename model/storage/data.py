@@ -58,8 +58,12 @@ def hw_candidate(s: State, p: int, leader: int) -> int:
 def advance_hw(m, s: State, p: int, leader: int) -> State:
     """maybeIncrementLeaderHW: the leader's HW rises to the smallest ISR log end; entries passing it join the
     committed history and, if the leader's ISR has at least min.insync.replicas members, are acknowledged
-    (Partition.checkEnoughReplicasReachOffset; else NOT_ENOUGH_REPLICAS_AFTER_APPEND)."""
+    (Partition.checkEnoughReplicasReachOffset; else NOT_ENOUGH_REPLICAS_AFTER_APPEND). A mode whose model sets
+    ``strict_min_isr`` (KRaft: Kafka 3.7+, KIP-966's rule, ELR or not) raises no HW while the leader's ISR is
+    below min.insync.replicas (Partition.isUnderMinIsr)."""
     lb = s.brokers[leader]
+    if getattr(m, "strict_min_isr", False) and bin(lb.isr[p]).count("1") < m.cfg.min_isr_of(p):
+        return s  # KRaft's Partition.maybeIncrementLeaderHW (Kafka 3.7+): isUnderMinIsr holds the HW back
     old = lb.hw[p]
     new = hw_candidate(s, p, leader)
     if new <= old:
