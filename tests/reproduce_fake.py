@@ -183,7 +183,8 @@ def observation(view):
     regs = {b: SimpleNamespace(fenced=r.fenced, dirs=tuple(sorted(r.dirs)), epoch=0,
                                in_controlled_shutdown=r.in_controlled_shutdown)
             for b, r in enumerate(view.registrations) if r is not None}
-    parts = {(t, 0): SimpleNamespace(leader=p.leader, isr=tuple(sorted(p.isr)), elr=(), last_known_elr=(),
+    parts = {(t, 0): SimpleNamespace(leader=p.leader, isr=tuple(sorted(p.isr)), elr=tuple(sorted(p.elr or ())),
+                                     last_known_elr=tuple(sorted(p.last_known_elr or ())),
                                      directories=tuple(p.directories), replicas=tuple(p.replicas),
                                      adding=tuple(p.adding), removing=tuple(p.removing))
              for t, p in view.partitions.items()}

@@ -34,13 +34,16 @@ def kraft_rules() -> list[dict]:
     return json.loads(out.stdout)
 
 
-def scenario_model(path, bugs=(), data=True):
-    """The model a reproduction runs: the scenario's, its bug switches, the data path on where allowed."""
+def scenario_model(path, bugs=(), data=True, kafka=None):
+    """The model a reproduction runs: the scenario's, its bug switches, the data path on where allowed (at the
+    default release, or ``kafka``)."""
     sc = load_scenario(str(path))
     base = dict(sc.model)
     preset = base.pop("preset", None)
     if bugs:
         base["options"] = {**base.get("options", {}), "bugs": tuple(bugs)}
+    if kafka:
+        base["options"] = {**base.get("options", {}), "kafka": kafka}
     try:
         cfg = configure(preset, {**base, "max_records": max(1, base.get("max_records", 0) or 0)} if data else base, {})
     except Exception:
@@ -177,13 +180,23 @@ def test_a_planted_difference_is_named_in_kafkas_words():
     assert "t0-0's Directories entry for broker 0 is dir 0, the model expects UNASSIGNED" in diffs
 
 
-def test_epochs_elr_and_unobserved_logs_are_not_compared():
-    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
+def test_epochs_elr_without_elr_in_the_model_and_unobserved_logs_are_not_compared():
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json", kafka="3.9")
     expected = plan(model, steps).steps[1].view
     part = expected.partitions["t0"]
+    assert part.elr is None
     real = dataclasses.replace(expected, partitions={"t0": dataclasses.replace(part, elr=frozenset({1}))},
                                brokers=(dataclasses.replace(expected.brokers[0], logs=None), expected.brokers[1]))
     assert differences(expected, real) == []
+
+
+def test_elr_is_compared_where_the_model_runs_with_it():
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json", kafka="4.4")
+    expected = plan(model, steps).steps[1].view
+    part = expected.partitions["t0"]
+    assert part.elr == frozenset()
+    real = dataclasses.replace(expected, partitions={"t0": dataclasses.replace(part, elr=frozenset({1}))})
+    assert differences(expected, real) == ["t0-0's ELR is {1}, the model expects {}"]
 
 
 def test_an_observation_reads_back_as_the_view_it_shows():

@@ -36,6 +36,11 @@ RECOMMENDED = (ASSIGN_LOST, UNFENCE_WITHOUT_OFFLINE, ELECT_BY_ASSIGNED, KEEP_PRO
 EVERY = "every"   # a row's name for the recommended fixes that the configuration's features take
 
 
+# The release the table follows: the fixes are written against Kafka 3.9.2's code (jbodcheck fixes), and the
+# findings were found there; docs/fixes.md says so.
+TABLE_RELEASE = "3.9"
+
+
 class FixConfig(NamedTuple):
     name: str          # the section's name and the scenario files' prefix
     preset: str
@@ -111,7 +116,7 @@ def _flag(name: str, value) -> str:
 
 def command(config: FixConfig, row, liveness: bool = False) -> str:
     """The explore command of a row's cells (safety: --all-violations; liveness: --liveness)."""
-    parts = ["jbodcheck explore", f"--preset {config.preset}"]
+    parts = ["jbodcheck explore", f"--preset {config.preset}", f"--kafka {TABLE_RELEASE}"]
     parts += [_flag(k, v) for k, v in config.params.items()]
     parts += [f"--fix {f}" for f in row_fixes(config, row)]
     parts.append("--liveness" if liveness else "--all-violations")
@@ -123,8 +128,7 @@ def model_of(config: FixConfig, row, liveness: bool = False):
     without a record the data path's invariants hold vacuously and are left out (their cells say n/a)."""
     params = dict(config.params)
     fixes = row_fixes(config, row)
-    if fixes:
-        params["options"] = {FIXES_OPTION: list(fixes)}
+    params["options"] = {"kafka": TABLE_RELEASE, **({FIXES_OPTION: list(fixes)} if fixes else {})}
     cfg = preset_config(config.preset, **params)
     model = build_model(cfg, preset=config.preset)
     vacuous = DATA_INVARIANTS if not any(cfg.max_records_of(p) for p in range(cfg.partitions)) else ()

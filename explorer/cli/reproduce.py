@@ -30,19 +30,20 @@ def _version(text: str) -> tuple:
 
 
 def release_bugs(model, release: str) -> tuple:
-    """The bug switches the model turns on to follow Kafka ``release``: each known bug fixed after it, whose
-    feature this model includes (a kraft-future switch only when the model has kraft-future: naming it would turn
-    the feature on)."""
-    from model.kraft.bugs import BUGS
+    """The bug switches Kafka ``release`` implies (model/kraft/bugs.py ``implied``: each known bug it still has)
+    whose feature this model includes (a kraft-future switch only when the model has kraft-future: naming it would
+    turn the feature on)."""
+    from model.kraft.bugs import BUGS, implied
 
     have = set(model.feature_names)
-    return tuple(i for i, bug in BUGS.items() if _version(release) < _version(bug.fixed)
-                 and (bug.feature is None or bug.feature in have))
+    return tuple(i for i in implied(_version(release)) if BUGS[i].feature is None or BUGS[i].feature in have)
 
 
-def _kraft_model(scenario, release: str):
-    """The scenario's model, following ``release`` (its bug switches), with the data path on where the scenario's
-    model allows it (a real cluster's followers always fetch: without records the model leaves ISR expansions out)."""
+def _kraft_model(scenario, release: str, elr: str = "default"):
+    """The scenario's model, following ``release`` (the model's release option ``kafka``: its rules, its ELR default
+    unless ``elr`` says on or off, and the bug switches it implies, listed), with the data path on where the
+    scenario's model allows it (a real cluster's followers always fetch: without records the model leaves ISR
+    expansions out)."""
     base = dict(scenario.model)
     preset = base.pop("preset", None)
     first = command_model(preset, {}, base=base, quiet=True)
@@ -51,16 +52,18 @@ def _kraft_model(scenario, release: str):
     options = dict(first.cfg.options)     # the preset's options with the file's over them
     given = options.get("bugs", ())
     bugs = tuple(dict.fromkeys((given,) if isinstance(given, str) else tuple(given)))
-    bugs += tuple(b for b in release_bugs(first, release) if b not in bugs)
     if bugs:
         options["bugs"] = list(bugs)
+    options["kafka"] = release          # the release implies its bug switches (model/kraft/bugs.py ``implied``)
+    if elr != "default":
+        options["elr"] = elr == "on"
     base["options"] = options
     try:
         model = command_model(preset, {}, base={**base, "max_records": max(1, first.cfg.max_records_of(0))},
                               quiet=True)
     except BadInput:
         model = command_model(preset, {}, base=base, quiet=True)
-    return preset, base, model, bugs
+    return preset, base, model, bugs + tuple(b for b in release_bugs(model, release) if b not in bugs)
 
 
 # X.Y -> its newest patch release on Maven Central when this was written (3.7 is the first with KRaft JBOD);
@@ -100,6 +103,7 @@ def _release(text: str) -> str:
               help="How long a step waits for the real cluster to match the model before it counts as a difference.")
 def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
+    from model.kraft.controller import elr_enabled
     from realkafka.driver.plan import PlanError, plan
     from realkafka.driver.report import plan_lines
 
@@ -107,7 +111,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     release = _release(kafka)
     try:
         scenario = load_scenario(scenario_path)
-        preset, base, model, bugs = _kraft_model(scenario, release)
+        preset, base, model, bugs = _kraft_model(scenario, release, elr)
         steps = [parse_step(model, text, number) for number, text in enumerate(scenario.steps, start=1)]
         planned = plan(model, steps)
     except (ScenarioError, PlanError) as e:
@@ -119,8 +123,8 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     header = [f"Reproduce {scenario_path} on Kafka {release}" + (f": {scenario.description}" if scenario.description
                                                                   else ""),
               f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "
-              f"RF {model.cfg.rf}; following Kafka {release}: bug switches "
-              + (", ".join(bugs) if bugs else "none")]
+              f"RF {model.cfg.rf}; following Kafka {release} (ELR {'on' if elr_enabled(model) else 'off'}): bug "
+              "switches " + (", ".join(bugs) if bugs else "none")]
     if plan_only:
         click.echo("\n".join(header + plan_lines(model, planned)))
         return EXIT_OK

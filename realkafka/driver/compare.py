@@ -7,7 +7,8 @@ Not compared, and why:
   the model's trace did not schedule) and counts offsets in records where the model counts batches, so their values
   differ by design; what they change (leader, ISR, Directories, fencing, re-registration) is compared;
 - the high watermark, except through what a consumer reads where the real side read (Consume steps, the end);
-- ELR and last known ELR while the model keeps none (its view has None): the real values are shown, not compared;
+- ELR and last known ELR where the model runs without ELR (its view has None): the real values are shown, not
+  compared (with ELR, the model's release, they are compared);
 - a real broker's logs while it is down (it cannot be asked), and what the real side did not observe (None).
 """
 from __future__ import annotations

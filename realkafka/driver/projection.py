@@ -10,6 +10,7 @@ state (HostedPartition, the assignment queue), which a real cluster shows only i
 from __future__ import annotations
 
 from invariants.storage.durability import serving_leader
+from model.kraft.controller import elr_enabled
 from model.kraft.metadata import DIR_ID_NAMES
 from model.storage.broker import live_copy_dir
 from model.storage.state import LIVE_DIR, OFFLINE, REMOVED, bits
@@ -60,9 +61,12 @@ def project_registration(reg) -> RegistrationView | None:
     return RegistrationView(reg.fenced, frozenset(reg.dirs), reg.in_controlled_shutdown)
 
 
-def project_partition(part) -> PartitionView:
+def project_partition(part, elr: bool = False) -> PartitionView:
+    """The partition's view; its ELR and last known ELR only when the model runs with ELR (None: not compared)."""
     return PartitionView(tuple(part.replicas), part.leader, frozenset(bits(part.isr)),
-                         tuple(dir_entry(d) for d in part.dirs), tuple(part.adding), tuple(part.removing))
+                         tuple(dir_entry(d) for d in part.dirs), tuple(part.adding), tuple(part.removing),
+                         frozenset(bits(part.elr)) if elr else None,
+                         frozenset(part.last_known_elr) if elr else None)
 
 
 def _readable(state, p: int) -> int | None:
@@ -77,7 +81,8 @@ def project(model, state, faulted=frozenset(), quiet: bool | None = None) -> Vie
     ``quiet`` defaults to the model's quiescence (model.is_quiescent: nothing queued or in flight, every broker
     caught up with nothing to report)."""
     c = state.controller
-    partitions = {topic_of(p): project_partition(part) for p, part in enumerate(c.partitions)
+    with_elr = elr_enabled(model)
+    partitions = {topic_of(p): project_partition(part, with_elr) for p, part in enumerate(c.partitions)
                   if part.leader_epoch >= 0}
     data = {topic_of(p): DataView(frozenset(bits(state.acked[p])), _readable(state, p))
             for p in range(model.cfg.partitions) if topic_of(p) in partitions or state.acked[p]}

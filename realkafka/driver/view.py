@@ -64,8 +64,8 @@ class RegistrationView:
 @dataclass(frozen=True)
 class PartitionView:
     """The controller's PartitionRegistration of ``{topic}-0``: replicas in assignment order, the leader (-1:
-    none), the ISR, Directories parallel to the replicas, and ELR / last known ELR (None: not kept, as in the
-    model, which has no ELR)."""
+    none), the ISR, Directories parallel to the replicas, and ELR / last known ELR (None: not kept: a model run
+    without ELR, or a release whose client does not show them)."""
     replicas: tuple
     leader: int
     isr: frozenset
