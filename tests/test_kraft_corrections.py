@@ -244,3 +244,8 @@ def test_the_queue_s_order_depends_only_on_its_entries():
     broker = build_model(preset_config("kraft-small")).init_states()[0].brokers[0]
     failed = requeue_inflight(broker._replace(inflight=((1, 0, 1),), queue=((0, 1, 1),)))
     assert failed.queue == in_kafka_order([(1, 0, 1), (0, 1, 1)]) == ((0, 1, 1), (1, 0, 1)) and failed.inflight == ()
+
+
+# finding 8's property is broken by its scenario and by hand (tests/test_invariants.py's coverage table reads this)
+BROKEN_HERE = {"no_leaderless_partition_with_live_isr_copy": [
+    test_the_leaderless_property_breaks_on_finding_8_and_holds_where_it_should]}

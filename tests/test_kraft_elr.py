@@ -396,3 +396,49 @@ def test_kraft_tiny_at_the_default_release_names_it_and_elr_in_its_bounds(capsys
     assert code == 0
     (line,) = [x for x in out.splitlines() if x.startswith("No violation within:")]
     assert "kafka=4.4, elr=on" in line
+
+
+# ---- kraft_elr_well_formed on hand-made partition states ---------------------------------------------------------
+
+def _with_partition(m, **how):
+    """A reachable state whose controller image holds ``image(**how)``'s partition and registrations."""
+    from helpers import init, run
+    created = run(m, init(m), ("CreateTopic", 0))
+    made = image(**how)
+    return created._replace(controller=created.controller._replace(partitions=made.partitions,
+                                                                     registrations=made.registrations))
+
+
+def _elr_shares_the_isr(m):
+    return (_with_partition(m, leader=0, isr=0b01, elr=0b01),)
+
+
+def _elr_at_min_isr(m):
+    return (_with_partition(m, leader=0, isr=0b11, elr=0b10),)
+
+
+def _two_last_known(m):
+    return (_with_partition(m, leader=NO_LEADER, isr=0, elr=0, lke=(0, 1)),)
+
+
+def _leader_outside_isr(m):
+    return (_with_partition(m, leader=1, isr=0b01),)
+
+
+# The ELR properties' breaking cases (tests/test_invariants.py's coverage table reads this); the transition
+# properties are broken by the planted bugs above (kraft_elr_leader_holds_committed,
+# kraft_unclean_election_only_as_last_known_leader).
+BROKEN_HERE = {
+    "kraft_elr_well_formed": [_elr_shares_the_isr, _elr_at_min_isr, _two_last_known, _leader_outside_isr],
+    "kraft_elr_leader_holds_committed": [],
+    "kraft_unclean_election_only_as_last_known_leader": [],
+}
+
+
+@pytest.mark.parametrize("make", BROKEN_HERE["kraft_elr_well_formed"])
+def test_elr_well_formed_breaks_on_hand_made_input(make):
+    from invariants.kraft.elr import kraft_elr_well_formed as check
+    m = model()
+    message = check(m, *make(m))
+    assert isinstance(message, str) and message.strip()
+    assert check(m, _with_partition(m)) is None

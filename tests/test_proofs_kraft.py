@@ -116,12 +116,12 @@ def _directories_offline_indexed_by_dir_count(m, image, b, offline):
 
 
 def _leader_acceptor_ignoring_fencing(original):
-    def accept(m, image, p, b, remove=-1, add=-1, switches=None):
+    def accept(m, image, p, b, remove=-1, add=-1, switches=None, **more):
         reg = image.registrations[b]
         if reg is not None and reg.fenced:
             image = image._replace(registrations=tuple(
                 r._replace(fenced=False) if i == b else r for i, r in enumerate(image.registrations)))
-        return original(m, image, p, b, remove, add, switches)
+        return original(m, image, p, b, remove, add, switches, **more)
     return accept
 
 

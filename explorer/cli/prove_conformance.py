@@ -52,8 +52,8 @@ def kraft_config(preset: str | None, params: dict):
     from proofs import kraft_configurations as configs
 
     cfg = model_config(preset, {**params, "variant": "kraft"}, base=None if preset else configs.CORE)
-    if "kafka_release" not in params and "kafka" not in cfg.options:   # the z3 model's release, not the newest
-        cfg = attrs.evolve(cfg, options={**cfg.options, "kafka": configs.Z3_RELEASE})
+    if "kafka_release" not in params and "kafka" not in dict(cfg.options):   # the z3 model's release, not the newest
+        cfg = attrs.evolve(cfg, options={**dict(cfg.options), "kafka": configs.Z3_RELEASE})
     return cfg
 
 
