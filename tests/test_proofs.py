@@ -85,7 +85,8 @@ def test_without_the_check_the_two_recreation_properties_fail_at_broker_leader_a
     failing = [c for c in r["checks"] if c["result"] != "proved"]
     assert [c["action"] for c in failing] == ["BrokerLeaderAndIsr"]
     cti = failing[0]["cti"]
-    assert failing[0]["broken"] == ["no_recreate_with_bad_dir"]
+    # the CTI is the model z3 picks: it breaks the property, and may break a lemma too (z3 versions differ)
+    assert "no_recreate_with_bad_dir" in failing[0]["broken"]
     broker = int(re.search(r"broker=(\d+)", cti["action"]).group(1))
     pre = cti["pre"]["brokers"][broker]
     post = cti["post"]["brokers"][broker]
