@@ -84,3 +84,17 @@ def test_the_bugs_example_is_what_jbodcheck_bugs_prints():
             at += 1
         assert at < len(real), f"docs/cli.md's `jbodcheck bugs` shows {line!r}, which the output does not have"
         at, skipping = at + 1, False
+
+
+def test_every_long_run_is_listed_in_the_testing_guide_with_its_last_result():
+    from long_runs import LONG_RUNS
+
+    text = (REPO / "docs" / "testing.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line for line in text.splitlines()
+            if line.startswith("| `test_")}
+    for run in LONG_RUNS:
+        row = rows.get(run.test.removeprefix("tests/"))
+        assert row is not None, f"docs/testing.md, 'Long runs', lists no row for {run.test}"
+        assert row.rstrip(" |").split("|")[-1].strip(), f"{run.test}: no last result"
+    listed = set(rows) - {run.test.removeprefix("tests/") for run in LONG_RUNS}
+    assert not listed, f"docs/testing.md lists long runs tests/long_runs.py does not: {sorted(listed)}"

@@ -256,7 +256,7 @@ def test_every_fix_explores_with_two_kraft_features(a, b):
     cfg = preset_config("kraft-tiny-faults", **{**base.as_dict(), "options": {**dict(base.options),
                                                                               FIXES_OPTION: fixes}})
     model = build_model(cfg)
-    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, max_states=20_000))
+    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, max_states=8_000))
     assert result.result in ("ok", "violation", "bounded"), result.note
     for v in result.violations:
         replayed = rebuild_trace(model, [action for action, _ in v.trace[1:]])

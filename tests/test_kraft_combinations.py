@@ -46,7 +46,7 @@ def _config(a: str, b: str):
 def test_two_kraft_features_explore_together(a, b):
     model = build_model(_config(a, b))
     assert model.has_feature(a) and model.has_feature(b)
-    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, max_states=20_000))
+    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, max_states=8_000))
     assert result.result in ("ok", "violation", "bounded"), result.note
     fired = {name for name, n in result.coverage.items() if n}
     for name in (a, b):   # each feature's own rules take part (at least one fires within the bound)

@@ -207,7 +207,8 @@ CORE_RULES = {"CreateTopic", "DirFail", "BrokerCrash", "BrokerRestart", "Replace
 
 
 def test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_with_its_invariant():
-    """The whole of tiny, every state (no symmetry reduction): docs/proofs.md, section 5."""
+    """The whole of tiny, every state (no symmetry reduction): docs/proofs.md, section 5. A long run
+    (tests/long_runs.py): the default profile checks tiny's first 2,000 states through the CLI (above)."""
     report = conformance.check(build_model(preset_config("tiny")), "tiny")
     assert report.ok, "\n".join(conformance.render(report))
     assert (report.states, report.transitions) == TINY_WITHOUT_SYMMETRY

@@ -1,0 +1,151 @@
+"""The suite's long runs: run in the ``thorough`` profile only (JBODCHECK_PROFILE=thorough, docs/testing.md).
+
+The README's test command must stay under 15 minutes on 2 cores; these tests are exhaustive searches, whole-space
+conformance runs and repeated Spark JVM starts whose ground a faster test of the default profile also covers (named
+in ``ci_cover``). Their last results are recorded in docs/testing.md, "Long runs" (tests/test_docs.py checks that
+every entry is listed there). conftest.py skips them outside the thorough profile and fails the run when an entry
+names no test of a collected file, so a renamed test cannot fall out of both profiles silently.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class LongRun(NamedTuple):
+    test: str        # node id: tests/FILE.py::FUNCTION, or with [PARAMS] for one parametrization only
+    what: str        # what it checks
+    ci_cover: str    # what of it the default profile still checks
+
+
+LONG_RUNS = (
+    LongRun("tests/test_kraft.py::test_kraft_tiny_exhausts_with_every_rule_of_its_configuration_fired_and_holds",
+            "kraft-tiny at 3.9 exhausted (781,830 states), every rule of its configuration fired, no violation",
+            "kraft-future exhausted by the invariant suite; kraft-tiny's shortest traces (tests/test_kraft.py)"),
+    LongRun("tests/test_kraft.py::test_kraft_tiny_faults_exhausts_with_every_rule_of_its_configuration_fired_and_"
+            "finds_the_recreation",
+            "kraft-tiny-faults exhausted: every rule fired, only no_recreate_over_offline_copy violated",
+            "finding 1's seven-step shortest trace on kraft-tiny-faults (tests/test_kraft.py)"),
+    LongRun("tests/test_kraft_bugs.py::test_kraft_mv_upgrade_exhausts_with_every_rule_of_its_configuration_fired",
+            "kraft-mv-upgrade exhausted: only kraft_directories_match_actual_dir violated (finding 7), every rule fired",
+            "finding 7's 12-step trace on kraft-mv-upgrade (tests/test_kraft_findings.py) and the MV upgrade's rule tests"),
+    LongRun("tests/test_kraft_bugs.py::test_the_leadership_invariant_holds_on_kraft_tiny_too",
+            "kraft_leadership_as_leader_acceptor_allows holds on the whole of kraft-tiny-faults",
+            "its breaking cases on hand-made states (tests/test_kraft_bugs.py)"),
+    LongRun("tests/test_kraft_deletion.py::test_kraft_deletion_exhausts_with_every_rule_of_its_configuration_fired",
+            "kraft-deletion exhausted: every rule fired, findings 1 and 5's invariants violated, no other",
+            "the deletion rules' own tests and kraft-deletion with each other feature (test_kraft_combinations.py)"),
+    LongRun("tests/test_kraft_deletion.py::test_kraft_assignments_drain_holds_on_kraft_deletion",
+            "kraft_assignments_drain (liveness) holds on the whole of kraft-deletion",
+            "the liveness checker's own tests (tests/test_liveness.py)"),
+    LongRun("tests/test_kraft_deletion.py::test_kraft_assignments_drain_fails_with_kafka_17190",
+            "kraft_assignments_drain fails on kraft-deletion with --bug KAFKA-17190",
+            "KAFKA-17190's scenario resends the deleted topic's assignment forever with the switch and drains without "
+            "it (tests/test_kraft_deletion.py)"),
+    LongRun("tests/test_kraft_saturation.py::test_kraft_saturation_exhausts_ok_with_every_rule_of_its_configuration_"
+            "fired",
+            "kraft-saturation exhausted: no violation, every rule fired",
+            "the saturation rules' footprints on sampled states and kraft-saturation with each other feature"),
+    LongRun("tests/test_kraft_sessions.py::test_kraft_heartbeat_fires_every_rule_and_finds_the_recreation_without_"
+            "a_crash",
+            "kraft-heartbeat searched to finding 1 without a crash, every rule fired",
+            "finding 5's traces (tests/test_kraft_findings.py) and the session rules' own tests (tests/test_kraft_sessions.py)"),
+    LongRun("tests/test_kraft_reassignment.py::test_reassignment_presets_fire_every_rule_and_find_the_unlisted_"
+            "added_replica[kraft-reassignment-move]",
+            "kraft-reassignment-move: every rule fired, finding 6 found",
+            "the same on kraft-reassignment (the other parametrization)"),
+    LongRun("tests/test_proofs.py::test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_with_"
+            "its_invariant",
+            "the z3 model's conformance on every state and transition of tiny (87,862 / 262,050), both ways",
+            "the same check on tiny's first 2,000 states, breadth-first, through prove (test_cli_prove_exit_codes_"
+            "output_and_json)"),
+    LongRun("tests/test_compare.py::test_compare_regenerates_the_zookeeper_kraft_section_in_the_docs",
+            "compare's ZooKeeper/KRaft section regenerated and equal to docs/designs.md's",
+            "the rows of the quick designs regenerated (tests/test_compare.py)"),
+    LongRun("tests/test_spark.py::test_all_violations_exhausts_with_bfs_counts",
+            "the Spark engine with --all-violations exhausts with BFS's counts",
+            "Spark's counts equal BFS's on tiny (test_tiny_counts_equal_bfs)"),
+    LongRun("tests/test_spark.py::test_small_bounded_counts_equal_bfs",
+            "the Spark engine's bounded counts on small equal BFS's",
+            "Spark's counts equal BFS's on tiny and on small KRaft (test_kraft_engines.py)"),
+    LongRun("tests/test_spark.py::test_tiny_counts_equal_bfs_up_to_dir_symmetry",
+            "the Spark engine with the dir symmetry has BFS's counts on tiny",
+            "Spark's counts on tiny without the symmetry; the symmetry's own tests"),
+    LongRun("tests/test_spark_cluster.py::test_cluster_run_has_bfs_counts",
+            "a standalone Spark master and worker on 127.0.0.1 give BFS's counts",
+            "Spark on local[2] (tests/test_spark.py)"),
+    LongRun("tests/test_signals.py::test_spark_through_the_cli_exits_128_plus_the_signal_with_a_report[search-end:15]",
+            "SIGTERM at the end of a Spark search: exit 143 with a report",
+            "the same at the Spark engine's start and while a job runs (the other parametrizations)"),
+    LongRun("tests/test_signals.py::test_the_jvm_does_not_outlive_jbodcheck[None]",
+            "no JVM outlives a Spark run that ends normally",
+            "no JVM outlives one stopped at a level's end (the [level-done#2:2] parametrization)"),
+    LongRun("tests/test_signals.py::test_the_jvm_does_not_outlive_jbodcheck[job-running#3:15]",
+            "no JVM outlives a Spark run stopped while a job runs",
+            "no JVM outlives one stopped at a level's end (the [level-done#2:2] parametrization)"),
+    LongRun("tests/test_engine_core.py::test_spark_stops_on_a_signal_with_the_last_complete_level[15-143]",
+            "the Spark engine stops on SIGTERM with the last complete level (SIGINT's case was already thorough)",
+            "the same through the CLI (tests/test_signals.py)"),
+    LongRun("tests/test_feature_example.py::test_spark_explores_the_example_feature",
+            "the Spark engine explores the documented example feature with BFS's counts",
+            "BFS, DFS and fuzz on the example feature (tests/test_feature_example.py)"),
+    LongRun("tests/test_search.py::test_all_violations_reports_each_invariant_once",
+            "--all-violations on the whole of tiny under legacy reports each violated invariant once",
+            "the invariant suite's exhaustive runs with all_violations, each violated invariant once"),
+    LongRun("tests/test_search.py::test_selected_invariants_only_are_reported",
+            "a search with selected invariants on the whole of tiny reports only those",
+            "--invariant on the command line (tests/test_cli.py) and the invariant suite's per-invariant items"),
+    LongRun("tests/test_durability.py::test_kip112_tiny_is_ok_with_every_invariant_and_every_rule_fires",
+            "tiny under kip112 exhausted with every invariant, every rule fired",
+            "the invariant suite's test_preset_outcome[tiny-kip112] (the same search)"),
+    LongRun("tests/test_proofs.py::test_prove_without_the_check_fails_with_a_cti_and_a_real_bmc_path[legacy]",
+            "prove under legacy fails with a CTI and a BMC path",
+            "the same under kip112-no-isnew-check, of which legacy is an alias (tests/test_designs.py)"),
+    LongRun("tests/test_kraft_reassignment.py::test_kraft_assignments_drain_fails_with_kafka_16886_on_the_move",
+            "kraft_assignments_drain (liveness) fails on kraft-reassignment-move with --bug KAFKA-16886",
+            "KAFKA-16886's scenario resends the removed replica's assignment forever with the switch and drains "
+            "without it (tests/test_kraft_reassignment.py)"),
+    LongRun("tests/test_kraft_fidelity.py::test_no_reachable_state_holds_lost[reassignment-move]",
+            "no reachable state of kraft-reassignment-move holds LOST",
+            "the same on kraft-mv-upgrade, kraft-tiny with one fault and kraft-future"),
+    LongRun("tests/test_parallel.py::test_max_memory_stops_a_search_under_way[1]",
+            "--max-memory stops a one-worker search under way",
+            "the same with two workers ([2])"),
+    LongRun("tests/test_compare.py::test_every_violated_cell_of_the_zookeeper_kraft_section_replays",
+            "every violated cell of compare's ZooKeeper/KRaft section replays to the same violation",
+            "the quick designs' and fixes' sections' violated cells replay (test_compare.py, test_fixes.py)"),
+    LongRun("tests/test_compare.py::test_compare_regenerates_the_rows_of_the_quick_designs_in_the_docs",
+            "compare regenerates docs/designs.md's rows of the quick designs (five designs on tiny) exactly",
+            "compare's table format, refusals and partial table on a signal (test_compare.py, test_signals.py)"),
+    LongRun("tests/test_compare.py::test_every_violated_cell_of_the_quick_designs_replays",
+            "every violated cell of the quick designs' rows replays to the same violation",
+            "the scenarios saved by explore replay to the same violation (tests/test_traces.py)"),
+    LongRun("tests/test_proofs_kraft.py::test_every_configuration_of_the_default_profile_conforms_and_every_property_"
+            "agrees_with_its_invariant",
+            "every configuration of the KRaft conformance's default profile conforms, whole, both ways",
+            "prove --variant kraft's conformance of the default profile bounded to 50 states a configuration, and the "
+            "drifts the default profile must catch (tests/test_proofs_kraft.py)"),
+    LongRun("tests/test_kraft_shutdown.py::test_the_feature_rules_stay_within_their_declared_footprints",
+            "kraft-shutdown's rules stay within their declared footprints on sampled states",
+            "the core KRaft rules' footprints (tests/test_kraft_por.py) and kraft-shutdown's rule tests"),
+    LongRun("tests/test_spark_conf.py::test_the_docs_recommendation_works_outside_spark_submit",
+            "docs/spark.md's recommended configuration runs outside spark-submit",
+            "the Spark configuration's own checks (tests/test_spark_conf.py)"),
+    LongRun("tests/test_proofs.py::test_bmc_finds_no_violation_under_kip112_and_the_cli_reports_depths",
+            "prove --bmc finds no violation under kip112, and the CLI reports the depths",
+            "BMC finds the first violation at BFS's depth on tiny and small (tests/test_proofs.py)"),
+    LongRun("tests/test_kraft_engines.py::test_spark_gives_bfs_exact_counts_on_small_kraft",
+            "the Spark engine gives BFS's exact counts on a small KRaft cluster",
+            "Spark's counts equal BFS's on tiny (tests/test_spark.py)"),
+    LongRun("tests/test_traces.py::test_explore_save_scenario_replays_to_the_same_violation[dfs]",
+            "a scenario DFS saved replays to the same violation",
+            "the same with BFS ([bfs])"),
+    LongRun("tests/test_invariant_suite.py::test_preset_outcome[medium-kip112-draft]",
+            "the KIP-112 draft's first violation on medium is an expected one",
+            "the same on small ([small-kip112-draft])"),
+    LongRun("tests/test_kraft_por.py::test_kraft_rules_stay_within_their_declared_footprints[kraft-tiny-faults]",
+            "the KRaft rules stay within their declared footprints on kraft-tiny-faults' sampled states",
+            "the same on kraft-tiny ([kraft-tiny])"),
+    LongRun("tests/test_signals.py::test_spark_through_the_cli_exits_128_plus_the_signal_with_a_report[job-running#3:15]",
+            "SIGTERM while a Spark job runs: exit 143 with a report",
+            "the same at the Spark engine's start ([spark-start:2])"),
+)
