@@ -135,7 +135,7 @@ PRESET_EXPECTED_ONLY = {"kip46-heal": frozenset({"dead_broker_is_scheduled_for_h
                                                    "kraft_directories_match_actual_dir",
                                                    "no_leaderless_partition_with_live_isr_copy",
                                                    # at 4.4: a leader outside an empty ISR (docs/kraft.md,
-                                                   # "Findings by release")
+                                                   # "Future replicas": finding 3 with ELR)
                                                    "kraft_elr_well_formed"}),
                         # finding 1 with RF 1 (exhausted in the thorough profile: minutes), and leader_is_live_isr_member:
                         # the unfencing heartbeat elects a broker by the image before its own handleDirectoriesOffline

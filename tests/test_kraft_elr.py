@@ -312,6 +312,49 @@ def test_finding_1_at_4_4_writes_the_records_a_real_4_4_0_cluster_wrote():
     assert [_fields(r) for r in batches[10]] == [dict(broker=0, fenced=False), dict(partition=0, leader=0)]
 
 
+# ---- finding 3 with ELR: a leader outside an empty ISR (docs/kraft.md, "Future replicas") ----------------------------
+
+FINDING_3_ELR = REPO / "scenarios" / "kraft-finding-3-elr-leader-outside-empty-isr.json"
+
+
+def _finding_3_elr(kafka="4.4", extra=(), **bounds):
+    steps = load_scenario(str(FINDING_3_ELR)).steps
+    m = build_model(preset_config("kraft-future", options={"kafka": kafka}, **bounds), preset="kraft-future")
+    return m, run_labels(m, list(steps) + list(extra))
+
+
+@pytest.mark.parametrize("kafka, cleared", [("4.1", {}), ("4.4", {"last_known_elr": ()})])
+def test_finding_3_with_elr_the_offline_dir_update_empties_the_isr_under_the_new_leader(kafka, cleared):
+    """handleAssignReplicasToDirs at 4.3.1/4.4.0 (4.1.2 alike: only the assignment's own build lacks the ELR flag,
+    and it elects from the ISR): the assignment's change elects broker 0 by the registration before it (dir 1,
+    online) and sets its dir to offline dir 0; the 'offline-dir-assignment' generateLeaderAndIsrUpdates is built
+    from that same registration (no leader, ISR [0]: the event's records are replayed after it), so it removes
+    broker 0 from the ISR into the ELR and, finding no leader to move, leaves the leadership alone. (Before 4.3 the
+    assignment's build, without ELR, neither set the last known leader at step 15 nor clears it here.)"""
+    _m, s = _finding_3_elr(kafka)
+    elected, shrunk = s.controller.log[-1]
+    assert _fields(elected) == dict(partition=0, leader=0, dirs=(0,), **cleared)
+    assert _fields(shrunk) == dict(partition=0, isr=0, elr=0b1)
+    part = s.controller.partitions[0]
+    assert (part.leader, part.isr, part.elr) == (0, 0, 0b1)
+
+
+def test_finding_3_with_elr_a_fencing_leaves_the_leader_and_an_unclean_registration_removes_it():
+    """BrokersToIsrs indexes a partition under its ISR members (and NO_LEADER when leaderless), so a leader outside
+    the ISR is under no broker: handleBrokerFenced (partitionsWithBrokerInIsr) writes no partition record and the
+    fenced broker stays leader. The registration after the unclean shutdown (4.0+, handleBrokerShutdown over
+    partitionsWithBrokerInElr) takes it out of the ELR and the leadership."""
+    _m, s = _finding_3_elr(extra=["BrokerCrash(broker=0)", "ControllerFenceBroker(broker=0)"],
+                           max_crashes=2, max_faults=3)
+    assert [type(r).__name__ for r in s.controller.log[-1]] == ["BrokerChange"]
+    assert s.controller.registrations[0].fenced and s.controller.partitions[0].leader == 0
+    _m, s = _finding_3_elr(extra=["BrokerCrash(broker=0)", "ControllerFenceBroker(broker=0)",
+                                  "BrokerRestart(broker=0)", "BrokerRegister(broker=0)"],
+                           max_crashes=2, max_restarts=2, max_faults=4)
+    part = s.controller.partitions[0]
+    assert (part.leader, part.isr, part.elr, part.last_known_elr) == (NO_LEADER, 0, 0, (0,))
+
+
 # ---- the CLI ----------------------------------------------------------------------------------------------------
 
 def test_kafka_is_refused_with_a_zookeeper_variant_and_named_in_the_bounds(capsys):

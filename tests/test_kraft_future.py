@@ -249,7 +249,7 @@ def test_the_preset_exhausts_with_every_rule_of_its_configuration_fired():
         "no_recreate_over_offline_copy", "kraft_directories_name_the_log_dir", "kraft_leader_passes_leader_acceptor",
         "leader_is_live_isr_member", "metadata_shows_offline_replicas", "kraft_directories_match_actual_dir",
         "no_leaderless_partition_with_live_isr_copy",
-        # at 4.4 (ELR, the default): a leader outside an empty ISR, 17 steps (docs/kraft.md, "Findings by release")
+        # at 4.4 (ELR, the default): a leader outside an empty ISR, 17 steps (docs/kraft.md, finding 3 with ELR)
         "kraft_elr_well_formed"}
 
 
