@@ -148,4 +148,22 @@ LONG_RUNS = (
     LongRun("tests/test_signals.py::test_spark_through_the_cli_exits_128_plus_the_signal_with_a_report[job-running#3:15]",
             "SIGTERM while a Spark job runs: exit 143 with a report",
             "the same at the Spark engine's start ([spark-start:2])"),
+    LongRun("tests/test_reproduce_real.py::test_finding_1_reproduces_on_a_real_cluster",
+            "reproduce runs finding 1's scenario on a real cluster and matches the model at every step",
+            "reproduce against a scripted cluster (tests/test_reproduce.py) and a real 2x2 cluster's dir failure "
+            "(tests/test_realkafka.py); every reproduction's last result is in docs/reproduce.md"),
+    LongRun("tests/test_kraft_reassignment.py::test_reassignment_presets_fire_every_rule_and_find_the_unlisted_"
+            "added_replica[kraft-reassignment]",
+            "kraft-reassignment: every rule fired, finding 6 found",
+            "finding 6's 10-step trace on kraft-reassignment (tests/test_kraft_findings.py)"),
+    LongRun("tests/test_invariant_suite.py::test_preset_outcome[small-unclean]",
+            "unclean election's first violation on small is an expected one",
+            "the same on tiny ([tiny-unclean])"),
+    LongRun("tests/test_proof_mutations.py::test_m15_recreation_over_an_offline_copy_encoded_as_true[kip112-no-isnew-"
+            "check]",
+            "a z3 property encoded as true is caught under kip112-no-isnew-check",
+            "the same under kip112 ([kip112])"),
+    LongRun("tests/test_spark.py::test_legacy_violation_has_a_shortest_trace_that_replays[dir-symmetry]",
+            "the Spark engine's legacy trace with the dir symmetry is shortest and replays",
+            "the same without the symmetry ([plain])"),
 )
