@@ -166,4 +166,29 @@ LONG_RUNS = (
     LongRun("tests/test_spark.py::test_legacy_violation_has_a_shortest_trace_that_replays[dir-symmetry]",
             "the Spark engine's legacy trace with the dir symmetry is shortest and replays",
             "the same without the symmetry ([plain])"),
+    LongRun("tests/test_plugins.py::test_every_engine_reports_a_plugin_invariant",
+            "BFS, the Hypothesis machine and the invariant suite (a pytest run of its own) report a plugin's invariant",
+            "explore reports a plugin's invariant given by --plugin module, --plugin file and JBODCHECK_PLUGINS"),
+    LongRun("tests/test_findings.py::test_finding_8s_completion_path_under_kafka_2_7_takes_16_steps",
+            "finding 8's completion path under Kafka 2.7's reassignment takes 16 steps",
+            "finding 8's own test (tests/test_reassignment.py)"),
+    LongRun("tests/test_feature_example.py::test_fuzz_and_replay_take_the_feature",
+            "fuzz and replay take the documented example feature",
+            "BFS, DFS and the CLI on the example feature (tests/test_feature_example.py)"),
+    LongRun("tests/test_kraft_render.py::test_whatever_view_accepts_of_a_kraft_report_renders",
+            "every KRaft report view accepts (Hypothesis) renders",
+            "every field of a KRaft report replaced by a value of every JSON kind renders or is refused "
+            "(tests/test_hostile_input.py)"),
+    LongRun("tests/test_fuzz.py::test_kip112_passes_within_the_default_budget",
+            "fuzz's default budget finds nothing under kip112",
+            "fuzz's default budget catches legacy, and its trace replays (tests/test_fuzz.py)"),
+    LongRun("tests/test_proofs_kraft.py::test_cli_prove_kraft_exit_codes_and_json",
+            "prove --variant kraft: exit 0 proved with its JSON report, exit 1 not proved, exit 2 for bad input",
+            "prove --variant kraft on a planted bug (exit 1, its JSON report) and on the model options' "
+            "configuration (exit 0); prove's exit codes in ZooKeeper mode (tests/test_proofs.py)"),
+    LongRun("tests/test_proof_mutations.py::test_m13_rule_z3_and_property_drift_together_caught_by_the_property_"
+            "agreement",
+            "a rule, its z3 action and a z3 property drifting together are caught by the property agreement",
+            "the rest of the corpus; m14 and m15: weakened z3 properties caught by their agreement with the "
+            "invariants on states beyond the reachable ones (tests/test_proof_mutations.py)"),
 )
