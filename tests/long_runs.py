@@ -191,4 +191,19 @@ LONG_RUNS = (
             "a rule, its z3 action and a z3 property drifting together are caught by the property agreement",
             "the rest of the corpus; m14 and m15: weakened z3 properties caught by their agreement with the "
             "invariants on states beyond the reachable ones (tests/test_proof_mutations.py)"),
+    LongRun("tests/test_kraft_engines.py::test_fuzz_variant_kraft_on_the_command_line_saves_a_scenario_that_replays",
+            "fuzz --variant kraft on the command line saves a scenario that replays",
+            "fuzz's saved scenario replays in ZooKeeper mode (tests/test_fuzz.py); KRaft scenarios replay through "
+            "the CLI (tests/test_kraft_findings.py)"),
+    LongRun("tests/test_traces.py::test_all_violations_writes_every_counterexample",
+            "--all-violations writes every counterexample",
+            "a saved counterexample replays to the same violation ([bfs], tests/test_traces.py)"),
+    LongRun("tests/test_proofs_kraft.py::test_cli_prove_kraft_checks_the_configuration_the_model_options_name",
+            "prove --variant kraft checks the conformance of the configuration its model options name",
+            "the same for ZooKeeper mode (tests/test_prove_conformance.py) and prove --variant kraft on a planted bug"),
+    LongRun("tests/test_proofs_kraft.py::test_the_leader_properties_are_not_proved_and_their_ctis_name_the_steps_that_"
+            "break_the_lemmas",
+            "the KRaft leader properties are not proved, and their CTIs name the steps that break the lemmas",
+            "each proved KRaft property is inductive for every cluster size; z3 bugs planted in the relation break "
+            "the proof at their action (tests/test_proofs_kraft.py)"),
 )
