@@ -12,7 +12,8 @@ helpers.PLUGINS = invariants.load_plugins((), env=True)
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
-from profiles import PROFILE, PROFILE_ENV, PROFILES  # noqa: E402
+from long_runs import LONG_RUNS  # noqa: E402
+from profiles import PROFILE, PROFILE_ENV, PROFILES, THOROUGH  # noqa: E402
 
 
 def pytest_configure(config):
@@ -43,11 +44,7 @@ def pytest_collection_modifyitems(config, items):
     """The longest files first (LONGEST_FIRST; a stable sort keeps each file's order). The long runs
     (tests/long_runs.py) run in the thorough profile only; an entry that names no test of a collected file is an
     error, so a renamed test cannot leave both profiles unnoticed."""
-    from long_runs import LONG_RUNS
-
     items.sort(key=_rank)
-    from profiles import THOROUGH
-
     collected_files = {item.nodeid.split("::")[0] for item in items}
     for run in LONG_RUNS:
         matching = [item for item in items if _names(run.test, item.nodeid)]
