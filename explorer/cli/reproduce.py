@@ -104,7 +104,7 @@ def _release(text: str) -> str:
 def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
     from model.kraft.controller import elr_enabled
-    from realkafka.driver.plan import PlanError, plan
+    from realkafka.driver.plan import PlanError, plan, unjudged, why_unforced
     from realkafka.driver.report import plan_lines
 
     checked_writable(json_path)
@@ -128,6 +128,16 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     if plan_only:
         click.echo("\n".join(header + plan_lines(model, planned)))
         return EXIT_OK
+    unforced = why_unforced(model, steps, planned)
+    if unforced is not None:
+        raise BadInput(f"{scenario_path} cannot be reproduced by this harness: {unforced} (docs/reproduce.md, "
+                       "'The model run the cluster follows'; --plan-only shows the plan)")
+    blind = unjudged(model, steps)
+    if blind:
+        raise BadInput(f"{scenario_path}: its trace violates "
+                       + ", ".join(f"{i} (step {n})" for i, n in sorted(blind.items(), key=lambda x: x[1]))
+                       + ", which no real-cluster check judges (docs/reproduce.md, 'When a violation happened'): "
+                       "a real run could not say whether it happened")
     return _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs,
                            planned)
 
@@ -144,9 +154,20 @@ def _settings(model, planned) -> dict:
     return settings
 
 
+def _non_default(model, planned) -> dict:
+    """Every Kafka setting the run's cluster has that is not the release's default: the harness's own (realkafka/
+    cluster/config.py, where the harness has them) and the model's environment (``_settings``)."""
+    try:
+        from realkafka.cluster import non_default_settings
+    except ImportError:
+        return _settings(model, planned)
+    return non_default_settings(_settings(model, planned))
+
+
 def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs, planned):
     from realkafka.driver.report import report_dict, step_lines, verdict
-    from realkafka.driver.run import Driver, HarnessCannot, RunResult
+    from realkafka.driver.run import Driver, HarnessCannot, NodeDied, RunResult
+    from realkafka.driver.validate import TooManyCandidates
 
     try:
         from realkafka.cluster import Cluster, ClusterSpec, HarnessError, ProbeError, fetch
@@ -157,7 +178,9 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
     if missing:
         raise BadInput(f"this harness cannot drive the scenario: it has no {', '.join(m + '()' for m in missing)}")
     total = len(planned.steps) - 2
-    click.echo("\n".join(header))
+    settings = _non_default(model, planned)
+    click.echo("\n".join(header + ["Kafka settings the harness sets (the release's defaults otherwise): "
+                                   + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]))
     driver = None
     logs = None
     interrupted = None
@@ -184,15 +207,20 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
                 raise BadInput(str(e)) from None
             except (HarnessError, ProbeError) as e:
                 raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
+            except NodeDied as e:
+                raise JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says "
+                                       f"nothing about Kafka: {' '.join(str(e).split())}") from None
+            except TooManyCandidates as e:
+                raise JbodcheckFailure(str(e)) from None
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
     run = driver.result if driver is not None else RunResult([])
     run.interrupted = interrupted
-    text, ok, violation = verdict(planned, run, release)
+    text, ok, violation = verdict(planned, run, release, settings)
     code = 128 + interrupted if interrupted is not None else (EXIT_OK if ok else EXIT_VIOLATION)
     report = report_dict(scenario=scenario_path, release=release, elr=elr, model_params=base, bugs=bugs,
                          plan=planned, run=run, text=text, violation=violation, exit_code=code, version=__version__,
-                         logs=str(logs) if logs else None)
+                         logs=str(logs) if logs else None, settings=settings)
     emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
     return code
 

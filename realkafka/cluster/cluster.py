@@ -130,12 +130,29 @@ class Node:
         """A line saying how the node ended when the harness did not end it, else None."""
         if not self.expected or self.proc is None or self.proc.poll() is None:
             return None
-        last = ""
+        last, tail = "", []
         if self.log.exists():
-            lines = [l for l in self.log.read_text(errors="replace").splitlines() if " ERROR " in l or " FATAL " in l]
-            last = lines[-1][:300] if lines else ""
+            lines = self.log.read_text(errors="replace").splitlines()
+            errors = [l for l in lines if " ERROR " in l or " FATAL " in l]
+            last = errors[-1][:300] if errors else ""
+            tail = [l[:200] for l in lines[-2:]]
         name = "the controller" if self.kind == "controller" else f"broker {self.id}"
-        return f"{name} exited with code {self.proc.returncode}" + (f"; its last error: {last}" if last else "")
+        code = self.proc.returncode
+        how = (f"was ended by signal {signal.Signals(-code).name}, not by jbodcheck" if code < 0 and
+               -code in signal.valid_signals() else f"exited with code {code}")
+        return (f"{name} {how}" + (f"; its last error: {last}" if last else "")
+                + (f"; its last log lines ({self.log}): {' | '.join(tail)}" if tail else ""))
+
+    def killed(self) -> str | None:
+        """A line when the node ended without the harness ending it in a way that is not Kafka's own doing: the
+        controller ended at all (the model's controller never stops), or a broker was ended by a signal (the OOM
+        killer, a stray kill). A broker that exited by itself with a code (a controlled shutdown, the dir-failure
+        timeout, a halt) is Kafka's behaviour: observed as down, judged by the model. None otherwise."""
+        if not self.expected or self.proc is None or self.proc.poll() is None:
+            return None
+        if self.kind == "controller" or self.proc.returncode < 0:
+            return self.died()
+        return None
 
     @property
     def up(self) -> bool:
@@ -605,6 +622,11 @@ class Cluster:
                     seen += f" (then the probe said: {error})"
                 raise HarnessError(f"timed out after {timeout:.0f} s waiting for {what}; last observation: {seen}")
             time.sleep(interval)
+
+    def dead(self) -> list[str]:
+        """A line per node that ended without the harness ending it, not by Kafka's own doing (``Node.killed``): a
+        harness failure, never a behaviour of Kafka."""
+        return [line for n in [self.controller, *self.brokers.values()] if n is not None and (line := n.killed())]
 
     def server_log(self, node: int) -> Path:
         """The server log of a broker (its id) or of the controller (config.CONTROLLER_ID)."""

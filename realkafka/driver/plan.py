@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from model import ActionDisabled
 
-from .checks import judge
+from .checks import CHECKS, judge
 from .mapping import ASSIGN, AWAITED, DRIVEN, FETCH, HEARTBEAT, NOT_REPRODUCIBLE, ORDERED, Hold, handler, own_steps
 from .projection import project
 
@@ -163,7 +163,7 @@ def cluster_steps(model, steps) -> list:
     return [o for o in own if o[2].name != TIMED_OUT]
 
 
-def _trace_checks(model, steps, own) -> dict:
+def _trace_checks(model, steps, own, at: dict | None = None) -> dict:
     """The checks the scenario's own trace shows: its projection after each step, as the model replays it, then
     after the cluster's own steps from its last state with nothing held (what follows the trace: an assignment
     retried for ever shows only there)."""
@@ -179,11 +179,61 @@ def _trace_checks(model, steps, own) -> dict:
         history.append(project(model, state, faulted))
         for cid, why in judge(history).items():
             found.setdefault(cid, why)
+            if at is not None:
+                at.setdefault(cid, number)
     state, _, cycle = settle(model, state, frozenset(), own)
     history.append(replace(project(model, state, faulted), retrying=retrying(cycle)))
     for cid, why in judge(history).items():
         found.setdefault(cid, why)
+        if at is not None:
+            at.setdefault(cid, len(steps) + 1)
     return found
+
+
+def why_unforced(model, steps, planned: "Plan") -> str | None:
+    """None when the plan is forced; else a line naming the first trace step whose violation the holds cannot
+    bring about, and what the model run the cluster can be held to shows instead."""
+    if planned.forced:
+        return None
+    steps = parse(model, steps)
+    at: dict = {}
+    _trace_checks(model, steps, cluster_steps(model, steps), at)
+    missing = sorted(set(planned.target) ^ set(planned.shown), key=lambda c: at.get(c, len(steps) + 1))
+    first = at.get(missing[0], len(steps)) if missing else len(steps)
+    name, args = steps[min(first, len(steps)) - 1]
+    target = ", ".join(sorted(planned.target)) or "no violation"
+    shown = ", ".join(sorted(planned.shown)) or "none"
+    return (f"step {first} {_label(model, name, args)}: the trace shows {target} there, which needs a timing the "
+            f"harness's holds cannot force (the model run the cluster can be held to shows {shown} instead)")
+
+
+def trace_properties(model, steps) -> dict:
+    """The model's safety properties the scenario's own trace violates: id -> the first step showing it (state and
+    quiescent properties after each step, transition properties at each step)."""
+    found: dict = {}
+    state = model.init_states()[0]
+
+    def judge_state(s, number):
+        for inv in model.invariants:
+            if inv.kind == "state" or (inv.kind == "quiescent" and model.is_quiescent(s)):
+                if inv.check(model, s) is not None:
+                    found.setdefault(inv.id, number)
+    judge_state(state, 0)
+    for number, (name, args) in enumerate(steps, start=1):
+        action, after = model.step(state, name, args)
+        for inv in model.invariants:
+            if inv.kind == "transition" and inv.check(model, state, action, after) is not None:
+                found.setdefault(inv.id, number)
+        state = after
+        judge_state(state, number)
+    return found
+
+
+def unjudged(model, steps) -> dict:
+    """The properties the trace violates that no check (checks.py) stands for: id -> the first step showing it. A
+    real run could not say whether they happened, so such a scenario is refused."""
+    covered = {i for c in CHECKS.values() for i in c.invariants}
+    return {i: n for i, n in trace_properties(model, steps).items() if i not in covered}
 
 
 def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
