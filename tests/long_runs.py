@@ -148,6 +148,9 @@ LONG_RUNS = (
     LongRun("tests/test_signals.py::test_spark_through_the_cli_exits_128_plus_the_signal_with_a_report[job-running#3:15]",
             "SIGTERM while a Spark job runs: exit 143 with a report",
             "the same at the Spark engine's start ([spark-start:2])"),
+    LongRun("tests/test_reproduce_real.py::test_a_broker_killed_from_outside_mid_run_is_a_harness_failure_exit_3",
+            "a broker SIGKILLed from outside mid-reproduce on a real cluster: exit 3 naming it, nothing left",
+            "the driver's dead-node check and exit 3 against a scripted cluster (tests/test_trace_validation.py)"),
     LongRun("tests/test_reproduce_real.py::test_finding_1_reproduces_on_a_real_cluster",
             "reproduce runs finding 1's scenario on a real cluster and matches the model at every step",
             "reproduce against a scripted cluster (tests/test_reproduce.py) and a real 2x2 cluster's dir failure "

@@ -42,6 +42,9 @@ cli.add_command(LazyCommand("prove", "explorer.cli.prove:prove_command",
 # jbodcheck reproduce (realkafka/): a KRaft scenario on a real Kafka cluster; imported only when it runs.
 cli.add_command(LazyCommand("reproduce", "explorer.cli.reproduce:reproduce_command",
                             "Run a KRaft scenario on a real Kafka cluster of a release, beside the model."))
+# jbodcheck conform (realkafka/campaign/): traces generated from the model, judged on real clusters.
+cli.add_command(LazyCommand("conform", "explorer.cli.conform:conform_command",
+                            "Drive traces generated from the model on real Kafka clusters and judge each by the model."))
 # jbodcheck serve (explorer/serve/): walk the model by hand in a browser; imported only when it runs.
 cli.add_command(LazyCommand("serve", "explorer.serve.command:serve_command",
                             "Walk the model by hand in a browser: click actions, go back, fork, save the path."))

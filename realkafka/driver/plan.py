@@ -83,7 +83,7 @@ def _label(model, name, args) -> str:
     return model.rule(name).label(args)
 
 
-def settle(model, state, holds: frozenset, own=None) -> tuple[object, tuple, tuple]:
+def settle(model, state, holds: frozenset, own=None, record: list | None = None) -> tuple[object, tuple, tuple]:
     """The cluster's own steps from ``state``, in order, until none is enabled (those a hold stops left out): the
     state, the steps taken and, when they come back to a state they passed (the cluster repeats them for ever: an
     AssignReplicasToDirs retried without end), the repeated steps (else empty)."""
@@ -98,6 +98,8 @@ def settle(model, state, holds: frozenset, own=None) -> tuple[object, tuple, tup
             if rule.guard(model, state, *args) is None:
                 _, state = model.step(state, rule.name, args)
                 taken.append(rule.label(args))
+                if record is not None:
+                    record.append((rule.name, tuple(args)))   # (name, args): a scenario can replay them
                 break
         else:
             return state, tuple(taken), ()

@@ -1,0 +1,148 @@
+"""A conformance campaign's loop (model -> real): for each trace, a random walk of the model (generate.py), planned
+(plan.py) and driven on a fresh cluster (run.py's Driver, judged by trace validation), its outcome classified and
+every rule's share counted. The caller gives the clusters (``start_cluster(model, plan)``: a context manager, the
+harness's Cluster or a scripted one) and owns their processes through it.
+
+Outcomes of a trace: ``matched`` (the planned interleaving at every step), ``conforms`` (a behaviour of the model on
+another interleaving), ``disagrees`` (the run left the model: its scenario is written for `jbodcheck reproduce`),
+``refused`` (the plan cannot be run: a timing the holds cannot force, a property no check judges; not counted as
+agreement or disagreement), ``harness`` (the harness failed: a node died unasked, a start that failed).
+Per rule and release: ``driven`` (a driven step of it ran), ``observed`` (the planned run took it among the
+cluster's own steps before a view the real cluster showed), and how many of those the real cluster agreed with
+(the step's view was a behaviour of the model)."""
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from realkafka.driver.mapping import DRIVEN, handler
+from realkafka.driver.plan import PlanError, plan, unjudged, why_unforced
+from realkafka.driver.run import Driver, NodeDied
+
+from .generate import drivable, labels, walk
+
+OUTCOMES = ("matched", "conforms", "disagrees", "refused", "harness")
+
+
+@dataclass
+class TraceResult:
+    number: int
+    release: str
+    steps: list                  # the scenario's step labels
+    outcome: str
+    says: str = ""               # the verdict or the reason, in a line
+    scenario: str | None = None  # where the trace was written (every disagreement's)
+    elapsed_s: float = 0.0
+    violations: list = field(default_factory=list)   # the checks the real cluster showed
+
+
+@dataclass
+class Campaign:
+    traces: list = field(default_factory=list)
+    rules: dict = field(default_factory=dict)   # rule -> release -> Counter(driven, observed, agreed)
+
+    def count(self, rule: str, release: str, what: str) -> None:
+        self.rules.setdefault(rule, {}).setdefault(release, Counter())[what] += 1
+
+    def outcomes(self) -> Counter:
+        return Counter(t.outcome for t in self.traces)
+
+
+def _rule_of(label: str) -> str:
+    return label.split("(", 1)[0]
+
+
+def _tally(campaign: Campaign, release: str, run) -> None:
+    for step in run.steps:
+        judged = step.observed is not None and step.unobserved is None
+        if step.how == DRIVEN and step.taken and step.text:
+            campaign.count(_rule_of(step.text), release, "driven")
+            if judged and step.conforms:
+                campaign.count(_rule_of(step.text), release, "driven_agreed")
+        for label in step.own:
+            campaign.count(_rule_of(label), release, "observed")
+            if judged and step.conforms:
+                campaign.count(_rule_of(label), release, "observed_agreed")
+
+
+def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, length: int, out: Path,
+                 cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
+                 model_params=lambda release: {}, holder: dict | None = None) -> Campaign:
+    """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
+    cluster of that release is judged by."""
+    rng = random.Random(seed)
+    campaign = Campaign()
+    if holder is not None:
+        holder["campaign"] = campaign       # what an interrupted campaign did, for its report
+    counts: dict = {r: Counter() for r in releases}
+    models = {r: model_of(r) for r in releases}
+    actions = {r: drivable(models[r], cluster_has) for r in releases}
+    out.mkdir(parents=True, exist_ok=True)
+    for n in range(1, traces + 1):
+        release = releases[(n - 1) % len(releases)]
+        model = models[release]
+        steps = walk(model, rng, length, counts[release], actions[release])
+        result = TraceResult(n, release, labels(model, steps), "refused")
+        start = time.monotonic()
+        try:
+            planned = plan(model, steps)
+            reason = why_unforced(model, steps, planned)
+            blind = unjudged(model, steps)
+            if blind:
+                reason = "its trace violates " + ", ".join(sorted(blind)) + ", which no real-cluster check judges"
+        except PlanError as e:
+            planned, reason = None, str(e)
+        if reason is not None:
+            result.says = reason
+        else:
+            try:
+                with start_cluster(model, planned) as cluster:
+                    run = Driver(cluster, model, planned, timeout=step_timeout,
+                                 still=min(45.0, step_timeout / 4)).run()
+                _tally(campaign, release, run)
+                result.violations = sorted(run.real_shown())
+                if run.disagreement is not None:
+                    d = run.disagreement
+                    result.outcome = "disagrees"
+                    result.says = f"step {d.step}: {d.says}; closest: {'; '.join(d.closest[:3])}"
+                else:
+                    result.outcome = "matched" if run.matched else "conforms"
+                    result.says = "every observation a behaviour of the model"
+            except NodeDied as e:
+                result.outcome, result.says = "harness", f"a node ended unasked: {e}"
+            except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the trace, not the end
+                if type(e).__name__ not in ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCandidates"):
+                    raise
+                result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+        result.elapsed_s = time.monotonic() - start
+        if result.outcome in ("disagrees", "refused"):
+            path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
+            path.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}: "
+                                                       f"{result.outcome}: {result.says}",
+                                        "model": model_params(release), "steps": result.steps}, indent=2) + "\n")
+            result.scenario = str(path)
+        campaign.traces.append(result)
+        echo(f"trace {n}/{traces} at {release}: {result.outcome} ({len(result.steps)} steps, "
+             f"{result.elapsed_s:.0f} s){': ' + result.says if result.outcome not in ('matched', 'conforms') else ''}")
+    return campaign
+
+
+def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset: str, settings: dict,
+                version: str, elapsed_s: float, exit_code: int) -> dict:
+    return {
+        "schema": 1, "tool": "jbodcheck", "command": "conform", "version": version, "kafka": list(releases),
+        "preset": preset, "seed": seed, "length": length, "settings": dict(sorted(settings.items())),
+        "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
+        "traces": [{"trace": t.number, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
+                    "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1)}
+                   for t in campaign.traces],
+        "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
+        "shrunk": False, "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,
+    }
+
+
+__all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "OUTCOMES"]
