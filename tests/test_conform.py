@@ -101,3 +101,17 @@ def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp
 def test_conform_refuses_bad_input_at_once(capsys):
     assert _main(["conform", "--kafka", "2.8"]) == 2
     assert _main(["conform", "--kafka", "3.9", "--traces", "0"]) == 2
+
+
+@pytest.mark.parametrize("warp", [None, _warp])
+def test_a_real_to_model_run_checks_every_observation_and_the_properties(tmp_path, warp):
+    model = _model()
+    campaign = run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                            start_cluster=lambda m, p: ModelCluster(m, warp=warp, dir_failure_timeout=False),
+                            traces=2, seed=4, length=3, out=tmp_path, step_timeout=2.0, mode="real", faults=3,
+                            model_params=lambda r: {"preset": "kraft-tiny"})
+    assert [t.kind for t in campaign.traces] == ["real", "real"]
+    outcomes = {t.outcome for t in campaign.traces}
+    assert outcomes == ({"conforms"} if warp is None else {"disagrees"}), [t.says for t in campaign.traces]
+    assert all(t.steps and t.steps[0] == "CreateTopic(partition=0)" for t in campaign.traces)
+    assert campaign.rules["CreateTopic"]["3.9.2"]["driven"] == 2

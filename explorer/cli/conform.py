@@ -35,13 +35,18 @@ EXIT_HARNESS = 3
               help="How many traces in all.")
 @click.option("--length", type=click.IntRange(min=1), default=6, show_default=True, metavar="N",
               help="At most this many driven steps per trace.")
+@click.option("--mode", type=click.Choice(["model", "real", "both"]), default="both", show_default=True,
+              help="model: traces generated from the model (model -> real); real: random faults and a workload at "
+                   "the cluster's own timing, nothing held (real -> model); both: alternating.")
+@click.option("--faults", type=click.IntRange(min=0), default=5, show_default=True, metavar="N",
+              help="Actions (faults, produce, consume) per real -> model run.")
 @click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="The walks' random seed.")
 @click.option("--out", "out", default="conform-out", show_default=True, metavar="DIR",
               help="Where the scenario file of every disagreeing or refused trace is written.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
-def conform_command(kafka, preset, traces, length, seed, out, json_path, step_timeout):
+def conform_command(kafka, preset, traces, length, mode, faults, seed, out, json_path, step_timeout):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import report_dict, run_campaign
 
@@ -82,7 +87,7 @@ def conform_command(kafka, preset, traces, length, seed, out, json_path, step_ti
                 releases=releases, model_of=lambda r: models[r][0], start_cluster=start_cluster, traces=traces,
                 seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
-                model_params=lambda r: models[r][1], holder=holder)
+                model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
@@ -100,12 +105,16 @@ def conform_command(kafka, preset, traces, length, seed, out, json_path, step_ti
         code = EXIT_OK
     report = report_dict(campaign, releases=releases, seed=seed, length=length, preset=preset, settings=settings,
                          version=__version__, elapsed_s=time.monotonic() - start, exit_code=code)
+    report["mode"], report["faults"] = mode, faults
     report["result"] = "interrupted" if interrupted is not None else (
         "disagreement" if counts.get("disagrees") else "incomplete" if counts.get("harness") else "conforms")
     lines = [f"Campaign: {len(campaign.traces)} trace(s) on Kafka {', '.join(releases)}: "
              + ", ".join(f"{counts.get(o, 0)} {o}" for o in ("matched", "conforms", "disagrees", "refused",
                                                               "harness"))]
     for t in campaign.traces:
+        if t.kind == "real" and t.violations:
+            lines.append(f"  trace {t.number} ({t.release}, random faults): the real cluster showed "
+                         f"{', '.join(t.violations)} (a finding candidate): {t.says}")
         if t.outcome in ("disagrees", "harness"):
             lines.append(f"  trace {t.number} ({t.release}) {t.outcome}: {t.says}"
                          + (f" [{t.scenario}]" if t.scenario else ""))

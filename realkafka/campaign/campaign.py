@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from realkafka.driver.mapping import DRIVEN, handler
-from realkafka.driver.plan import PlanError, plan, unjudged, why_unforced
+from realkafka.driver.plan import Plan, PlanError, plan, unjudged, why_unforced
 from realkafka.driver.run import Driver, NodeDied
 
+from .chaos import ChaosRun
 from .generate import drivable, labels, walk
 
 OUTCOMES = ("matched", "conforms", "disagrees", "refused", "harness")
@@ -32,12 +33,13 @@ OUTCOMES = ("matched", "conforms", "disagrees", "refused", "harness")
 class TraceResult:
     number: int
     release: str
-    steps: list                  # the scenario's step labels
+    steps: list                  # the scenario's step labels (a real -> model run: the actions it took)
     outcome: str
     says: str = ""               # the verdict or the reason, in a line
     scenario: str | None = None  # where the trace was written (every disagreement's)
     elapsed_s: float = 0.0
     violations: list = field(default_factory=list)   # the checks the real cluster showed
+    kind: str = "model"          # "model": generated from the model; "real": random faults at real timing
 
 
 @dataclass
@@ -71,9 +73,11 @@ def _tally(campaign: Campaign, release: str, run) -> None:
 
 def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, length: int, out: Path,
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
-                 model_params=lambda release: {}, holder: dict | None = None) -> Campaign:
+                 model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
+                 faults: int = 5) -> Campaign:
     """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
-    cluster of that release is judged by."""
+    cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
+    faults at real timing, chaos.py), "both" (alternating, the model's first)."""
     rng = random.Random(seed)
     campaign = Campaign()
     if holder is not None:
@@ -85,6 +89,14 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     for n in range(1, traces + 1):
         release = releases[(n - 1) % len(releases)]
         model = models[release]
+        if mode == "real" or (mode == "both" and n % 2 == 0):
+            campaign.traces.append(_real_run(n, release, model, rng, start_cluster, faults, cluster_has, campaign,
+                                             step_timeout))
+            t = campaign.traces[-1]
+            echo(f"trace {n}/{traces} at {release} (random faults): {t.outcome} ({len(t.steps)} actions, "
+                 f"{t.elapsed_s:.0f} s){': ' + t.says if t.outcome not in ('matched', 'conforms') else ''}"
+                 + (f"; the real cluster showed {', '.join(t.violations)}" if t.violations else ""))
+            continue
         steps = walk(model, rng, length, counts[release], actions[release])
         result = TraceResult(n, release, labels(model, steps), "refused")
         start = time.monotonic()
@@ -102,7 +114,7 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
             try:
                 with start_cluster(model, planned) as cluster:
                     run = Driver(cluster, model, planned, timeout=step_timeout,
-                                 still=min(45.0, step_timeout / 4)).run()
+                                 still=min(45.0, step_timeout / 4), poll=min(1.0, step_timeout / 20)).run()
                 _tally(campaign, release, run)
                 result.violations = sorted(run.real_shown())
                 if run.disagreement is not None:
@@ -131,13 +143,48 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     return campaign
 
 
+def _real_run(n, release, model, rng, start_cluster, faults, cluster_has, campaign, step_timeout) -> TraceResult:
+    result = TraceResult(n, release, [], "conforms", kind="real")
+    start = time.monotonic()
+    try:
+        with start_cluster(model, Plan([], {}, {}, (), dir_failure_timeout=False)) as cluster:
+            # the waits scale with the step timeout as the driver's do (a quarter, at most 10 s still; 20 s quiet)
+            chaos = ChaosRun(model, cluster, random.Random(rng.random()), cluster_has=cluster_has,
+                             still=min(10.0, step_timeout / 4), quiet=min(20.0, step_timeout / 2),
+                             poll=min(0.5, step_timeout / 20))
+            done = chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8)))
+        result.steps = list(done.actions)
+        result.violations = sorted(done.checks)
+        for rule, times in done.rules.items():
+            for _ in range(times):
+                campaign.count(rule, release, "driven")
+                if done.disagreement is None:
+                    campaign.count(rule, release, "driven_agreed")
+        if done.disagreement is not None:
+            d = done.disagreement
+            result.outcome = "disagrees"
+            result.says = f"after action {d.step}: {d.says}; closest: {'; '.join(d.closest[:3])}"
+        else:
+            result.says = f"{done.observations} observations, every one a behaviour of the model"
+            if done.checks:
+                result.says += "; finding candidates: " + "; ".join(f"{c}: {w}" for c, (_, w) in done.checks.items())
+    except NodeDied as e:
+        result.outcome, result.says = "harness", f"a node ended unasked: {e}"
+    except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the run, not the end
+        if type(e).__name__ not in ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCandidates"):
+            raise
+        result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+    result.elapsed_s = time.monotonic() - start
+    return result
+
+
 def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset: str, settings: dict,
                 version: str, elapsed_s: float, exit_code: int) -> dict:
     return {
         "schema": 1, "tool": "jbodcheck", "command": "conform", "version": version, "kafka": list(releases),
         "preset": preset, "seed": seed, "length": length, "settings": dict(sorted(settings.items())),
         "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
-        "traces": [{"trace": t.number, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
+        "traces": [{"trace": t.number, "kind": t.kind, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
                     "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1)}
                    for t in campaign.traces],
         "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
