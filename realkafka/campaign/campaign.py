@@ -131,7 +131,7 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                     raise
                 result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
         result.elapsed_s = time.monotonic() - start
-        if result.outcome in ("disagrees", "refused"):
+        if result.outcome in ("disagrees", "refused", "harness"):
             path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
             path.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}: "
                                                        f"{result.outcome}: {result.says}",
