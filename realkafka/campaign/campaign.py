@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from realkafka.driver.mapping import DRIVEN, handler
+from realkafka.driver.mapping import DRIVEN, ORDERED
 from realkafka.driver.plan import Plan, PlanError, plan, unjudged, why_unforced
 from realkafka.driver.run import Driver, NodeDied
 
@@ -61,7 +61,7 @@ def _rule_of(label: str) -> str:
 def _tally(campaign: Campaign, release: str, run) -> None:
     for step in run.steps:
         judged = step.observed is not None and step.unobserved is None
-        if step.how == DRIVEN and step.taken and step.text:
+        if step.how in (DRIVEN, ORDERED) and step.taken and step.text:
             campaign.count(_rule_of(step.text), release, "driven")
             if judged and step.conforms:
                 campaign.count(_rule_of(step.text), release, "driven_agreed")
