@@ -328,6 +328,16 @@ def test_a_rule_that_cannot_run_on_a_real_cluster_is_refused():
         plan(sessions, [("CreateTopic", (0,)), ("BrokerHeartbeatAnswerLost", (0,))])
 
 
+def test_a_step_the_cluster_s_own_steps_leave_disabled_is_refused_in_one_sentence():
+    # KAFKA-16162: the brokers replay the metadata.version upgrade and register their dirs at once, so the topic's
+    # Directories name the dir and no AssignReplicasToDirs is sent
+    model, steps = scenario_model(SCENARIOS / "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json", kafka="3.9.2")
+    with pytest.raises(PlanError) as e:
+        plan(model, steps)
+    assert str(e.value) == ("step 6 ControllerAssignReplicasToDirs(broker=0) cannot be driven on a real cluster: "
+                            "after the cluster's own steps, broker 0 has no AssignReplicasToDirs request in flight")
+
+
 # ---- the driver's loop on a cluster that behaves as the model does ----------------------------------------------
 
 def _drive(model, steps, **kw):
