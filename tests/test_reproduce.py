@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -86,6 +87,22 @@ def test_the_mapping_tables_in_the_docs_match_the_code():
     doc = (REPO / "docs" / "reproduce.md").read_text()
     for name, h in RULES.items():
         assert f"| `{name}` | {h.how} |" in doc, name
+
+
+def test_the_results_table_names_every_kraft_scenario_with_its_number_of_steps():
+    """docs/reproduce.md's results: every KRaft scenario file has a row saying what the harness did or could not
+    do, and a row's "N steps" are its files' own (a view count is "views")."""
+    doc = (REPO / "docs" / "reproduce.md").read_text().split("## Results", 1)[1].split("\n## ", 1)[0]
+    named: set = set()
+    for row in (line for line in doc.splitlines() if line.startswith("| ") and not line.startswith("| finding /")):
+        what, files = row.split(" | ")[:2]
+        files = re.findall(r"`(kraft-[\w.-]+\.json)`", files)
+        named |= set(files)
+        counts = [int(n) for n in re.findall(r"(\d+) steps", what)]
+        if counts:
+            assert len(counts) == len(files), row
+            assert counts == [len(load_scenario(str(SCENARIOS / f)).steps) for f in files], row
+    assert named == {p.name for p in SCENARIOS.glob("kraft-*.json")}
 
 
 # ---- the projection and the checks -------------------------------------------------------------------------------
