@@ -72,7 +72,8 @@ def step_lines(step, previous, total: int) -> list[str]:
     for record in step.records:
         if record["type"] in ("PartitionChangeRecord", "PartitionRecord", "RegisterBrokerRecord",
                               "BrokerRegistrationChangeRecord"):
-            lines.append(f"    metadata log {record['offset']}: {record['type']}({_fields(record['type'], record['data'])})")
+            fields = _fields(record["type"], record["data"])
+            lines.append(f"    metadata log {record['offset']}: {record['type']}({fields})")
     for cid in sorted(set(step.model_checks) | set(step.real_checks)):
         m, r = step.model_checks.get(cid), step.real_checks.get(cid)
         lines.append(f"    violation {cid}: model {'yes' if m else 'no'}, real {'yes' if r else 'no'}: {r or m}")
