@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,22 @@ def test_the_mapping_tables_in_the_docs_match_the_code():
     doc = (REPO / "docs" / "reproduce.md").read_text()
     for name, h in RULES.items():
         assert f"| `{name}` | {h.how} |" in doc, name
+
+
+def test_the_results_table_names_every_kraft_scenario_with_its_number_of_steps():
+    """docs/reproduce.md's results: every KRaft scenario file has a row saying what the harness did or could not
+    do, and a row's "N steps" are its files' own (a view count is "views")."""
+    doc = (REPO / "docs" / "reproduce.md").read_text().split("## Results", 1)[1].split("\n## ", 1)[0]
+    named: set = set()
+    for row in (line for line in doc.splitlines() if line.startswith("| ") and not line.startswith("| finding /")):
+        what, files = row.split(" | ")[:2]
+        files = re.findall(r"`(kraft-[\w.-]+\.json)`", files)
+        named |= set(files)
+        counts = [int(n) for n in re.findall(r"(\d+) steps", what)]
+        if counts:
+            assert len(counts) == len(files), row
+            assert counts == [len(load_scenario(str(SCENARIOS / f)).steps) for f in files], row
+    assert named == {p.name for p in SCENARIOS.glob("kraft-*.json")}
 
 
 # ---- the projection and the checks -------------------------------------------------------------------------------
@@ -215,6 +233,59 @@ def test_an_observation_reads_back_as_the_view_it_shows():
         assert differences(view, real) == [], step.text
 
 
+def test_directories_and_another_broker_s_dir_are_named_as_the_model_s_trace_names_them():
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
+    expected = plan(model, steps).steps[1].view
+    part = expected.partitions["t0"]
+    real = view_of(observation(dataclasses.replace(expected, partitions={"t0": dataclasses.replace(
+        part, replicas=(1, 0), directories=((0, 1), "UNASSIGNED"))})), model.cfg.brokers, {}, {})
+    assert real.partitions["t0"].directories == ("dir 1 of broker 0", "UNASSIGNED")
+    assert ("t0-0's Directories are [dir 1 of broker 0, UNASSIGNED], the model expects [UNASSIGNED, UNASSIGNED]"
+            in differences(expected, real))
+
+
+def test_a_step_s_metadata_records_read_as_the_model_s_trace_writes_them():
+    """The records a step shows (Kafka's JSON converter's fields: int8 flags, "no change" values, dir uuids)
+    in the model trace's form: Kafka's names, ``true``/``false``, lists as ``[0, 1]``, dirs by name."""
+    from realkafka.cluster.observation import RESERVED, DirNames
+    from realkafka.driver.report import step_lines
+    from realkafka.driver.run import StepResult
+
+    unassigned = next(u for u, name in RESERVED.items() if name == "UNASSIGNED")
+    names = DirNames({"u-00": (0, 0), "u-01": (0, 1), "u-10": (1, 0)})
+    driver = Driver(types.SimpleNamespace(names=names), None, None)
+    kafka_json = [
+        ("RegisterBrokerRecord", {"brokerId": 0, "brokerEpoch": 7, "fenced": True, "inControlledShutdown": False,
+                                  "logDirs": ["u-01"], "incarnationId": "x"}),
+        ("BrokerRegistrationChangeRecord", {"brokerId": 0, "brokerEpoch": 7, "fenced": -1,
+                                            "inControlledShutdown": 0, "logDirs": []}),
+        ("BrokerRegistrationChangeRecord", {"brokerId": 1, "brokerEpoch": 3, "fenced": 1, "inControlledShutdown": 1,
+                                            "logDirs": []}),
+        ("PartitionRecord", {"partitionId": 0, "topicId": "tid", "replicas": [0, 1], "isr": [0, 1], "leader": 0,
+                             "directories": [unassigned, "u-10"], "leaderRecoveryState": 0}),
+        ("PartitionChangeRecord", {"partitionId": 0, "topicId": "tid", "isr": [], "leader": -1, "replicas": None,
+                                   "directories": None, "leaderRecoveryState": -1, "eligibleLeaderReplicas": [0],
+                                   "lastKnownElr": [0]}),
+        ("PartitionChangeRecord", {"partitionId": 0, "topicId": "tid", "isr": [0], "leader": -2,
+                                   "replicas": [0, 1], "directories": ["u-01", "u-01"], "leaderRecoveryState": 1}),
+    ]
+    records = [{"offset": i, "type": kind, "data": driver._named(data)} for i, (kind, data) in enumerate(kafka_json)]
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
+    view = plan(model, steps).steps[1].view
+    step = StepResult(1, "CreateTopic(partition=0)", "driven", True, (), (), view, observed=view, records=records)
+    lines = [line.split(": ", 1)[1] for line in step_lines(step, None, 7) if "metadata log" in line]
+    assert lines == [
+        "RegisterBrokerRecord(brokerId=0, brokerEpoch=7, fenced=true, logDirs=[dir 1], inControlledShutdown=false)",
+        "BrokerRegistrationChangeRecord(brokerId=0, brokerEpoch=7, fenced=false)",
+        "BrokerRegistrationChangeRecord(brokerId=1, brokerEpoch=3, fenced=true, inControlledShutdown=true)",
+        "PartitionRecord(partitionId=0, leader=0, isr=[0, 1], replicas=[0, 1], directories=[UNASSIGNED, dir 0], "
+        "leaderRecoveryState=0)",
+        "PartitionChangeRecord(partitionId=0, leader=none, isr=[], eligibleLeaderReplicas=[0], lastKnownElr=[0])",
+        "PartitionChangeRecord(partitionId=0, isr=[0], replicas=[0, 1], directories=[dir 1, dir 1 of broker 0], "
+        "leaderRecoveryState=1)",
+    ]
+
+
 # ---- the plan ----------------------------------------------------------------------------------------------------
 
 def test_finding_1_needs_only_the_assignment_held():
@@ -272,6 +343,16 @@ def test_a_rule_that_cannot_run_on_a_real_cluster_is_refused():
     sessions, _ = scenario_model(SCENARIOS / "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json")
     with pytest.raises(PlanError, match="BrokerHeartbeatAnswerLost is not reproducible"):
         plan(sessions, [("CreateTopic", (0,)), ("BrokerHeartbeatAnswerLost", (0,))])
+
+
+def test_a_step_the_cluster_s_own_steps_leave_disabled_is_refused_in_one_sentence():
+    # KAFKA-16162: the brokers replay the metadata.version upgrade and register their dirs at once, so the topic's
+    # Directories name the dir and no AssignReplicasToDirs is sent
+    model, steps = scenario_model(SCENARIOS / "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json", kafka="3.9.2")
+    with pytest.raises(PlanError) as e:
+        plan(model, steps)
+    assert str(e.value) == ("step 6 ControllerAssignReplicasToDirs(broker=0) cannot be driven on a real cluster: "
+                            "after the cluster's own steps, broker 0 has no AssignReplicasToDirs request in flight")
 
 
 # ---- the driver's loop on a cluster that behaves as the model does ----------------------------------------------
@@ -441,6 +522,19 @@ def test_reproduce_plan_only_needs_no_cluster():
     assert "heartbeats held: broker 0's from step 4 to step 10" in out.stdout
     assert "violation leader_on_failed_dir" in out.stdout
 
+
+
+@pytest.mark.parametrize("scenario, release, written", [
+    ("kraft-finding-8-partition-leaderless-with-its-data.json", "4.4.0", "Kafka 3.9, the release its model names"),
+    ("kraft-finding-1-replica-recreated-over-failed-dir.json", "3.9.2",
+     "the model's default release, Kafka 4.4 now: the file names none")])
+def test_the_scenario_s_description_says_the_release_it_was_written_for_not_the_run_s(capsys, scenario, release,
+                                                                                       written):
+    assert _main(["reproduce", str(SCENARIOS / scenario), "--kafka", release, "--plan-only"]) == 0
+    header = capsys.readouterr().out.splitlines()
+    assert header[0] == f"Reproduce {SCENARIOS / scenario} on Kafka {release}"
+    assert header[1].startswith(f"The scenario's own description (written for {written}; this run follows Kafka "
+                                f"{release}, and the text's claims are the file's): KRaft finding ")
 
 def test_a_liveness_scenario_no_check_judges_is_refused_not_called_reproduced():
     # KAFKA-15649's violation is a lasso (the controller times every heartbeat out for ever): a finite run on a

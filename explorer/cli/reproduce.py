@@ -120,8 +120,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
         raise BadInput(f"{scenario_path}: its violation is a liveness one (the behaviour loops from step "
                        f"{scenario.loop_start} for ever) that no check of the driver judges on a real cluster "
                        "(docs/reproduce.md, 'When a violation happened'): it cannot be reproduced")
-    header = [f"Reproduce {scenario_path} on Kafka {release}" + (f": {scenario.description}" if scenario.description
-                                                                  else ""),
+    header = [f"Reproduce {scenario_path} on Kafka {release}"] + _described(scenario, release) + [
               f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "
               f"RF {model.cfg.rf}; following Kafka {release} (ELR {'on' if elr_enabled(model) else 'off'}): bug "
               "switches " + (", ".join(bugs) if bugs else "none")]
@@ -140,6 +139,20 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
                        "a real run could not say whether it happened")
     return _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs,
                            planned)
+
+
+def _described(scenario, release: str) -> list[str]:
+    """The scenario file's own description, with the release its text was written for (the one its model names,
+    else the model's default), so that its Kafka claims do not read as this run's."""
+    from model.kraft.release import NEWEST, line_of, parse
+
+    if not scenario.description:
+        return []
+    named = (dict(scenario.model).get("options") or {}).get("kafka")
+    written = (f"Kafka {line_of(named)}, the release its model names" if parse(named) is not None else
+               f"the model's default release, Kafka {NEWEST} now: the file names none")
+    return [f"The scenario's own description (written for {written}; this run follows Kafka {release}, and the "
+            f"text's claims are the file's): {scenario.description}"]
 
 
 def _settings(model, planned) -> dict:

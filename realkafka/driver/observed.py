@@ -10,7 +10,7 @@ driver's (``t{p}``); a topic of the real cluster that is not the driver's (``__c
 from __future__ import annotations
 
 from .view import (ABSENT, OFFLINE, ONLINE, RESERVED, BrokerView, DataView, LogView, PartitionView,
-                   RegistrationView, View)
+                   RegistrationView, View, foreign_dir)
 
 
 def _topic(key) -> str | None:
@@ -29,7 +29,7 @@ def _entry(value):
     if isinstance(value, int) or value in RESERVED:
         return value
     if isinstance(value, tuple):
-        return f"broker {value[0]}'s dir {value[1]}"
+        return foreign_dir(*value)
     return f"unknown dir id {value}"
 
 

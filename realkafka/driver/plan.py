@@ -257,7 +257,7 @@ def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
         except ActionDisabled as e:
             if h.how != AWAITED:
                 raise PlanError(f"step {number} {_label(model, name, args)} cannot be driven on a real cluster: "
-                                f"after the cluster's own steps it {str(e).split(' is not enabled: ', 1)[-1]}") \
+                                f"after the cluster's own steps, {str(e).split(' is not enabled: ', 1)[-1]}") \
                     from None
             taken = False   # the cluster did it already (or has nothing to do): nothing to wait for
         if name == "DirFail":

@@ -77,7 +77,8 @@ def step_lines(step, previous, total: int) -> list[str]:
     for record in step.records:
         if record["type"] in ("PartitionChangeRecord", "PartitionRecord", "RegisterBrokerRecord",
                               "BrokerRegistrationChangeRecord"):
-            lines.append(f"    metadata log {record['offset']}: {record['type']} {_fields(record['data'])}")
+            fields = _fields(record["type"], record["data"])
+            lines.append(f"    metadata log {record['offset']}: {record['type']}({fields})")
     for cid in sorted(set(step.model_checks) | set(step.real_checks)):
         m, r = step.model_checks.get(cid), step.real_checks.get(cid)
         lines.append(f"    violation {cid}: model {'yes' if m else 'no'}, real {'yes' if r else 'no'}: {r or m}")
@@ -89,9 +90,42 @@ _SHOWN_FIELDS = ("brokerId", "brokerEpoch", "fenced", "logDirs", "partitionId", 
                  "leaderRecoveryState", "inControlledShutdown")
 
 
-def _fields(data: dict) -> str:
-    """A record's decisive fields as Kafka's JSON names them (dir ids as the harness decoded them)."""
-    return ", ".join(f"{k}={data[k]}" for k in _SHOWN_FIELDS if k in data and data[k] is not None)
+# Kafka's int8 fields of BrokerRegistrationChangeRecord (BrokerRegistrationFencingChange: FENCE 1, NONE 0,
+# UNFENCE -1; BrokerRegistrationInControlledShutdownChange: NONE 0, IN_CONTROLLED_SHUTDOWN 1) and its other "no
+# change" values (PartitionChangeRecord: leader -2, leaderRecoveryState -1; BrokerRegistrationChangeRecord: an empty
+# logDirs), read as the model's records write them: a flag as true/false, no change left out.
+_FLAGS = {("BrokerRegistrationChangeRecord", "fenced"): {1: True, -1: False},
+          ("BrokerRegistrationChangeRecord", "inControlledShutdown"): {1: True}}
+_NO_CHANGE = {("PartitionChangeRecord", "leader"): -2, ("PartitionChangeRecord", "leaderRecoveryState"): -1,
+              ("BrokerRegistrationChangeRecord", "logDirs"): []}
+_DIR_FIELDS = ("logDirs", "directories")
+
+
+def _fields(kind: str, data: dict) -> str:
+    """A record's decisive fields as Kafka's JSON names them and the model's trace writes them
+    (``fenced=false, isr=[0, 1], leader=none, directories=[dir 1, UNASSIGNED]``; dir ids as the harness named
+    them: a dir index, a reserved name, another broker's dir)."""
+    shown = []
+    for key in _SHOWN_FIELDS:
+        value = data.get(key)
+        if (kind, key) in _FLAGS:
+            value = _FLAGS[kind, key].get(value)
+        if value is None or _NO_CHANGE.get((kind, key), object()) == value:
+            continue
+        shown.append(f"{key}={_value(key, value)}")
+    return ", ".join(shown)
+
+
+def _value(key: str, value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(key, v) for v in value) + "]"
+    if key in _DIR_FIELDS and isinstance(value, int):
+        return f"dir {value}"
+    if key == "leader" and value == -1:
+        return "none"
+    return str(value)
 
 
 def verdict(plan, run, release: str, settings: dict | None = None) -> tuple[str, bool, dict]:

@@ -29,7 +29,7 @@ from .mapping import AWAITED, DRIVEN, FETCH, Hold, handler
 from .observed import view_of
 from .plan import cluster_steps
 from .validate import Disagreement, Tracker
-from .view import View, topic_of
+from .view import View, foreign_dir, topic_of
 
 
 @dataclass
@@ -135,8 +135,8 @@ def retrying_brokers(cluster, brokers: int, interval: float, evidence: dict | No
 
 
 def _plain(named):
-    """A DirNames answer for a report: (broker, dir) as "broker B's dir D", else as it is."""
-    return f"broker {named[0]}'s dir {named[1]}" if isinstance(named, tuple) else named
+    """A DirNames answer for a report: (broker, dir) as "dir D of broker B", else as it is."""
+    return foreign_dir(*named) if isinstance(named, tuple) else named
 
 
 def _read_count(result) -> int:
