@@ -184,8 +184,9 @@ class Driver:
         self.cluster, self.model, self.plan = cluster, model, plan
         self.timeout, self.still, self.poll = timeout, still, poll
         self.quiet = min(still, 20.0) if quiet is None else quiet
-        own = cluster_steps(model, [(s.rule, s.args) for s in plan.steps if s.rule is not None])
-        self.tracker = Tracker(model, own, model.init_states())
+        self.tracker = None if model is None or plan is None else Tracker(
+            model, cluster_steps(model, [(s.rule, s.args) for s in plan.steps if s.rule is not None]),
+            model.init_states())
         self.echo = echo
         self.holds: frozenset = frozenset()
         self.produced: dict = {}      # topic -> [[offset or None, done, ok], ...] in produce order
