@@ -174,3 +174,17 @@ def test_finding_8s_property_has_a_real_cluster_check():
         shown |= set(C.judge(history[:i]))
     assert "leaderless_with_live_isr_copy" in shown
     assert not C.judge(history[:2])
+
+
+def test_a_view_whose_candidates_have_no_step_left_is_settled():
+    """The wait accepts another path after 3 s only when, by the model, the cluster cannot move again."""
+    model, steps = scenario_model(FINDING_1)
+    p = plan(model, steps)
+    tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
+    tracker.open(p.steps[0].holds_after)
+    assert tracker.drive("CreateTopic", (0,)) is None
+    graph = tracker.open(p.steps[1].holds_during & p.steps[1].holds_after)
+    terminal = [s for s, succ in graph.edges.items() if not succ]
+    moving = [s for s, succ in graph.edges.items() if succ]
+    assert terminal and moving
+    assert tracker.settled(terminal) and not tracker.settled(moving[:1])

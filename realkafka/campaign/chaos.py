@@ -83,7 +83,8 @@ class ChaosRun:
                 self.result.disagreement = self.tracker.disagreement(len(self.result.actions), real,
                                                                      frozenset(self.faulted))
                 return False
-            if until_quiet and stable and found and unchanged >= self.still:
+            if until_quiet and stable and found and (unchanged >= self.still or (
+                    unchanged >= min(self.still, 3.0) and self.tracker.settled(self.tracker.states))):
                 return True
             if not until_quiet and now - start >= seconds and (found or not stable):
                 return True

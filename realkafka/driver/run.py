@@ -7,8 +7,9 @@ out of here (a disagreement, a harness failure, Ctrl-C) leaves the cleanup to th
 
 A wait ends
 - when the real view is the planned model run's (the planned interleaving);
-- when it is another view the model allows (some candidate shows it) and has not changed for ``still`` seconds:
-  the cluster took another path of the model, and the run goes on from the states that show it;
+- when it is another view the model allows (some candidate shows it) and has not changed for ``still`` seconds, or
+  for 3 s when no candidate showing it has a step left (by the model, the cluster will not move again): the
+  cluster took another path of the model, and the run goes on from the states that show it;
 - when no candidate shows it and it has not changed for ``quiet`` seconds: the run left the model, a disagreement,
   and the run stops there (no further step can be judged against states that do not exist);
 - at ``timeout`` seconds, as one of the last two by whether the last view was a behaviour of the model.
@@ -184,6 +185,8 @@ class Driver:
         self.cluster, self.model, self.plan = cluster, model, plan
         self.timeout, self.still, self.poll = timeout, still, poll
         self.quiet = min(still, 20.0) if quiet is None else quiet
+        # another path of the model whose every candidate has no step left is accepted once this still
+        self.settled_after = min(still, 3.0)
         self.tracker = None if model is None or plan is None else Tracker(
             model, cluster_steps(model, [(s.rule, s.args) for s in plan.steps if s.rule is not None]),
             model.init_states())
@@ -331,7 +334,8 @@ class Driver:
             if not diffs:
                 return real, [], now - start, bool(found)
             unchanged = now - last_change
-            if stable and found and unchanged >= self.still:
+            if stable and found and (unchanged >= self.still or (
+                    unchanged >= self.settled_after and self.tracker.settled(found))):
                 return real, diffs, now - start, True
             if stable and not found and unchanged >= self.quiet:
                 return real, diffs, now - start, False

@@ -173,6 +173,11 @@ class Tracker:
             self.states = frozenset(found)
         return found
 
+    def settled(self, states) -> bool:
+        """None of ``states`` has a step left in this step's graph (own, or timed by a hold): by the model, a cluster
+        in one of them does not move again until the next driven step."""
+        return all(not self.graph.edges.get(s) for s in states)
+
     def disagreement(self, step: int, real, faulted) -> Disagreement:
         """Why the real view shows no candidate: the closest reachable state's differences, the steps enabled."""
         reachable = self.graph.forward(self.states)
