@@ -20,7 +20,7 @@ from explorer.errors import JbodcheckFailure, one_line
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_writable, emit
-from .reproduce import _kraft_model, _non_default, _release, _settings
+from .reproduce import _format_at, _kraft_model, _non_default, _release, _settings
 
 EXIT_HARNESS = 3
 
@@ -68,7 +68,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, seed, out, json
     def start_cluster(model, planned):
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings=_settings(model, planned), keep=False)
+                           settings=_settings(model, planned), keep=False, **_format_at(model))
         return Cluster(spec, log=lambda line: None)
 
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run

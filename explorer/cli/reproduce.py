@@ -167,6 +167,17 @@ def _settings(model, planned) -> dict:
     return settings
 
 
+# The metadata.version a cluster "before 3.7-IV2" (the model's option mv_upgrade) is formatted at: the last one
+# before directory assignment that every release from 3.7 to 4.4 formats (4.x's oldest is 3.3-IV3).
+BEFORE_JBOD_MV = "3.6-IV2"
+
+
+def _format_at(model) -> dict:
+    """The cluster's metadata.version at format (ClusterSpec.metadata_version) where the model starts before
+    3.7-IV2; the release's latest otherwise."""
+    return {"metadata_version": BEFORE_JBOD_MV} if dict(model.cfg.options).get("mv_upgrade") else {}
+
+
 def _non_default(model, planned) -> dict:
     """Every Kafka setting the run's cluster has that is not the release's default: the harness's own (realkafka/
     cluster/config.py, where the harness has them) and the model's environment (``_settings``)."""
@@ -206,7 +217,8 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
                 try:
                     spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
                                        elr={"default": None, "on": True, "off": False}[elr],
-                                       settings=_settings(model, planned), keep=keep)
+                                       settings=_settings(model, planned), keep=keep,
+                                       **_format_at(model))
                 except ValueError as e:
                     raise BadInput(str(e)) from None
                 click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "

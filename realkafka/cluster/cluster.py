@@ -52,6 +52,8 @@ class ClusterSpec:
     controller_settings: Mapping[str, str] = attrs.field(factory=dict)
     heap: str = "320m"
     keep: bool = False             # leave the temporary directory (logs, data) for a post-mortem
+    # format at this metadata.version (the storage tool's --release-version, e.g. "3.6-IV2"); None: the latest
+    metadata_version: str | None = None
     start_timeout: float = 240     # JVM start-up on a loaded 2-core machine takes long; a wait is not a speed test
 
     def __attrs_post_init__(self):
@@ -278,7 +280,8 @@ class Cluster:
             out = open(node.home / "format.log", "wb")
             argv = [self._java, "-Xmx128m", *JVM_OPTIONS, *self._logging_options(node.home / "format"),
                     "-cp", self.kafka.classpath, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                    "-c", str(node.properties), *features]
+                    "-c", str(node.properties), *features,
+                    *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
             running.append((node, processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT), out))
         failures = []
         for node, proc, out in running:
@@ -496,6 +499,13 @@ class Cluster:
         records = tuple((x["offset"], None if x["value"] is None else base64.b64decode(x["value"]))
                         for x in r["records"])
         return ConsumeResult(records=records, start=r["start"], end=r["end"], complete=r["complete"])
+
+    def upgrade_metadata_version(self, *, timeout: float = 60) -> tuple[int, int]:
+        """Admin updateFeatures: metadata.version to the highest level the brokers support (the release's latest
+        production one); (the feature level before, after)."""
+        r = self._call("upgradeMetadataVersion", timeout)
+        self._log(f"cluster: metadata.version upgraded from level {r['before']} to {r['after']}")
+        return r["before"], r["after"]
 
     def describe_topics(self, topics: list[str], *, timeout: float = 30) -> dict:
         """describeTopics, as the brokers' metadata says: (topic, partition) -> {leader, isr, replicas, elr,
