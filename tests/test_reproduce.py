@@ -374,6 +374,36 @@ def test_reproduce_on_ctrl_c_stops_the_cluster_and_exits_130(monkeypatch, tmp_pa
     assert json.loads(report.read_text())["result"] == "interrupted"
 
 
+def test_reproduce_says_nothing_of_maven_when_nothing_is_fetched_and_its_help_knows_the_model_has_elr(
+        monkeypatch, capsys):
+    """The fetch says what it fetches (realkafka/cluster/release.py, only when it does): the command adds no
+    "fetching ... from Maven Central" line of its own on every run (issue 46)."""
+    scenario = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
+    made, made_for = _fake_harness(monkeypatch)
+    made_for.append(scenario)
+    assert _main(["reproduce", str(scenario), "--kafka", "4.4.0"]) == 0
+    assert "Maven" not in capsys.readouterr().err
+    assert _main(["reproduce", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "has no ELR" not in help_text and "the model follows the same setting" in help_text
+
+
+def test_a_harness_error_naming_a_log_of_the_removed_directory_says_keep(tmp_path):
+    from realkafka.cluster import Cluster, ClusterSpec, HarnessError
+
+    for keep in (False, True):
+        cluster = Cluster(ClusterSpec(release="4.4.0", keep=keep))
+        cluster.root = tmp_path / f"jbodcheck-kafka-{keep}"
+        (cluster.root / "broker-0").mkdir(parents=True)
+        log = cluster.root / "broker-0" / "server.log"
+        error = HarnessError(f"broker 0 did not end within 30 s of SIGTERM (see {log})")
+        cluster.__exit__(HarnessError, error, None)
+        assert cluster.root.exists() == keep
+        assert str(error) == (f"broker 0 did not end within 30 s of SIGTERM (see {log})" if keep else
+                              "broker 0 did not end within 30 s of SIGTERM (its log broker-0/server.log is removed: "
+                              "re-run with --keep to keep it)")
+
+
 SIGINT_RUNNER = """
 import sys, time
 sys.path[:0] = [{repo!r}, {tests!r}]
