@@ -427,9 +427,10 @@ main(["reproduce", {scenario!r}, "--kafka", "4.4.0", "--json", {report!r}])
 """
 
 
-def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_exits_130(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
+def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_exits_130(tmp_path, sig):
     """A real SIGINT (Ctrl-C) to `jbodcheck reproduce` while a step runs: the cluster's ``with`` ends it (its
-    directory gone), the report says "interrupted", exit 130."""
+    directory gone), the report says "interrupted", exit 130. SIGHUP (a closed terminal) likewise, exit 129."""
     scenario = str(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
     report = tmp_path / "r.json"
     script = tmp_path / "runner.py"
@@ -445,7 +446,7 @@ def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_ex
         assert line.startswith("ROOT "), proc.stderr.read()[-2000:]
         root = line.split(" ", 1)[1].strip()
         assert Path(root).is_dir()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -455,11 +456,11 @@ def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_ex
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err[-2000:]
+    assert proc.returncode == 128 + sig, err[-2000:]
     assert not Path(root).exists() and not list(tmp.iterdir())
     data = json.loads(report.read_text())
-    assert data["result"] == "interrupted" and data["exit_code"] == 130
-    assert "interrupted by signal 2" in out.lower()
+    assert data["result"] == "interrupted" and data["exit_code"] == 128 + sig
+    assert f"interrupted by signal {int(sig)}" in out.lower()
 
 
 def test_reproduce_plan_only_needs_no_cluster():

@@ -232,6 +232,29 @@ def test_two_ctrl_c_50_ms_apart_still_write_the_report(tmp_path, workers):
     assert data["result"] == "interrupted" and data["signal"] == 2 and data["distinct_states"] > 1
 
 
+def test_a_closed_terminal_sighup_stops_a_command_as_sigterm_does(tmp_path):
+    """SIGHUP (a closed terminal, a dropped ssh session) mid-command: it stops as on SIGTERM, its outputs are
+    written, exit 129 (128 + 1). (`reproduce`: tests/test_reproduce.py, the cluster's directory removed.)"""
+    js = tmp_path / "designs.json"
+    code, out, err = _cli(["compare", "--configs", "tiny", "-q", "--json", str(js)], "compare-cell#1:1")
+    assert "the comparison is partial" in _one_line(code, out, err, 1)
+    assert json.loads(js.read_text())["signal"] == 1
+
+
+def test_an_ignored_sighup_stays_ignored():
+    """Under nohup the user asked the command to outlive its terminal: install() leaves SIGHUP ignored."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    installed = False
+    try:
+        installed = signals.install()
+        assert installed and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signals._handler
+    finally:
+        if installed:
+            signals.uninstall()
+        signal.signal(signal.SIGHUP, previous)
+
+
 # ---- compare ---------------------------------------------------------------------------------------------------
 
 COMPARE = [("compare-cell#2:2+0.5", 2), ("compare-cell#1:15", 0)]

@@ -5,8 +5,9 @@ runs the cluster). Imported only when the command runs (explorer/cli/app.py Lazy
 Exit codes: 0 the real cluster matched the model at every observable point and the scenario's violation happened
 on it (for a scenario that expects none: none happened); 1 the real cluster differs from the model, or the
 violation did not happen; 2 bad input (not a KRaft scenario, an unknown release, a rule with no mapping or one the
-harness cannot drive); 3 the harness failed (no JVM, a jar not fetched, a broker that would not start); 130 / 143
-interrupted (the cluster is stopped and the report written first).
+harness cannot drive, no such release, an unusable Kafka cache); 3 the harness failed (no JVM, a jar not fetched, a
+broker that would not start); 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (the cluster is stopped and
+the report written first).
 """
 from __future__ import annotations
 

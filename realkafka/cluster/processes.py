@@ -10,9 +10,9 @@ a child's children) would leave. On top of that:
 - ``Cluster.stop()`` (also from ``__exit__``, on an exception or KeyboardInterrupt) kills its processes and removes
   its temporary directory;
 - an ``atexit`` hook kills every process still registered and removes every registered directory;
-- SIGTERM: where nobody handles it (its handler is SIG_DFL, which would end Python without atexit), the harness
-  installs, while a cluster runs, a handler that raises KeyboardInterrupt, so that the cluster's ``with`` block
-  unwinds; where the CLI installed explorer/signals.py's handler, that handler raises (or defers to the
+- SIGTERM and SIGHUP: where nobody handles one (its handler is SIG_DFL, which would end Python without atexit),
+  the harness installs, while a cluster runs, a handler that raises KeyboardInterrupt, so that the cluster's
+  ``with`` block unwinds; where the CLI installed explorer/signals.py's handler, that handler raises (or defers to the
   command's end), and the same unwinding or atexit cleans up.
 """
 from __future__ import annotations
@@ -126,14 +126,21 @@ def _raise_interrupt(signum, _frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_replaced: set = set()
+
+
 def cluster_started() -> None:
-    """While a cluster runs, an unhandled SIGTERM unwinds like Ctrl-C (main thread only)."""
+    """While a cluster runs, an unhandled SIGTERM or SIGHUP unwinds like Ctrl-C (main thread only)."""
     global _term_installed, _clusters
     with _lock:
         _clusters += 1
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _raise_interrupt)
-        _term_installed = True
+    if threading.current_thread() is threading.main_thread():
+        for sig in TERMINATING:
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, _raise_interrupt)
+                _replaced.add(sig)
+                _term_installed = True
 
 
 def cluster_stopped() -> None:
@@ -142,8 +149,10 @@ def cluster_stopped() -> None:
         _clusters = max(0, _clusters - 1)
         last = _clusters == 0
     if last and _term_installed and threading.current_thread() is threading.main_thread():
-        if signal.getsignal(signal.SIGTERM) is _raise_interrupt:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for sig in _replaced:
+            if signal.getsignal(sig) is _raise_interrupt:
+                signal.signal(sig, signal.SIG_DFL)
+        _replaced.clear()
         _term_installed = False
 
 
