@@ -1041,3 +1041,55 @@ def test_a_read_only_kafka_cache_is_bad_input(tmp_path):
     finally:
         cache.chmod(0o755)
     proc_line(p, 2, f"the Kafka cache {cache} cannot be used", "Permission denied")
+
+
+# ---- options checked before any work (issue 46, item 15) ---------------------------------------------------------
+
+def test_prove_refuses_a_configuration_the_model_refuses_before_the_z3_work(capsys, monkeypatch):
+    import explorer.cli.prove_kraft as prove_kraft
+
+    monkeypatch.setattr(prove_kraft, "run", lambda *a, **k: pytest.fail("the z3 work began"))
+    one_line(*in_process(capsys, "prove", "--variant", "kraft", "--kafka", "3.9", "--option", "elr=true"), 2,
+             "elr=true needs Kafka 4.0 or later")
+
+
+@pytest.mark.parametrize("fixes", [True, False])
+@pytest.mark.parametrize("configs", ["", " , "])
+def test_compare_refuses_configs_that_name_nothing(capsys, monkeypatch, fixes, configs):
+    import explorer.cli.compare as compare
+    import explorer.cli.compare_fixes as compare_fixes
+
+    monkeypatch.setattr(compare_fixes, "compare_fixes", lambda *a, **k: pytest.fail("the table ran"))
+    monkeypatch.setattr(compare, "compare", lambda *a, **k: pytest.fail("the table ran"))
+    args = ["compare", *(["--fixes"] if fixes else []), "--configs", configs]
+    one_line(*in_process(capsys, *args), 2, "--configs", "names no configuration")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0.5", "NaN"])
+def test_a_step_timeout_that_is_not_a_finite_number_of_seconds_from_1_is_refused(capsys, value):
+    scenario = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
+    one_line(*in_process(capsys, "reproduce", scenario, "--kafka", "4.4", "--plan-only", "--step-timeout", value),
+             2, "--step-timeout")
+
+
+def test_checkpoint_every_nan_is_refused(capsys):
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--checkpoint-every", "nan"), 2, "--checkpoint-every",
+             "not a finite number of seconds")
+
+
+@pytest.mark.parametrize("value", ["3.90", "4.40", "3.9.2\n4", "\u0663.\u0669", "4.4.0x"])
+def test_option_kafka_is_read_as_text_not_as_a_json_number(capsys, value):
+    one_line(*in_process(capsys, "explore", "--preset", "kraft-tiny", "--max-depth", "1", "-q", "--option",
+                         f"kafka={value}"), 2, "kafka must be a release")
+
+
+def test_option_kafka_still_takes_a_release_given_as_a_number_or_as_a_json_string(capsys):
+    for value in ("3.9", '"4.1.2"', "4.0"):
+        code, _, err = in_process(capsys, "explore", "--preset", "kraft-tiny", "--max-depth", "1", "-q", "--option",
+                                  f"kafka={value}")
+        assert code == 0, (value, err)
+
+
+@pytest.mark.parametrize("name", ["", " "])
+def test_a_blank_plugin_is_refused(capsys, name):
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--plugin", name), 2, "--plugin takes a module name")

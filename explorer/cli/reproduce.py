@@ -19,6 +19,7 @@ from explorer.scenario import ScenarioError, load_scenario, parse_step
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .model_value import command_model
+from .numbers import Seconds
 from .outputs import checked_writable, emit
 
 def _version(text: str) -> tuple:
@@ -86,7 +87,7 @@ def _release(text: str) -> str:
 @click.option("--plan-only", is_flag=True,
               help="Print the model side (the planned steps, holds, expected views and violation) and start no "
                    "cluster.")
-@click.option("--step-timeout", type=click.FloatRange(min=1), default=180.0, show_default=True, metavar="SECONDS",
+@click.option("--step-timeout", type=Seconds(min=1), default=180.0, show_default=True, metavar="SECONDS",
               help="How long a step waits for the real cluster to match the model before it counts as a difference.")
 def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
