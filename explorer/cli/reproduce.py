@@ -71,7 +71,7 @@ def _release(text: str) -> str:
     try:
         return resolve(text)
     except ValueError as e:
-        raise BadInput(f"--kafka {e}" if str(e).startswith(text) else f"--kafka {text!r}: {e}") from None
+        raise BadInput(f"--kafka {e}" if str(e).startswith(text) else f"--kafka: {e}") from None
 
 
 @click.command(name="reproduce")
