@@ -202,7 +202,10 @@ def observation(view):
 
 def fake_harness(model_of, **kw):
     """A stand-in for the module realkafka.cluster whose Cluster is a ModelCluster of ``model_of(made_for[0])``
-    (the scenario a test appends to ``made_for``): (module, made: the clusters made, made_for)."""
+    (the scenario a test appends to ``made_for``): (module, made: the clusters made, made_for). The real
+    realkafka.cluster.release stays importable (the command resolves --kafka with it)."""
+    import realkafka.cluster.release  # noqa: F401  (in sys.modules before the fake package replaces its parent)
+
     made: list = []
     made_for: list = []
 

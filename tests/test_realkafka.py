@@ -280,8 +280,10 @@ def test_a_failing_test_leaves_no_process_port_or_directory(tmp_path):
 def test_a_release_the_registry_does_not_serve_is_one_line():
     if not RELEASES:
         pytest.skip("opt-in (asks the registry): set JBODCHECK_KAFKA_RELEASES (docs/testing.md)")
-    with pytest.raises(HarnessError, match="Maven could not fetch Kafka 3.7.9"):
-        fetch("3.7.9")
+    from realkafka.cluster.errors import BadRelease
+
+    with pytest.raises(BadRelease, match="no such Kafka release 4.2.9: Maven Central does not serve"):
+        fetch("4.2.9")
 
 
 def test_kafka_fetch_refuses_a_release_before_kraft_jbod():

@@ -456,6 +456,36 @@ def test_reproduce_on_ctrl_c_stops_the_cluster_and_exits_130(monkeypatch, tmp_pa
     assert json.loads(report.read_text())["result"] == "interrupted"
 
 
+def test_reproduce_says_nothing_of_maven_when_nothing_is_fetched_and_its_help_knows_the_model_has_elr(
+        monkeypatch, capsys):
+    """The fetch says what it fetches (realkafka/cluster/release.py, only when it does): the command adds no
+    "fetching ... from Maven Central" line of its own on every run (issue 46)."""
+    scenario = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
+    made, made_for = _fake_harness(monkeypatch)
+    made_for.append(scenario)
+    assert _main(["reproduce", str(scenario), "--kafka", "4.4.0"]) == 0
+    assert "Maven" not in capsys.readouterr().err
+    assert _main(["reproduce", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "has no ELR" not in help_text and "the model follows the same setting" in help_text
+
+
+def test_a_harness_error_naming_a_log_of_the_removed_directory_says_keep(tmp_path):
+    from realkafka.cluster import Cluster, ClusterSpec, HarnessError
+
+    for keep in (False, True):
+        cluster = Cluster(ClusterSpec(release="4.4.0", keep=keep))
+        cluster.root = tmp_path / f"jbodcheck-kafka-{keep}"
+        (cluster.root / "broker-0").mkdir(parents=True)
+        log = cluster.root / "broker-0" / "server.log"
+        error = HarnessError(f"broker 0 did not end within 30 s of SIGTERM (see {log})")
+        cluster.__exit__(HarnessError, error, None)
+        assert cluster.root.exists() == keep
+        assert str(error) == (f"broker 0 did not end within 30 s of SIGTERM (see {log})" if keep else
+                              "broker 0 did not end within 30 s of SIGTERM (its log broker-0/server.log is removed: "
+                              "re-run with --keep to keep it)")
+
+
 SIGINT_RUNNER = """
 import sys, time
 sys.path[:0] = [{repo!r}, {tests!r}]
@@ -479,9 +509,10 @@ main(["reproduce", {scenario!r}, "--kafka", "4.4.0", "--json", {report!r}])
 """
 
 
-def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_exits_130(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
+def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_exits_130(tmp_path, sig):
     """A real SIGINT (Ctrl-C) to `jbodcheck reproduce` while a step runs: the cluster's ``with`` ends it (its
-    directory gone), the report says "interrupted", exit 130."""
+    directory gone), the report says "interrupted", exit 130. SIGHUP (a closed terminal) likewise, exit 129."""
     scenario = str(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
     report = tmp_path / "r.json"
     script = tmp_path / "runner.py"
@@ -497,7 +528,7 @@ def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_ex
         assert line.startswith("ROOT "), proc.stderr.read()[-2000:]
         root = line.split(" ", 1)[1].strip()
         assert Path(root).is_dir()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -507,11 +538,11 @@ def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_ex
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err[-2000:]
+    assert proc.returncode == 128 + sig, err[-2000:]
     assert not Path(root).exists() and not list(tmp.iterdir())
     data = json.loads(report.read_text())
-    assert data["result"] == "interrupted" and data["exit_code"] == 130
-    assert "interrupted by signal 2" in out.lower()
+    assert data["result"] == "interrupted" and data["exit_code"] == 128 + sig
+    assert f"interrupted by signal {int(sig)}" in out.lower()
 
 
 def test_reproduce_plan_only_needs_no_cluster():

@@ -24,6 +24,7 @@ from .kafka import kafka_group
 from .listing import invariants_command, presets, rules
 from .optional import LazyCommand
 from .replay import replay_command
+from . import thread_errors
 from .view import view
 
 
@@ -57,6 +58,7 @@ def main(argv=None) -> None:
     from explorer.parallel import WorkerError
 
     installed = signals.install()   # explorer/cli/entry.py did, before the imports; a caller of main() may not
+    thread_errors.watch()
     try:
         signals.test_point("startup")
         code = cli.main(args=argv, prog_name="jbodcheck", standalone_mode=False)
@@ -80,6 +82,10 @@ def main(argv=None) -> None:
         click.echo(f"jbodcheck: internal error: {one_line(e)}", err=True)
         code = EXIT_FAILURE
     code = signals.exit_code(code if isinstance(code, int) else EXIT_OK)
+    failed_thread = thread_errors.finish()
+    if failed_thread is not None and code in (EXIT_OK, 1):   # (a 2, a 3 or a signal's code has its own line)
+        click.echo(f"jbodcheck: failure: {failed_thread}", err=True)
+        code = EXIT_FAILURE
     if installed:
         signals.uninstall()
     sys.exit(code)

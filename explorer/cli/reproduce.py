@@ -5,12 +5,11 @@ runs the cluster). Imported only when the command runs (explorer/cli/app.py Lazy
 Exit codes: 0 the real cluster matched the model at every observable point and the scenario's violation happened
 on it (for a scenario that expects none: none happened); 1 the real cluster differs from the model, or the
 violation did not happen; 2 bad input (not a KRaft scenario, an unknown release, a rule with no mapping or one the
-harness cannot drive); 3 the harness failed (no JVM, a jar not fetched, a broker that would not start); 130 / 143
-interrupted (the cluster is stopped and the report written first).
+harness cannot drive, no such release, an unusable Kafka cache); 3 the harness failed (no JVM, a jar not fetched, a
+broker that would not start); 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (the cluster is stopped and
+the report written first).
 """
 from __future__ import annotations
-
-import re
 
 import click
 
@@ -20,10 +19,8 @@ from explorer.scenario import ScenarioError, load_scenario, parse_step
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .model_value import command_model
+from .numbers import Seconds
 from .outputs import checked_writable, emit
-
-VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
-
 
 def _version(text: str) -> tuple:
     return tuple(int(x) for x in text.split("."))
@@ -66,24 +63,15 @@ def _kraft_model(scenario, release: str, elr: str = "default"):
     return preset, base, model, bugs + tuple(b for b in release_bugs(model, release) if b not in bugs)
 
 
-# X.Y -> its newest patch release on Maven Central when this was written (3.7 is the first with KRaft JBOD);
-# a later patch is run when named in full.
-NEWEST_PATCH = {"3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.1",
-                "4.3": "4.3.1", "4.4": "4.4.0"}
-
-
 def _release(text: str) -> str:
-    """A full release (X.Y.Z) as given (from 3.7.0 on), or X.Y as its newest patch; bad input otherwise."""
-    if not VERSION.match(text):
-        raise BadInput(f"--kafka {text!r} is not a Kafka release (X.Y.Z, or X.Y for its newest patch)")
-    if text.count(".") == 1:
-        if text not in NEWEST_PATCH:
-            raise BadInput(f"--kafka {text}: no such Kafka release line with KRaft JBOD (known: "
-                           f"{', '.join(NEWEST_PATCH)}; a full X.Y.Z from 3.7.0 on is run as given)")
-        return NEWEST_PATCH[text]
-    if _version(text) < (3, 7, 0):
-        raise BadInput(f"--kafka {text}: KRaft JBOD (KIP-858) is in Kafka 3.7.0 and later")
-    return text
+    """A full release (X.Y.Z) as given (from 3.7.0 on), or X.Y as its newest patch (realkafka/cluster/release.py
+    ``resolve``); bad input otherwise."""
+    from realkafka.cluster.release import resolve
+
+    try:
+        return resolve(text)
+    except ValueError as e:
+        raise BadInput(f"--kafka {e}" if str(e).startswith(text) else f"--kafka: {e}") from None
 
 
 @click.command(name="reproduce")
@@ -93,13 +81,13 @@ def _release(text: str) -> str:
                    "first use; the model follows it (the bug switches fixed after it are on).")
 @click.option("--elr", type=click.Choice(["default", "on", "off"]), default="default", show_default=True,
               help="Eligible leader replicas (KIP-966) on the new cluster: the release's default (on from 4.1), or "
-                   "forced. The model has no ELR.")
+                   "forced; the model follows the same setting (docs/kraft.md, \"Eligible Leader Replicas\").")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--keep", is_flag=True, help="Keep the cluster's directory (its logs and data) and say where.")
 @click.option("--plan-only", is_flag=True,
               help="Print the model side (the planned steps, holds, expected views and violation) and start no "
                    "cluster.")
-@click.option("--step-timeout", type=click.FloatRange(min=1), default=180.0, show_default=True, metavar="SECONDS",
+@click.option("--step-timeout", type=Seconds(min=1), default=180.0, show_default=True, metavar="SECONDS",
               help="How long a step waits for the real cluster to match the model before it counts as a difference.")
 def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
@@ -211,8 +199,6 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
     try:
         with signals.interruptible():
             try:
-                click.echo(f"jbodcheck: fetching Kafka {release} from Maven Central (cached after the first time)",
-                           err=True)
                 fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
                 try:
                     spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
@@ -230,7 +216,11 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
                     driver.run()
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
-            except (HarnessError, ProbeError) as e:
+            except HarnessError as e:
+                if getattr(e, "bad_input", False):       # no such release, an unusable cache
+                    raise BadInput(str(e)) from None
+                raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
+            except ProbeError as e:
                 raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
             except NodeDied as e:
                 raise JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says "

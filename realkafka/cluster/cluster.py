@@ -161,6 +161,18 @@ class Node:
         return self.proc is not None and self.proc.poll() is None
 
 
+def _point_at_removed_logs(error: BaseException | None, root: Path | None, keep: bool) -> None:
+    """An error that names a file of the cluster's directory, which ``stop`` has just removed (no ``keep``), says
+    to re-run with ``--keep`` to keep it instead."""
+    if keep or root is None or not isinstance(error, (HarnessError, ProbeError)) or not error.args:
+        return
+    text = str(error.args[0])
+    prefix = re.escape(str(root) + os.sep)
+    new = re.sub(rf"see {prefix}([^\s:;,)]+)", r"its log \1 is removed: re-run with --keep to keep it", text)
+    new = re.sub(rf"{prefix}([^\s:;,)]+)", r"\1 (removed; --keep keeps it)", new)
+    error.args = (new, *error.args[1:])
+
+
 class Cluster:
     """A started cluster (``with Cluster(spec) as c``: formatted, started, every broker registered and
     unfenced; stopped and removed at the end, also on an exception or Ctrl-C)."""
@@ -185,8 +197,10 @@ class Cluster:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, _type, error, _tb) -> None:
+        root = self.root
         self.stop()
+        _point_at_removed_logs(error, root, self.spec.keep)
 
     def start(self) -> "Cluster":
         spec = self.spec
@@ -210,8 +224,10 @@ class Cluster:
             self.wait_until(lambda o: all(b in o.controller.registrations and not o.controller.registrations[b].fenced
                                           for b in self.brokers),
                             timeout=spec.start_timeout, what="every broker registered and unfenced", light=True)
-        except BaseException:
+        except BaseException as e:
+            root = self.root
             self.stop()
+            _point_at_removed_logs(e, root, spec.keep)
             raise
         return self
 
