@@ -148,6 +148,10 @@ LONG_RUNS = (
     LongRun("tests/test_signals.py::test_spark_through_the_cli_exits_128_plus_the_signal_with_a_report[job-running#3:15]",
             "SIGTERM while a Spark job runs: exit 143 with a report",
             "the same at the Spark engine's start ([spark-start:2])"),
+    LongRun("tests/test_realkafka.py::test_a_cluster_formatted_before_directory_assignment_upgrades_its_metadata_"
+            "version",
+            "a real cluster formatted at metadata.version 3.6-IV2 upgraded by updateFeatures: its broker registers its dir",
+            "the mv-upgrade mapping and the metadata.version of a model with mv_upgrade (tests/test_reproduce.py)"),
     LongRun("tests/test_reproduce_real.py::test_a_broker_killed_from_outside_mid_run_is_a_harness_failure_exit_3",
             "a broker SIGKILLed from outside mid-reproduce on a real cluster: exit 3 naming it, nothing left",
             "the driver's dead-node check and exit 3 against a scripted cluster (tests/test_trace_validation.py)"),

@@ -196,8 +196,9 @@ def observation(view):
                                      directories=tuple(p.directories), replicas=tuple(p.replicas),
                                      adding=tuple(p.adding), removing=tuple(p.removing))
              for t, p in view.partitions.items()}
-    return SimpleNamespace(brokers=brokers, controller=SimpleNamespace(registrations=regs, partitions=parts),
-                           records=())
+    features = {} if view.jbod is None else {"metadata.version": 17 if view.jbod else 14}
+    return SimpleNamespace(brokers=brokers, controller=SimpleNamespace(registrations=regs, partitions=parts,
+                                                                       features=features), records=())
 
 
 def fake_harness(model_of, **kw):

@@ -115,3 +115,25 @@ def test_a_real_to_model_run_checks_every_observation_and_the_properties(tmp_pat
     assert outcomes == ({"conforms"} if warp is None else {"disagrees"}), [t.says for t in campaign.traces]
     assert all(t.steps and t.steps[0] == "CreateTopic(partition=0)" for t in campaign.traces)
     assert campaign.rules["CreateTopic"]["3.9.2"]["driven"] == 2
+
+
+def test_a_disagreement_is_shrunk_to_the_driven_steps_that_still_disagree(tmp_path):
+    """A cluster that leaves the model once a broker crashed: the shrunk trace keeps the crash and drops what does
+    not matter; it is written beside the whole one, and every try is a behaviour of the model."""
+    from realkafka.campaign.generate import driven_steps, rebuild
+
+    def after_crash(view, calls):
+        return _warp(view, calls) if any(name == "BrokerCrash" for name, _ in calls) else view
+
+    model = _model()
+    campaign = run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                            start_cluster=lambda m, p: ModelCluster(m, warp=after_crash, dir_failure_timeout=False),
+                            traces=6, seed=2, length=5, out=tmp_path, step_timeout=2.0, shrink_budget=6,
+                            model_params=lambda r: {"preset": "kraft-tiny"})
+    shrunk = [t for t in campaign.traces if t.outcome == "disagrees"]
+    assert shrunk, [t.steps for t in campaign.traces]
+    for t in shrunk:
+        assert t.shrunk is not None and len(t.shrunk) <= len(t.steps) and 1 <= t.shrink_runs <= 6
+        assert any(s.startswith("BrokerCrash") for s in t.shrunk)
+        assert (tmp_path / (t.scenario.rsplit("/", 1)[1].replace(".json", "-shrunk.json"))).exists()
+    assert rebuild(model, [("BrokerRestart", (0,))]) is None, "a driven step the model disables is no try"

@@ -299,3 +299,20 @@ def test_kafka_fetch_prints_the_release_and_its_jars():
                        text=True, timeout=600)
     version, libs = p.stdout.split()
     assert p.returncode == 0 and version == RELEASE and (Path(libs) / f"kafka_2.13-{RELEASE}.jar").is_file()
+
+
+@needs_kafka
+def test_a_cluster_formatted_before_directory_assignment_upgrades_its_metadata_version():
+    """ClusterSpec.metadata_version formats at an older metadata.version (the storage tool's --release-version);
+    upgrade_metadata_version raises it to the brokers' highest level, after which each broker registers its dir
+    (BrokerRegistrationTracker): the model's kraft-mv-upgrade, on a real cluster."""
+    fetch(RELEASE)
+    with Cluster(ClusterSpec(release=RELEASE, brokers=1, dirs=1, metadata_version="3.6-IV2")) as c:
+        root, ports = str(c.root), list(c.ports)
+        before = c.features()["metadata.version"]
+        assert not c.observe(light=True).controller.registrations[0].dirs, "no LogDirs before 3.7-IV2"
+        old, new = c.upgrade_metadata_version()
+        assert old == before < new == c.features()["metadata.version"]
+        c.wait_until(lambda o: len(o.controller.registrations[0].dirs) == 1, timeout=60,
+                     what="broker 0 re-registered with its dir")
+    assert_nothing_left(root, ports)

@@ -588,3 +588,18 @@ def test_the_model_follows_the_release_and_keeps_the_presets_options():
     sc = load_scenario(str(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"))
     _, _, model, bugs = _kraft_model(sc, "4.4.0")
     assert bugs == () and model.cfg.max_records_of(0) == 1   # the data path on: followers fetch
+
+
+def test_a_model_that_starts_before_directory_assignment_formats_its_cluster_there():
+    """kraft-mv-upgrade's cluster is formatted at 3.6-IV2 (before 3.7-IV2), every other at the release's latest;
+    the harness drives the upgrade (UpgradeMetadataVersion needs Cluster.upgrade_metadata_version)."""
+    from types import SimpleNamespace
+
+    from explorer.cli.reproduce import _format_at, _kraft_model
+    from realkafka.cluster import Cluster
+
+    mv = _kraft_model(SimpleNamespace(model={"preset": "kraft-mv-upgrade"}), "3.9.2")[2]
+    tiny = _kraft_model(SimpleNamespace(model={"preset": "kraft-tiny"}), "3.9.2")[2]
+    assert _format_at(mv) == {"metadata_version": "3.6-IV2"} and _format_at(tiny) == {}
+    assert RULES["UpgradeMetadataVersion"].needs == "upgrade_metadata_version"
+    assert hasattr(Cluster, "upgrade_metadata_version")

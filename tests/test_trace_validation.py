@@ -161,7 +161,7 @@ def test_a_property_no_check_judges_makes_the_run_refuse(capsys):
     model, steps = scenario_model(name, kafka="4.4")
     assert "kraft_elr_well_formed" in unjudged(model, steps)
     assert _main(["reproduce", str(name), "--kafka", "4.4.0"]) == 2
-    assert "kraft_elr_well_formed (step 17), which no real-cluster check judges" in capsys.readouterr().err
+    assert "kraft_elr_well_formed (step 17), which no real-cluster check shows on its trace" in capsys.readouterr().err
 
 
 def test_finding_8s_property_has_a_real_cluster_check():
@@ -188,3 +188,18 @@ def test_a_view_whose_candidates_have_no_step_left_is_settled():
     moving = [s for s, succ in graph.edges.items() if succ]
     assert terminal and moving
     assert tracker.settled(terminal) and not tracker.settled(moving[:1])
+
+
+def test_migrating_is_flagged_only_after_the_metadata_version_upgrade():
+    """Before 3.7-IV2 every Directories entry is MIGRATING by Kafka's design (the view's jbod is False): the
+    Directories checks stay silent there and fire where finding 7 keeps MIGRATING after the upgrade."""
+    name = SCENARIOS / "kraft-finding-7-migrating-kept-after-the-mv-upgrade.json"
+    model, steps = scenario_model(name, kafka="3.9", data=False)
+    history = trace_history(model, steps)
+    assert history[1].jbod is False and history[-1].jbod is True
+    before = [i for i in range(1, len(history)) if history[i].jbod is False]
+    for i in before:
+        assert "directories_name_wrong_dir" not in C.judge(history[:i + 1])
+    shown = [i for i in range(len(history)) if "directories_name_wrong_dir" in C.judge(history[:i + 1])]
+    assert shown and min(shown) == len(history) - 1 == 12
+    assert unjudged(model, steps) == {}

@@ -40,13 +40,17 @@ EXIT_HARNESS = 3
                    "the cluster's own timing, nothing held (real -> model); both: alternating.")
 @click.option("--faults", type=click.IntRange(min=0), default=5, show_default=True, metavar="N",
               help="Actions (faults, produce, consume) per real -> model run.")
+@click.option("--shrink", "shrink_budget", type=click.IntRange(min=0), default=4, show_default=True, metavar="RUNS",
+              help="Shrink each disagreement of a generated trace with at most this many more runs (dropping driven "
+                   "steps while it still disagrees); 0: keep it whole.")
 @click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="The walks' random seed.")
 @click.option("--out", "out", default="conform-out", show_default=True, metavar="DIR",
               help="Where the scenario file of every disagreeing or refused trace is written.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
-def conform_command(kafka, preset, traces, length, mode, faults, seed, out, json_path, step_timeout):
+def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, seed, out, json_path,
+                    step_timeout):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import report_dict, run_campaign
 
@@ -87,7 +91,8 @@ def conform_command(kafka, preset, traces, length, mode, faults, seed, out, json
                 releases=releases, model_of=lambda r: models[r][0], start_cluster=start_cluster, traces=traces,
                 seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
-                model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults)
+                model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
+                shrink_budget=shrink_budget)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
@@ -117,11 +122,11 @@ def conform_command(kafka, preset, traces, length, mode, faults, seed, out, json
                          f"{', '.join(t.violations)} (a finding candidate): {t.says}")
         if t.outcome in ("disagrees", "harness"):
             lines.append(f"  trace {t.number} ({t.release}) {t.outcome}: {t.says}"
-                         + (f" [{t.scenario}]" if t.scenario else ""))
+                         + (f" [{t.scenario}]" if t.scenario else "")
+                         + (f"; shrunk to {len(t.shrunk)} steps in {t.shrink_runs} run(s)" if t.shrunk else ""))
     lines.append("Rules (driven/agreed, observed/agreed per release): " + "; ".join(
         f"{rule} " + ", ".join(f"{r} {c['driven']}/{c['driven_agreed']} {c['observed']}/{c['observed_agreed']}"
                                for r, c in sorted(by.items()))
         for rule, by in sorted(campaign.rules.items())))
-    lines.append("Disagreements are not shrunk yet: each one's whole trace is its scenario file.")
     emit(report, "\n".join(lines), json_path)
     return code

@@ -119,11 +119,12 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     if unforced is not None:
         raise BadInput(f"{scenario_path} cannot be reproduced by this harness: {unforced} (docs/reproduce.md, "
                        "'The model run the cluster follows'; --plan-only shows the plan)")
-    blind = unjudged(model, steps)
+    blind = unjudged(model, steps, planned.target)
     if blind:
         raise BadInput(f"{scenario_path}: its trace violates "
                        + ", ".join(f"{i} (step {n})" for i, n in sorted(blind.items(), key=lambda x: x[1]))
-                       + ", which no real-cluster check judges (docs/reproduce.md, 'When a violation happened'): "
+                       + ", which no real-cluster check shows on its trace (docs/reproduce.md, 'When a violation "
+                       "happened'): "
                        "a real run could not say whether it happened")
     return _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs,
                            planned)

@@ -25,6 +25,7 @@ from realkafka.driver.run import Driver, NodeDied
 
 from .chaos import ChaosRun
 from .generate import drivable, labels, walk
+from .shrink import shrink
 
 OUTCOMES = ("matched", "conforms", "disagrees", "refused", "harness")
 
@@ -40,6 +41,8 @@ class TraceResult:
     elapsed_s: float = 0.0
     violations: list = field(default_factory=list)   # the checks the real cluster showed
     kind: str = "model"          # "model": generated from the model; "real": random faults at real timing
+    shrunk: list | None = None   # a disagreement's smallest trace that still disagrees (step labels), if shrunk
+    shrink_runs: int = 0
 
 
 @dataclass
@@ -74,7 +77,7 @@ def _tally(campaign: Campaign, release: str, run) -> None:
 def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, length: int, out: Path,
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
-                 faults: int = 5) -> Campaign:
+                 faults: int = 5, shrink_budget: int = 0) -> Campaign:
     """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
     cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
     faults at real timing, chaos.py), "both" (alternating, the model's first)."""
@@ -103,9 +106,10 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
         try:
             planned = plan(model, steps)
             reason = why_unforced(model, steps, planned)
-            blind = unjudged(model, steps)
+            blind = unjudged(model, steps, planned.target)
             if blind:
-                reason = "its trace violates " + ", ".join(sorted(blind)) + ", which no real-cluster check judges"
+                reason = ("its trace violates " + ", ".join(sorted(blind))
+                          + ", which no real-cluster check shows on its trace")
         except PlanError as e:
             planned, reason = None, str(e)
         if reason is not None:
@@ -121,6 +125,18 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                     d = run.disagreement
                     result.outcome = "disagrees"
                     result.says = f"step {d.step}: {d.says}; closest: {'; '.join(d.closest[:3])}"
+                    if shrink_budget:
+                        def disagrees(trace, model=model):
+                            try:
+                                tried = plan(model, trace)
+                            except PlanError:
+                                return False
+                            with start_cluster(model, tried) as c:
+                                return Driver(c, model, tried, timeout=step_timeout,
+                                              still=min(45.0, step_timeout / 4),
+                                              poll=min(1.0, step_timeout / 20)).run().disagreement is not None
+                        small, result.shrink_runs = shrink(model, steps, actions[release], disagrees, shrink_budget)
+                        result.shrunk = labels(model, small)
                 else:
                     result.outcome = "matched" if run.matched else "conforms"
                     result.says = "every observation a behaviour of the model"
@@ -137,6 +153,11 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                                                        f"{result.outcome}: {result.says}",
                                         "model": model_params(release), "steps": result.steps}, indent=2) + "\n")
             result.scenario = str(path)
+            if result.shrunk is not None:
+                small = path.with_name(path.stem + "-shrunk.json")
+                small.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}, "
+                                                            f"shrunk in {result.shrink_runs} run(s): still disagrees",
+                                             "model": model_params(release), "steps": result.shrunk}, indent=2) + "\n")
         campaign.traces.append(result)
         echo(f"trace {n}/{traces} at {release}: {result.outcome} ({len(result.steps)} steps, "
              f"{result.elapsed_s:.0f} s){': ' + result.says if result.outcome not in ('matched', 'conforms') else ''}")
@@ -185,10 +206,11 @@ def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset:
         "preset": preset, "seed": seed, "length": length, "settings": dict(sorted(settings.items())),
         "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
         "traces": [{"trace": t.number, "kind": t.kind, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
-                    "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1)}
+                    "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1),
+                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs}
                    for t in campaign.traces],
         "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
-        "shrunk": False, "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,
+        "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,
     }
 
 

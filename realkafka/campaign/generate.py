@@ -27,24 +27,57 @@ def drivable(model, cluster_has=lambda method: True) -> list[tuple]:
     return out
 
 
+class Behaviour:
+    """A behaviour of the model being built: driven steps, each followed by the cluster's own steps (the whole is
+    the trace: (rule name, args) each)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.holds = frozenset(Hold(ASSIGN, b) for b in range(model.cfg.brokers))
+        self.own = cluster_steps(model, [])
+        self.steps: list[tuple] = []
+        self.state, _, _ = settle(model, model.init_states()[0], self.holds, self.own, self.steps)
+
+    def enabled(self, rule, args) -> bool:
+        return rule.guard(self.model, self.state, *args) is None
+
+    def take(self, rule, args) -> None:
+        _, self.state = self.model.step(self.state, rule.name, args)
+        self.steps.append((rule.name, tuple(args)))
+        self.state, _, _ = settle(self.model, self.state, self.holds, self.own, self.steps)
+
+
 def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[tuple]) -> list[tuple]:
     """One trace with at most ``length`` driven steps, chosen among the enabled ones with weight 1 / (1 + how often
     the rule was driven so far, ``counts``, which the walk updates), and the cluster's own steps between them (the
     scenario replays the whole behaviour): (rule name, args) each."""
-    holds = frozenset(Hold(ASSIGN, b) for b in range(model.cfg.brokers))
-    own = cluster_steps(model, [])
-    steps: list[tuple] = []
-    state, _, _ = settle(model, model.init_states()[0], holds, own, steps)
+    b = Behaviour(model)
     for _ in range(length):
-        enabled = [(rule, args) for rule, args in actions if rule.guard(model, state, *args) is None]
+        enabled = [(rule, args) for rule, args in actions if b.enabled(rule, args)]
         if not enabled:
             break
         rule, args = rng.choices(enabled, weights=[1.0 / (1 + counts[r.name]) for r, _ in enabled])[0]
-        _, state = model.step(state, rule.name, args)
         counts[rule.name] += 1
-        steps.append((rule.name, tuple(args)))
-        state, _, _ = settle(model, state, holds, own, steps)
-    return steps
+        b.take(rule, args)
+    return b.steps
+
+
+def rebuild(model, driven: list[tuple]) -> list[tuple] | None:
+    """The behaviour with these driven steps ((rule name, args) each), the cluster's own steps between them; None
+    when one of them is not enabled where it comes."""
+    b = Behaviour(model)
+    for name, args in driven:
+        rule = model.rule(name)
+        if not b.enabled(rule, args):
+            return None
+        b.take(rule, args)
+    return b.steps
+
+
+def driven_steps(model, steps, actions) -> list[tuple]:
+    """The steps of a trace that were driven (among ``actions``), in order."""
+    names = {rule.name for rule, _ in actions}
+    return [(name, tuple(args)) for name, args in steps if name in names]
 
 
 def labels(model, steps) -> list[str]:
@@ -52,4 +85,4 @@ def labels(model, steps) -> list[str]:
     return [model.rule(name).label(args) for name, args in steps]
 
 
-__all__ = ["drivable", "walk", "labels"]
+__all__ = ["Behaviour", "drivable", "walk", "rebuild", "driven_steps", "labels"]

@@ -127,6 +127,8 @@ def leader_not_acceptable(history: Sequence[View]) -> str | None:
 
 def directories_name_wrong_dir(history: Sequence[View]) -> str | None:
     view = history[-1]
+    if view.jbod is False:
+        return None     # before metadata.version 3.7-IV2 every entry is MIGRATING by Kafka's design
     for topic, part in sorted(view.partitions.items()):
         for broker in part.replicas:
             log = _live_log(view, broker, topic)
@@ -138,6 +140,8 @@ def directories_name_wrong_dir(history: Sequence[View]) -> str | None:
 
 def directories_name_the_log_dir(history: Sequence[View]) -> str | None:
     view = history[-1]
+    if view.jbod is False:
+        return None     # before metadata.version 3.7-IV2 every entry is MIGRATING by Kafka's design
     for topic, part in sorted(view.partitions.items()):
         for broker in part.replicas:
             b = view.brokers[broker]

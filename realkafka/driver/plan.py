@@ -231,11 +231,14 @@ def trace_properties(model, steps) -> dict:
     return found
 
 
-def unjudged(model, steps) -> dict:
-    """The properties the trace violates that no check (checks.py) stands for: id -> the first step showing it. A
-    real run could not say whether they happened, so such a scenario is refused."""
-    covered = {i for c in CHECKS.values() for i in c.invariants}
-    return {i: n for i, n in trace_properties(model, steps).items() if i not in covered}
+def unjudged(model, steps, target=None) -> dict:
+    """The properties the trace violates that no check (checks.py) shows on the trace: id -> the first step showing
+    it. A property no check stands for, or whose checks the trace's projections do not show (``target``: the plan's;
+    a quiet check on a trace that is never quiet there), could not be judged on a real run, so such a scenario is
+    refused."""
+    target = set(plan(model, steps).target if target is None else target)
+    shown = {i for c in CHECKS.values() if c.id in target for i in c.invariants}
+    return {i: n for i, n in trace_properties(model, steps).items() if i not in shown}
 
 
 def _run(model, steps, windows, fetch_holds, target, own) -> Plan:

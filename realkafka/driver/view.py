@@ -114,3 +114,6 @@ class View:
     # them; the real cluster: the controller keeps receiving them, or the broker keeps logging the controller's
     # error, once nothing is left to assign).
     retrying: frozenset = frozenset()
+    # metadata.version is at or after 3.7-IV2 (directory assignment, JBOD); None: not known. Before it every
+    # Directories entry is MIGRATING by Kafka's design, which the Directories checks then do not flag.
+    jbod: bool | None = None
