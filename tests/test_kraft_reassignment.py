@@ -1,6 +1,7 @@
 """KRaft partition reassignment (issue 31; docs/kraft.md, "Reassignment"): adding a replica with its Directories
 entry from defaultDir, the added replica never listed, completion by the ISR join, removal and the removed
-replica's deletion, the bug switch KAFKA-16886 with its scenario, the presets, and deletion with reassignment."""
+replica's deletion, the bug switch KAFKA-16886 with its scenario, the presets, deletion with reassignment, and the
+data path (issue 45): the added replica's catch-up by its fetches and a restarted follower's rejoin."""
 from __future__ import annotations
 
 import pytest
