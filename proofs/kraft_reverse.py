@@ -54,7 +54,7 @@ class Pin(NamedTuple):
 
 
 def _create_topic(m, s, p, t=None):
-    assignment = tuple(m.assignments[p])
+    assignment = tuple(m.original[p])
     defaults = tuple(default_dir(s.controller.registrations[b]) for b in assignment)
 
     def pins(u, name, v):

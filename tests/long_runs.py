@@ -53,6 +53,15 @@ LONG_RUNS = (
             "added_replica[kraft-reassignment-move]",
             "kraft-reassignment-move: every rule fired, finding 6 found",
             "the same on kraft-reassignment (the other parametrization)"),
+    LongRun("tests/test_kraft_reassignment.py::test_a_move_with_records_exhausts_and_finds_finding_6_and_no_record_lost",
+            "kraft-reassignment-move with one record at 3.9 exhausted (180,352 states): every rule but LeaderShrinkIsr "
+            "fired, finding 6 and its consequences the only violations",
+            "a restarted follower rejoins the ISR with records, its scenario, and the fetch's footprint on its "
+            "states (tests/test_kraft_reassignment.py)"),
+    LongRun("tests/test_kraft_combinations.py::test_reassignment_with_records_explores_with_each_other_feature",
+            "reassignment with records beside each other KRaft feature (30,000 states each): both features' rules "
+            "and ReplicaFetch fire, every violation replays",
+            "reassignment without records beside each other feature (test_two_kraft_features_explore_together)"),
     LongRun("tests/test_proofs.py::test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_with_"
             "its_invariant",
             "the z3 model's conformance on every state and transition of tiny (87,862 / 262,050), both ways",

@@ -51,7 +51,9 @@ def scenario_model(path, bugs=(), data=True, kafka=None):
     except Exception:
         cfg = configure(preset, base, {})
     model = build_model(cfg, preset=preset)
-    return model, [parse_step(model, t, i) for i, t in enumerate(sc.steps, start=1)]
+    from explorer.cli.reproduce import _steps      # a catch-up written without records is a fetch with them
+
+    return model, _steps(sc, model)
 
 
 def trace_history(model, steps):
@@ -139,6 +141,22 @@ def test_the_checks_stand_for_the_invariants_the_model_breaks():
         for i in range(1, len(history) + 1):
             shown |= set(C.judge(history[:i]))
         assert broken and {covered[i] for i in broken} <= shown, (name, broken, shown)
+
+
+def test_a_reassignment_scenario_runs_on_the_data_path_and_its_restarted_follower_rejoins_the_isr():
+    """Issue 45: a real follower fetches and rejoins the ISR after its restart; the plan's model now does too."""
+    from explorer.cli.reproduce import _kraft_model, _steps
+
+    sc = load_scenario(str(SCENARIOS / "kraft-finding-6-added-replica-recreated-over-failed-dir.json"))
+    _, _, model, _ = _kraft_model(sc, "4.4.0")
+    assert model.cfg.max_records_of(0) == 1                       # the data path on, as for the other scenarios
+    steps = _steps(sc, model)
+    assert steps[10] == ("ReplicaFetch", (1, 0))                   # the scenario's ReplicaCatchUp(partition=0, broker=1)
+    planned = plan(model, steps)
+    assert planned.forced
+    restart = next(p for p in planned.steps if p.rule == "BrokerRestart")
+    assert restart.view.partitions["t0"].isr == frozenset({0, 1})
+    assert "ReplicaFetch(broker=1, partition=0)" in restart.own
 
 
 def _view(model):

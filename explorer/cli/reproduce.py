@@ -63,6 +63,30 @@ def _kraft_model(scenario, release: str, elr: str = "default"):
     return preset, base, model, bugs + tuple(b for b in release_bugs(model, release) if b not in bugs)
 
 
+def _steps(scenario, model) -> list:
+    """The scenario's steps on the run's model. A step the scenario's own model takes but the run's leaves without
+    actions is the plan's to map (realkafka/driver/plan.py ``data_path_step``: a reassignment's catch-up written
+    without records is, with the data path on, the added replica's fetch); any other step out of the run's model
+    is refused as parse_step says."""
+    from realkafka.driver.plan import data_path_step
+
+    own = None
+    steps = []
+    for number, text in enumerate(scenario.steps, start=1):
+        try:
+            steps.append(parse_step(model, text, number))
+            continue
+        except ScenarioError:
+            if own is None:
+                base = dict(scenario.model)
+                own = command_model(base.pop("preset", None), {}, base=base, quiet=True)
+            mapped = data_path_step(model, *parse_step(own, text, number))
+            if mapped is None:
+                raise
+        steps.append(mapped)
+    return steps
+
+
 def _release(text: str) -> str:
     """A full release (X.Y.Z) as given (from 3.7.0 on), or X.Y as its newest patch (realkafka/cluster/release.py
     ``resolve``); bad input otherwise."""
@@ -100,7 +124,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     try:
         scenario = load_scenario(scenario_path)
         preset, base, model, bugs = _kraft_model(scenario, release, elr)
-        steps = [parse_step(model, text, number) for number, text in enumerate(scenario.steps, start=1)]
+        steps = _steps(scenario, model)
         planned = plan(model, steps)
     except (ScenarioError, PlanError) as e:
         raise BadInput(str(e)) from None

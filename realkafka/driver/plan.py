@@ -79,6 +79,17 @@ def parse(model, steps) -> list[tuple]:
     return out
 
 
+def data_path_step(model, name, args) -> tuple | None:
+    """A step of a scenario written without records, as the run's model with the data path on takes it, or None
+    when it has no such step: the added replica's catch-up, ``ReplicaCatchUp(p, b)`` (its fetches and the
+    leader's ISR expansion in one step, model/kraft/reassignment.py), is then its fetch ``ReplicaFetch(b, p)``,
+    awaited likewise (a real follower fetches until it joins)."""
+    fetch = ("ReplicaFetch", (args[1], args[0])) if name == "ReplicaCatchUp" else None
+    if fetch is None or not any(r.name == fetch[0] and a == fetch[1] for _, r, a in model.action_space):
+        return None
+    return fetch
+
+
 def _label(model, name, args) -> str:
     return model.rule(name).label(args)
 
@@ -325,4 +336,4 @@ def describe_holds(holds) -> str:
     return ", ".join(h.text() for h in sorted(holds)) or "none"
 
 
-__all__ = ["Plan", "PlanError", "PlannedStep", "plan", "settle", "describe_holds", "DRIVEN", "ORDERED"]
+__all__ = ["Plan", "PlanError", "PlannedStep", "data_path_step", "plan", "settle", "describe_holds", "DRIVEN", "ORDERED"]

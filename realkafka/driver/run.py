@@ -210,7 +210,7 @@ class Driver:
         return topic_of(partition)
 
     def create_topic(self, partition: int) -> None:
-        self.cluster.create_topic(topic_of(partition), {0: list(self.model.assignments[partition])},
+        self.cluster.create_topic(topic_of(partition), {0: list(self.model.original[partition])},
                                   configs={"min.insync.replicas": str(self.model.cfg.min_isr_of(partition))})
 
     def reassign(self, partition: int) -> None:
