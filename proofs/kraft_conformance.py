@@ -79,7 +79,8 @@ class Check:
         self._formulas: dict = {}     # built once per action and arguments (or property): building is the cost
 
     def _pin(self, st, key) -> list:
-        return self._formula(("pin", st.prefix, key), lambda: pin(self.u, st, key))
+        # one conjunction per abstract state, asserted whole: asserting its equalities one by one was the cost
+        return self._formula(("pin", st.prefix, key), lambda: [z3.And(pin(self.u, st, key))])
 
     def _formula(self, key, build):
         if key not in self._formulas:
@@ -137,21 +138,35 @@ class Check:
     def initial(self, key) -> bool:
         return self._sat(*self._pin(self.s, key), conj(initial(self.u, self.s)))
 
+    def _satisfiable_with(self, key, build, *pins) -> bool:
+        """Whether the formula ``build()`` (asserted once in its own solver, named by ``key``) is satisfiable with
+        the pins (in a scope)."""
+        solver = self._formula(("solver",) + key, lambda: _solver_with(build()))
+        solver.push()
+        try:
+            solver.add(*pins)
+            return self._check(solver)
+        finally:
+            solver.pop()
+
     def state_property(self, prop, key) -> bool:
-        broken = self._formula(("state", prop.id, prop.formula), lambda: z3.And(
-            well_formed(self.u, self.s), z3.Not(prop.formula(self.u, self.s))))
-        return not self._sat(*self._pin(self.s, key), broken)
+        return not self._satisfiable_with(("state", prop.id, prop.formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(prop.formula(self.u, self.s))), *self._pin(self.s, key))
 
     def lemma(self, name, key) -> bool:
-        broken = self._formula(("lemma", name, LEMMAS[name].formula), lambda: z3.And(
-            well_formed(self.u, self.s), z3.Not(LEMMAS[name].formula(self.u, self.s))))
-        return not self._sat(*self._pin(self.s, key), broken)
+        return not self._satisfiable_with(("lemma", name, LEMMAS[name].formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(LEMMAS[name].formula(self.u, self.s))), *self._pin(self.s, key))
 
     def transition_property(self, prop, pre_key, post_key) -> bool:
-        broken = self._formula(("transition", prop.id, prop.formula), lambda: z3.Not(
-            prop.formula(self.u, self.s, self.t, z3.BoolVal(True))))
-        return not self._sat(*self._pin(self.s, pre_key), *self._pin(self.t, post_key), broken)
+        return not self._satisfiable_with(("transition", prop.id, prop.formula), lambda: z3.Not(
+            prop.formula(self.u, self.s, self.t, z3.BoolVal(True))), *self._pin(self.s, pre_key),
+            *self._pin(self.t, post_key))
 
+
+def _solver_with(formula):
+    solver = z3.Solver()
+    solver.add(formula)
+    return solver
 
 def reachable(m, limit: int | None = None):
     """Every reachable state (breadth first), with its successors: (state, [(rule name, args, next)])."""
