@@ -23,7 +23,8 @@ from invariants.kraft import image as explicit_image, safety as explicit_safety
 from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED, Registration
 from model.storage.state import NO_LEADER
 
-from model.kraft.release import version_of
+from model.kraft.controller import elr_enabled
+from model.kraft.release import text as release_text, version_of
 
 from .kraft_abstraction import abstract, pin
 # The release the z3 model follows (proofs/kraft_system.py): 3.9's controller, before ELR and before 4.0's records
@@ -264,7 +265,7 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
     if beyond and base and len(offences) < max_offences:
         outside = beyond_reachable(ck, base, beyond, seed)
         offences += outside.pop("disagreements")
-    return {"states": states, "transitions": transitions, "abstract_triples": len(triples),
+    return {"kafka": release_text(m), "elr": bool(elr_enabled(m)), "states": states, "transitions": transitions, "abstract_triples": len(triples),
             "abstract_states": len({k for _, k in state_verdicts}), "actions_fired": fired,
             "reverse": rev.figures() if rev is not None else None, "beyond": outside,
             "explicit_violations": {pid: {"count": n, "first": where} for pid, (n, where) in violations.items()},
