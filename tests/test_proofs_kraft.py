@@ -139,21 +139,18 @@ def test_a_directories_offline_drift_needing_three_partitions_is_caught_in_the_d
     assert offence["action"] == "BrokerHeartbeat"
 
 
-def _directories_offline_first_partition_only(m, image, b, offline):
+def _directories_offline_first_partition_only(original):
     """handleDirectoriesOffline that handles only the first partition on each failed dir (a planted bug: it shows
     only with two partitions of one broker on one dir, deep in three-partitions, at BrokerHeartbeat)."""
     from model.kraft import controller as C
 
-    reg = image.registrations[b]
-    newly = tuple(d for d in reg.dirs if d in offline)
-    if not newly:
-        return []
-    records = []
-    for d in newly:
-        under = [p for p in range(m.cfg.partitions) if C.exists(image, p) and b in image.partitions[p].replicas
-                 and image.partitions[p].dirs[image.partitions[p].replicas.index(b)] == d]
-        records += C._updates(m, image, under[:1], remove=b)
-    return records + [C.BrokerChange(C.K_BROKER_CHANGE, b, None, tuple(d for d in reg.dirs if d not in newly))]
+    def offline(m, image, b, dirs):
+        firsts = set()
+        for d in dirs:
+            firsts.update([p for p, part in enumerate(image.partitions) if C.exists(image, p) and b in part.replicas
+                           and part.dirs[part.replicas.index(b)] == d][:1])
+        return [r for r in original(m, image, b, dirs) if r.kind != C.K_PARTITION_CHANGE or r.partition in firsts]
+    return offline
 
 
 def test_a_directories_offline_that_handles_only_the_first_partition_is_caught_in_three_partitions(monkeypatch):
@@ -163,7 +160,7 @@ def test_a_directories_offline_that_handles_only_the_first_partition_is_caught_i
 
     c = configurations.BY_NAME["three-partitions"]
     assert c.max_states is None and c.profile == "default"
-    monkeypatch.setattr(C, "directories_offline", _directories_offline_first_partition_only)
+    monkeypatch.setattr(C, "directories_offline", _directories_offline_first_partition_only(C.directories_offline))
     result = kraft_conformance.check(build_model(ModelConfig(**c.model)), limit=c.max_states, max_offences=1,
                                      reverse=False, beyond=0)
     [offence] = result["offences"]
