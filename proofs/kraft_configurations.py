@@ -61,7 +61,7 @@ CONFIGURATIONS = (
 BY_NAME = {c.name: c for c in CONFIGURATIONS}
 
 # What the conformance check does not cover, whatever the configuration: the verdict of `prove --variant kraft`
-# names each (short, long: docs/proofs.md 9.3, "What it does not cover").
+# names each (short, long: docs/proofs.md 9.3, "What the check does not cover").
 NOT_COVERED = (
     ("ELR and Kafka 4.0+",
      "ELR (KIP-966: the ELR, the last known leader and its election) and Kafka 4.0+'s controller: the z3 model "

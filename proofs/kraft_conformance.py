@@ -169,6 +169,7 @@ def _solver_with(formula):
     solver.add(formula)
     return solver
 
+
 def reachable(m, limit: int | None = None):
     """Every reachable state (breadth first), with its successors: (state, [(rule name, args, next)])."""
     start = m.init_states()[0]
@@ -195,7 +196,8 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
     """Run the conformance check on model ``m`` (``limit``: at most that many states, breadth-first, for a quick
     look; ``reverse``: also the reverse direction, proofs/kraft_reverse.py; ``beyond``: how many changed states
     and transitions the properties are compared on beyond the reachable ones, ``changed``). The z3 model is Kafka
-    3.9's controller (no ELR, no records at a registration): a model of a 4.x release is refused (ValueError)."""
+    3.9's controller (no ELR, no records at a registration): a model of a 4.x release is refused (ValueError). The
+    result names the model's release (``kafka``) and whether ELR is on (``elr``): what the verdict says was checked."""
     refusal = release_refusal(m)
     if refusal is not None:
         raise ValueError(refusal)
@@ -265,7 +267,8 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
     if beyond and base and len(offences) < max_offences:
         outside = beyond_reachable(ck, base, beyond, seed)
         offences += outside.pop("disagreements")
-    return {"kafka": release_text(m), "elr": bool(elr_enabled(m)), "states": states, "transitions": transitions, "abstract_triples": len(triples),
+    return {"kafka": release_text(m), "elr": bool(elr_enabled(m)), "states": states, "transitions": transitions,
+            "abstract_triples": len(triples),
             "abstract_states": len({k for _, k in state_verdicts}), "actions_fired": fired,
             "reverse": rev.figures() if rev is not None else None, "beyond": outside,
             "explicit_violations": {pid: {"count": n, "first": where} for pid, (n, where) in violations.items()},
