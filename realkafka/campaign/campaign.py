@@ -43,6 +43,7 @@ class TraceResult:
     kind: str = "model"          # "model": generated from the model; "real": random faults at real timing
     shrunk: list | None = None   # a disagreement's smallest trace that still disagrees (step labels), if shrunk
     shrink_runs: int = 0
+    slow: list = field(default_factory=list)        # the steps that waited 10 s or more: [step, text, s, matched]
 
 
 @dataclass
@@ -120,6 +121,8 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                     run = Driver(cluster, model, planned, timeout=step_timeout,
                                  still=min(45.0, step_timeout / 4), poll=min(1.0, step_timeout / 20)).run()
                 _tally(campaign, release, run)
+                result.slow = [[s.number, s.text, round(s.waited_s, 1), s.matched] for s in run.steps
+                               if s.waited_s >= 10]
                 result.violations = sorted(run.real_shown())
                 if run.disagreement is not None:
                     d = run.disagreement
@@ -207,7 +210,7 @@ def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset:
         "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
         "traces": [{"trace": t.number, "kind": t.kind, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
                     "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1),
-                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs}
+                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs, "slow": t.slow}
                    for t in campaign.traces],
         "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
         "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,
