@@ -137,3 +137,17 @@ def test_a_disagreement_is_shrunk_to_the_driven_steps_that_still_disagree(tmp_pa
         assert any(s.startswith("BrokerCrash") for s in t.shrunk)
         assert (tmp_path / (t.scenario.rsplit("/", 1)[1].replace(".json", "-shrunk.json"))).exists()
     assert rebuild(model, [("BrokerRestart", (0,))]) is None, "a driven step the model disables is no try"
+
+
+def test_a_campaign_run_in_parallel_chooses_the_same_traces_and_counts_alike(tmp_path):
+    model = _model()
+    runs = []
+    for parallel in (1, 2):
+        runs.append(run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                                 start_cluster=lambda m, p: ModelCluster(m, dir_failure_timeout=False),
+                                 traces=3, seed=9, length=3, out=tmp_path / str(parallel), step_timeout=2.0,
+                                 parallel=parallel, model_params=lambda r: {"preset": "kraft-tiny"}))
+    one, two = runs
+    assert [t.steps for t in one.traces] == [t.steps for t in two.traces]
+    assert [t.number for t in two.traces] == [1, 2, 3]
+    assert one.rules == two.rules

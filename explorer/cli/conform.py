@@ -43,13 +43,15 @@ EXIT_HARNESS = 3
 @click.option("--shrink", "shrink_budget", type=click.IntRange(min=0), default=4, show_default=True, metavar="RUNS",
               help="Shrink each disagreement of a generated trace with at most this many more runs (dropping driven "
                    "steps while it still disagrees); 0: keep it whole.")
+@click.option("--parallel", type=click.IntRange(min=1, max=8), default=1, show_default=True, metavar="K",
+              help="Run K traces at once, each on its own cluster (a waiting cluster costs 2 to 3% CPU per JVM).")
 @click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="The walks' random seed.")
 @click.option("--out", "out", default="conform-out", show_default=True, metavar="DIR",
               help="Where the scenario file of every disagreeing or refused trace is written.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
-def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, seed, out, json_path,
+def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, seed, out, json_path,
                     step_timeout):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import report_dict, run_campaign
@@ -92,7 +94,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                 seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget)
+                shrink_budget=shrink_budget, parallel=parallel)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
