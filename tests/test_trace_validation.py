@@ -219,3 +219,23 @@ def test_settled_reads_the_views_the_model_can_still_reach():
     first = tracker.view(next(iter(graph.starts)), frozenset())
     if first != end:
         assert not tracker.settled(list(graph.starts), first, frozenset())
+
+
+def test_a_produce_kafka_refuses_before_any_append_is_a_refusal_the_tracker_judges():
+    """NOT_ENOUGH_REPLICAS: the leader appended nothing, so the states consistent with it are those where the model
+    refuses Produce too (a campaign took the refused record for an appended one: 'ends at offset 0, the model
+    expects 1'). A timeout is no refusal: the record may have been appended."""
+    import types
+
+    from realkafka.driver.run import Refused
+
+    model, steps = scenario_model(FINDING_1)
+    p = plan(model, steps)
+    answers = iter(["NotEnoughReplicasException: the ISR is below min.insync.replicas",
+                    "TimeoutException: expired"])
+    cluster = types.SimpleNamespace(produce=lambda *a, **k: types.SimpleNamespace(offset=None, error=next(answers)))
+    driver = Driver(cluster, model, p)
+    with pytest.raises(Refused, match="NotEnoughReplicasException"):
+        driver.produce(0)
+    driver.produce(0)          # a timeout: no refusal raised
+    assert driver.acked() == {"t0": frozenset()}

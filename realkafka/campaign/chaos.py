@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from realkafka.driver.checks import judge
 from realkafka.driver.mapping import handler
 from realkafka.driver.plan import Plan, cluster_steps
-from realkafka.driver.run import Driver
+from realkafka.driver.run import Driver, Refused
 
 from .generate import drivable
 
@@ -105,7 +105,7 @@ class ChaosRun:
         try:
             handler(rule.name).act(self.driver, *args)
         except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model
-            if type(e).__name__ != "ProbeError":
+            if type(e).__name__ != "ProbeError" and not isinstance(e, Refused):
                 raise
             refused = True
         if rule.name == "DirFail":
