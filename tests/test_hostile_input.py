@@ -932,3 +932,92 @@ def test_a_fifo_is_not_opened_by_the_check(tmp_path):
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     check_writable(str(fifo), "the JSON report")       # no reader: opening it would block or fail
+
+
+# ---- outputs that are one file, or the input (issue 46, items 7 and 8) ----------------------------------------------
+
+_FINDING_1 = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
+
+
+def _copy(tmp_path, source, name):
+    target = tmp_path / name
+    target.write_bytes(source.read_bytes())
+    return target
+
+
+@pytest.mark.parametrize("case", ["explore-json-html", "replay-json-scenario", "reproduce-json-scenario",
+                                  "fuzz-json-save-scenario", "compare-markdown-json", "view-html-report",
+                                  "explore-resume-json", "replay-itf-through-a-link"])
+def test_outputs_that_name_one_file_or_the_input_are_refused_before_any_work(tmp_path, capsys, case):
+    """One shared check (explorer/outputs.py check_distinct), every command: two outputs on one path, or an output
+    on the command's input (the scenario was lost after a cluster run), is bad input before anything runs."""
+    scenario = _copy(tmp_path, SCENARIOS / "kip112-1-dir-failure-at-bootstrap.json", "s.json")
+    kraft = _copy(tmp_path, _FINDING_1, "k.json")
+    (tmp_path / "link.json").symlink_to(scenario)
+    p = tmp_path / "p.out"
+    args, words = {
+        "explore-json-html": (("explore", *SMALL_RUN, "--json", p, "--html", p), ("--json and --html", str(p))),
+        "replay-json-scenario": (("replay", scenario, "--json", scenario), ("--json", "the scenario")),
+        "reproduce-json-scenario": (("reproduce", kraft, "--kafka", "4.4", "--json", kraft),
+                                    ("--json", "the scenario")),
+        "fuzz-json-save-scenario": ((*_FUZZ, "--json", p, "--save-scenario", p), ("--json and --save-scenario",)),
+        "compare-markdown-json": (("compare", "-q", "--markdown", p, "--json", p), ("--markdown and --json",)),
+        "view-html-report": (("view", scenario, "--html", scenario), ("--html", "the report")),
+        "explore-resume-json": (("explore", *SMALL_RUN, "--resume", scenario, "--json", scenario),
+                                ("--json", "--resume")),
+        "replay-itf-through-a-link": (("replay", scenario, "--itf", tmp_path / "link.json"), ("--itf", "the scenario")),
+    }[case]
+    before = {f.name: f.read_bytes() for f in tmp_path.iterdir()}
+    code, out, err = in_process(capsys, *args)
+    one_line(code, out, err, 2, *words)
+    assert out == ""
+    assert {f.name: f.read_bytes() for f in tmp_path.iterdir()} == before
+
+
+def test_a_checkpoint_may_be_resumed_and_saved_on_one_path(tmp_path, capsys):
+    """--resume C --checkpoint C goes on saving the search it continues: not two outputs on one file."""
+    path = tmp_path / "ck"
+    code, _, err = in_process(capsys, "explore", "--preset", "tiny", "--max-depth", "2", "-q", "--workers", "1",
+                              "--checkpoint", path)
+    assert code == 0 and path.exists(), err
+    code, out, err = in_process(capsys, "explore", "--preset", "tiny", "--max-depth", "3", "-q", "--workers", "1",
+                                "--resume", path, "--checkpoint", path)
+    assert code == 0, err
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/version"), reason="needs /proc")
+@pytest.mark.parametrize("command", [("explore", *SMALL_RUN), _REPLAY, _FUZZ])
+def test_a_directory_where_no_file_can_be_created_is_refused_before_any_work(capsys, command):
+    """os.access says yes to root for /proc; the check creates the atomic write's temporary file there instead."""
+    one_line(*in_process(capsys, *command, "--json", "/proc/version"), 2, "/proc/version", "no file can be created")
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/version"), reason="needs /proc")
+def test_reproduce_json_in_proc_is_refused_before_any_cluster_starts(capsys, monkeypatch):
+    from reproduce_fake import fake_harness
+
+    module, made, made_for = fake_harness(lambda path: None)
+    made_for.append(_FINDING_1)
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    code, out, err = in_process(capsys, "reproduce", _FINDING_1, "--kafka", "4.4", "--json", "/proc/version")
+    one_line(code, out, err, 2, "/proc/version", "no file can be created")
+    assert made == [] and out == ""
+
+
+# ---- a closed standard output (issue 46, item 16) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [("presets",), ("rules", "--json"), ("--help",), ("explore", "--help"),
+                                  ("--version",), ("explore", "--preset", "tiny", "--max-depth", "1", "-q")])
+def test_a_closed_standard_output_exits_141_quietly(args):
+    """`jbodcheck presets | head -c 10` exited 1 (click's EPIPE handling), the code of a violation: a stdout whose
+    reader went away is exit 141 (128 + SIGPIPE), nothing on stderr (docs/cli.md, exit codes). The pipe's read end
+    is closed before the command starts, so its first write fails whatever the output's size."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "JBODCHECK_PLUGINS"}
+        p = subprocess.run([sys.executable, "-m", "explorer", *args], stdout=write_end, stderr=subprocess.PIPE,
+                           text=True, cwd=REPO, env={**env, "PYTHONPATH": str(REPO)}, timeout=120)
+    finally:
+        os.close(write_end)
+    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr[-2000:])

@@ -24,10 +24,11 @@ from .kafka import kafka_group
 from .listing import invariants_command, presets, rules
 from .optional import LazyCommand
 from .replay import replay_command
+from .stdout import EXIT_STDOUT_CLOSED, ClosedPipeGroup, StdoutClosed, silence_stdout, stdout_is_closed
 from .view import view
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group(cls=ClosedPipeGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(version=__version__, prog_name="jbodcheck")  # this source tree's, not an installed one's
 def cli():
     """jbodcheck: a model checker for Apache Kafka's JBOD disk-failure protocols (KIP-112 and friends)."""
@@ -47,6 +48,12 @@ cli.add_command(LazyCommand("serve", "explorer.serve.command:serve_command",
                             "Walk the model by hand in a browser: click actions, go back, fork, save the path."))
 
 
+def _stdout_closed() -> int:
+    """The standard output's reader went away (explorer/cli/stdout.py): no more output, exit 141."""
+    silence_stdout()
+    return EXIT_STDOUT_CLOSED
+
+
 def main(argv=None) -> None:
     """Run the CLI and map every outcome to its exit code (module docstring), with one line on stderr for
     every error."""
@@ -57,8 +64,17 @@ def main(argv=None) -> None:
     try:
         signals.test_point("startup")
         code = cli.main(args=argv, prog_name="jbodcheck", standalone_mode=False)
+        sys.stdout.flush()
     except click.exceptions.Exit as e:
         code = e.exit_code
+    except StdoutClosed:
+        code = _stdout_closed()
+    except BrokenPipeError as e:        # the flush above
+        if stdout_is_closed():
+            code = _stdout_closed()
+        else:
+            click.echo(f"jbodcheck: internal error: {one_line(e)}", err=True)
+            code = EXIT_FAILURE
     except (click.exceptions.Abort, *signals.INTERRUPTS):
         # click turns Ctrl-C into Abort; 128 + the signal is the shell's code for an interrupted command.
         sig = signals.received() or 2

@@ -50,7 +50,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
 
     checked_writable(json_path)
     checked_writable(scenario_path, "the scenario", dash_is_stdout=False)
-    outputs = trace_outputs(kwargs)
+    outputs = trace_outputs(kwargs, {"--json": json_path, "--save-scenario": scenario_path})
     params = model_params(kwargs)
     use_loose = (preset is None) if loose is None else loose
     # The loose bounds go under the flags as a base, not as flags: a bound the design's model does not read

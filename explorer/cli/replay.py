@@ -24,7 +24,7 @@ from .outputs import checked_writable, emit, guard_report, raise_checker_failure
 def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     """Replay a scenario file step by step, checking every invariant after each step."""
     checked_writable(json_path)
-    outputs = trace_outputs(kwargs)
+    outputs = trace_outputs(kwargs, {"--json": json_path}, {"the scenario": scenario_path})
     try:
         scenario = load_scenario(scenario_path)
         file_model = dict(scenario.model)

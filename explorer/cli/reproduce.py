@@ -20,7 +20,7 @@ from explorer.scenario import ScenarioError, load_scenario, parse_step
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .model_value import command_model
-from .outputs import checked_writable, emit
+from .outputs import checked_distinct, checked_writable, emit
 
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
@@ -108,6 +108,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     from realkafka.driver.report import plan_lines
 
     checked_writable(json_path)
+    checked_distinct({"--json": json_path}, {"the scenario": scenario_path})
     release = _release(kafka)
     try:
         scenario = load_scenario(scenario_path)
