@@ -1021,3 +1021,74 @@ def test_a_closed_standard_output_exits_141_quietly(args):
     finally:
         os.close(write_end)
     assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr[-2000:])
+
+
+# ---- reproduce's report on every exit (issue 46, item 6) --------------------------------------------------------
+
+def _scripted_cluster(monkeypatch, **kw):
+    """The scripted cluster of tests/reproduce_fake.py in place of realkafka.cluster, for finding 1's scenario at
+    4.4.0: (the clusters made)."""
+    from reproduce_fake import fake_harness
+
+    from explorer.cli.reproduce import _kraft_model
+    from explorer.scenario import load_scenario
+
+    module, made, made_for = fake_harness(lambda path: _kraft_model(load_scenario(str(path)), "4.4.0")[2], **kw)
+    made_for.append(_FINDING_1)
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    return made
+
+
+def _boom(name, args):
+    if name == "BrokerCrash":
+        raise RuntimeError("boom")
+    return False
+
+
+@pytest.mark.parametrize("how, code, words", [
+    ({"fail_on": "observe"}, 3, "the real cluster failed: observe failed"),
+    ({"deviate": _boom}, 3, "internal error: RuntimeError: boom"),
+])
+def test_reproduce_that_fails_writes_an_error_report_over_a_previous_one(tmp_path, capsys, monkeypatch, how, code,
+                                                                        words):
+    """Exit 3 used to write no report and leave a previous run's at --json PATH: it reads "error", with the
+    steps done and the failure's line, and no claim that anything was reproduced."""
+    made = _scripted_cluster(monkeypatch, **how)
+    report = tmp_path / "r.json"
+    report.write_text('{"result": "matched", "a previous run": true}')
+    rc, out, err = in_process(capsys, "reproduce", _FINDING_1, "--kafka", "4.4.0", "--json", report)
+    assert rc == code and err.strip().splitlines()[-1].endswith(words), err
+    data = json.loads(report.read_text())
+    assert data["result"] == "error" and data["exit_code"] == code and data["error"].endswith(words)
+    assert data["violation"]["reproduced"] is False and "a previous run" not in data
+    assert bool(data["steps"]) == ("deviate" in how)       # observe fails at the start; BrokerCrash is step 5
+    assert made[0].stopped
+
+
+def test_reproduce_plan_only_writes_the_plan_as_its_report(tmp_path, capsys):
+    scenario = SCENARIOS / "kraft-finding-5-unfenced-leader-on-failed-dir.json"
+    report = tmp_path / "plan.json"
+    code, out, err = in_process(capsys, "reproduce", scenario, "--kafka", "3.9.2", "--plan-only", "--json", report)
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["result"] == "planned" and data["command"] == "reproduce" and data["kafka"] == "3.9.2"
+    assert data["violation"]["expected"] == ["leader_not_acceptable", "leader_on_failed_dir"]
+    steps = data["plan"]["steps"]
+    assert len(steps) == len(load_steps(scenario)) + 2 and steps[-1]["checks"].keys() >= {"leader_on_failed_dir"}
+    assert data["plan"]["heartbeat_windows"] == [[0, 4, 10]] and "heartbeats held" in out
+    code, out, err = in_process(capsys, "reproduce", scenario, "--kafka", "3.9.2", "--plan-only", "--json", "-")
+    assert code == 0 and json.loads(out) == data and "heartbeats held" in err
+
+
+def load_steps(path) -> list:
+    return json.loads(path.read_text())["steps"]
+
+
+def test_reproduce_json_dash_is_json_alone_on_stdout(capsys, monkeypatch):
+    """The header and every step's lines go to stderr with --json -: stdout parses as the report."""
+    _scripted_cluster(monkeypatch)
+    code, out, err = in_process(capsys, "reproduce", _FINDING_1, "--kafka", "4.4.0", "--json", "-")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["result"] == "matched" and data["command"] == "reproduce"
+    assert "model expects:" in err and "Reproduce " in err and "Verdict: " in err

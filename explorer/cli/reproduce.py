@@ -6,21 +6,26 @@ Exit codes: 0 the real cluster matched the model at every observable point and t
 on it (for a scenario that expects none: none happened); 1 the real cluster differs from the model, or the
 violation did not happen; 2 bad input (not a KRaft scenario, an unknown release, a rule with no mapping or one the
 harness cannot drive); 3 the harness failed (no JVM, a jar not fetched, a broker that would not start); 130 / 143
-interrupted (the cluster is stopped and the report written first).
+interrupted (the cluster is stopped and the report written first). A run that fails (2 or 3 once the cluster's
+work began) still writes its report, with "result": "error" (explorer/cli/reproduce_report.py); --plan-only's
+report has "result": "planned". With --json - stdout holds the JSON report alone.
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 
 import click
 
 from explorer import __version__, signals
-from explorer.errors import JbodcheckFailure, one_line
+from explorer.errors import JbodcheckFailure, OutputError, one_line
+from explorer.outputs import write_json
 from explorer.scenario import ScenarioError, load_scenario, parse_step
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .model_value import command_model
-from .outputs import checked_distinct, checked_writable, emit
+from .outputs import checked_distinct, checked_writable, emit, guard_report
 
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
@@ -101,6 +106,7 @@ def _release(text: str) -> str:
                    "cluster.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=180.0, show_default=True, metavar="SECONDS",
               help="How long a step waits for the real cluster to match the model before it counts as a difference.")
+@guard_report
 def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
     from model.kraft.controller import elr_enabled
@@ -126,11 +132,14 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
               f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "
               f"RF {model.cfg.rf}; following Kafka {release} (ELR {'on' if elr_enabled(model) else 'off'}): bug "
               "switches " + (", ".join(bugs) if bugs else "none")]
+    common = {"scenario": scenario_path, "release": release, "elr": elr, "model_params": base, "bugs": bugs,
+              "version": __version__}
     if plan_only:
-        click.echo("\n".join(header + plan_lines(model, planned)))
+        from .reproduce_report import plan_report
+
+        emit(plan_report(common, planned), "\n".join(header + plan_lines(model, planned)), json_path)
         return EXIT_OK
-    return _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs,
-                           planned)
+    return _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned)
 
 
 def _settings(model, planned) -> dict:
@@ -145,7 +154,34 @@ def _settings(model, planned) -> dict:
     return settings
 
 
-def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs, planned):
+def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned):
+    """The run, its report and its exit code; a failure (exit 2 or 3) writes a report that says so (result
+    "error", explorer/cli/reproduce_report.py) before its one line, so that no file at --json PATH is a previous
+    run's. With ``--json -`` every line but the JSON goes to stderr."""
+    from realkafka.driver.run import RunResult
+
+    from .reproduce_report import error_report
+
+    state = {"driver": None, "logs": None}
+    try:
+        return _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state)
+    except Exception as e:  # noqa: BLE001 - reported in the JSON report, then as ever (app.py main)
+        if json_path is None:
+            raise
+        message = " ".join(e.format_message().split()) if isinstance(e, click.ClickException) else \
+            " ".join(str(e).split()) if isinstance(e, JbodcheckFailure) else f"internal error: {one_line(e)}"
+        code = e.exit_code if isinstance(e, click.ClickException) else 3
+        run = state["driver"].result if state["driver"] is not None else RunResult([])
+        report = error_report(common, planned, run, message, code, str(state["logs"]) if state["logs"] else None)
+        with contextlib.suppress(OutputError):   # then guard_report removes a previous run's report
+            if json_path == "-":
+                click.echo(json.dumps(report, indent=2))
+            else:
+                write_json(json_path, report, "the JSON report")
+        raise
+
+
+def _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state):
     from realkafka.driver.report import report_dict, step_lines, verdict
     from realkafka.driver.run import Driver, HarnessCannot, RunResult
 
@@ -158,7 +194,8 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
     if missing:
         raise BadInput(f"this harness cannot drive the scenario: it has no {', '.join(m + '()' for m in missing)}")
     total = len(planned.steps) - 2
-    click.echo("\n".join(header))
+    to_stderr = json_path == "-"           # stdout holds the JSON report alone
+    click.echo("\n".join(header), err=to_stderr)
     driver = None
     logs = None
     interrupted = None
@@ -177,9 +214,10 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
                 click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "
                            f"{model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs", err=True)
                 with Cluster(spec, log=lambda line: click.echo(f"jbodcheck: {line}", err=True)) as cluster:
-                    logs = getattr(cluster, "root", None) if keep else None
-                    driver = Driver(cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
-                                    echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total))))
+                    logs = state["logs"] = getattr(cluster, "root", None) if keep else None
+                    driver = state["driver"] = Driver(
+                        cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
+                        echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total)), err=to_stderr))
                     driver.run()
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
@@ -191,8 +229,7 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
     run.interrupted = interrupted
     text, ok, violation = verdict(planned, run, release)
     code = 128 + interrupted if interrupted is not None else (EXIT_OK if ok else EXIT_VIOLATION)
-    report = report_dict(scenario=scenario_path, release=release, elr=elr, model_params=base, bugs=bugs,
-                         plan=planned, run=run, text=text, violation=violation, exit_code=code, version=__version__,
+    report = report_dict(**common, plan=planned, run=run, text=text, violation=violation, exit_code=code,
                          logs=str(logs) if logs else None)
     emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
     return code
