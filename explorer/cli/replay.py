@@ -38,8 +38,10 @@ def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     raise_checker_failures(model, result, json_path, scenario=scenario_path)
     from explorer.reports.render import trace_text
 
+    # the header, the replayed trace once, then the violations (each at its step of that trace) and the result
+    header, _, rest = summary_text(model, result, shown=trace).partition("\n")
     summary = [f"Replay of {scenario_path}" + (f": {scenario.description}" if scenario.description else ""),
-               trace_text(model, trace), summary_text(model, result)]
+               header, trace_text(model, trace), rest.lstrip("\n")]
     if failed:
         summary.append("Expectations that do not hold at the end:")
         summary.extend(f"  - {line}" for line in failed)
