@@ -111,7 +111,7 @@ def test_many_steps_under_the_size_limit_end_at_the_first_disabled_step(tmp_path
     ({"model": {"brokers": True}, "steps": []}, ("model.brokers",)),
     ({"model": {"brokers": 99 ** 20}, "steps": []}, ("brokers",)),
     ({"model": {"min_isr": "x"}, "steps": []}, ("model.min_isr",)),
-    ({"model": {"preset": "tiny", "max_records": [1, 2, 3]}, "steps": []}, ("--max-records",)),
+    ({"model": {"preset": "tiny", "max_records": [1, 2, 3]}, "steps": []}, ("model.max_records",)),
     ({"model": {"eager_metadata": "yes"}, "steps": []}, ("eager_metadata",)),
     ({"model": {"saturation_recovery": 3}, "steps": []}, ("model.saturation_recovery",)),
     ({"model": {"variant": {"name": "kip112"}}, "steps": []}, ("variant",)),
@@ -160,8 +160,9 @@ def _no_internals(line: str) -> str:
     ({"preset": "tiny", "variant": None}, ("model.variant must be a string, not null",)),
     ({"preset": "tiny", "options": None}, ("model.options must be an object",)),
     ({"preset": "tiny", "max_records": [1, None]}, ("model.max_records must be a whole number or a list",)),
-    ({"preset": "tiny", "max_faults": -1}, ("wrong.json: model: --max-faults must be a whole number of at least 0",)),
-    ({"preset": "tiny", "rf": 5}, ("wrong.json: model: --rf 5 is larger than --brokers 2",)),
+    ({"preset": "tiny", "max_faults": -1}, ("wrong.json: model.max_faults must be a whole number of at least 0",)),
+    ({"preset": "tiny", "rf": 5}, ("wrong.json: model.rf 5 is larger than model.brokers 2",)),
+    ({"preset": "tiny", "brokers": -1}, ("wrong.json: model.brokers must be a whole number of at least 1, not -1",)),
 ])
 def test_a_scenario_s_bad_model_is_named_in_the_file_s_terms(tmp_path, capsys, model, words):
     path = _write(tmp_path, "wrong.json", {"model": model, "steps": []})
@@ -321,7 +322,7 @@ def test_view_refuses_a_report_of_the_wrong_shape(tmp_path, capsys, saved_report
 @pytest.mark.parametrize("content, words", [
     ('{"tool": "jbodcheck", "tool": "jbodcheck", "violations": []}', ('"tool" appears twice',)),
     ('{"tool": "jbodcheck", "version": "\\udc80"}', ("lone surrogate",)),
-    ('{"tool": "jbodcheck", "distinct_states": ' + "9" * 5000 + "}", ("not valid JSON",)),
+    ('{"tool": "jbodcheck", "distinct_states": ' + "9" * 5000 + "}", ("a number of 5,000 digits at line 1",)),
     ('{"tool": "jbodcheck", "model": ' + '{"a": ' * 40 + "1" + "}" * 40 + "}", ("nested more than",)),
 ])
 def test_view_refuses_ambiguous_or_non_text_reports(tmp_path, capsys, content, words):
@@ -948,9 +949,10 @@ def _copy(tmp_path, source, name):
 @pytest.mark.parametrize("case", ["explore-json-html", "replay-json-scenario", "reproduce-json-scenario",
                                   "fuzz-json-save-scenario", "compare-markdown-json", "view-html-report",
                                   "explore-resume-json", "replay-itf-through-a-link"])
-def test_outputs_that_name_one_file_or_the_input_are_refused_before_any_work(tmp_path, capsys, case):
+def test_outputs_that_name_one_file_or_the_input_are_refused_before_any_work(tmp_path, capsys, monkeypatch, case):
     """One shared check (explorer/outputs.py check_distinct), every command: two outputs on one path, or an output
     on the command's input (the scenario was lost after a cluster run), is bad input before anything runs."""
+    made = _scripted_cluster(monkeypatch)       # never a real cluster, whatever reproduce does
     scenario = _copy(tmp_path, SCENARIOS / "kip112-1-dir-failure-at-bootstrap.json", "s.json")
     kraft = _copy(tmp_path, _FINDING_1, "k.json")
     (tmp_path / "link.json").symlink_to(scenario)
@@ -970,7 +972,7 @@ def test_outputs_that_name_one_file_or_the_input_are_refused_before_any_work(tmp
     before = {f.name: f.read_bytes() for f in tmp_path.iterdir()}
     code, out, err = in_process(capsys, *args)
     one_line(code, out, err, 2, *words)
-    assert out == ""
+    assert out == "" and made == []
     assert {f.name: f.read_bytes() for f in tmp_path.iterdir()} == before
 
 
@@ -1092,3 +1094,124 @@ def test_reproduce_json_dash_is_json_alone_on_stdout(capsys, monkeypatch):
     data = json.loads(out)
     assert data["result"] == "matched" and data["command"] == "reproduce"
     assert "model expects:" in err and "Reproduce " in err and "Verdict: " in err
+
+
+# ---- checkpoints whose header lies, and a zlib bomb (issue 46, item 17) ------------------------------------------
+
+def _rewritten(data: bytes, edit_search=None, frontier: bytes | None = None) -> bytes:
+    """The checkpoint with its header's search figures edited (``edit_search(search)``) and/or its frontier
+    section replaced, every checksum recomputed: what a hand edit that knows the format produces."""
+    import hashlib
+
+    from explorer.checkpoint import MAGIC
+
+    start, end = len(MAGIC) + 8, _header_end(data) - 32
+    header = json.loads(data[start:end])
+    sections, offset = [], _header_end(data)
+    for s in header["sections"]:
+        sections.append(data[offset:offset + s["bytes"]])
+        offset += s["bytes"]
+    if edit_search is not None:
+        edit_search(header["search"])
+    if frontier is not None:
+        i = [s["name"] for s in header["sections"]].index("frontier")
+        sections[i] = frontier
+        header["sections"][i].update(bytes=len(frontier), sha256=hashlib.sha256(frontier).hexdigest())
+    raw = json.dumps(header).encode()
+    return MAGIC + len(raw).to_bytes(8, "little") + raw + hashlib.sha256(raw).digest() + b"".join(sections)
+
+
+def _set(key, value):
+    return lambda search: search.__setitem__(key, value(search[key]) if callable(value) else value)
+
+
+@pytest.mark.parametrize("name, edit, words", [
+    ("depth", _set("depth", lambda d: d + 2), ("its depth",)),
+    ("depth-down", _set("depth", lambda d: d - 1), ("its depth",)),
+    ("generated", _set("generated", 1), ("transitions",)),
+    ("generated-up", _set("generated", lambda g: g * 10), ("transitions",)),
+    ("coverage", _set("coverage", lambda c: [0] * len(c)), ("transitions",)),
+    ("coverage-moved", _set("coverage", lambda c: c[1:] + c[:1]), ("coverage",)),
+    ("elapsed", _set("elapsed_s", -5.0), ("impossible time",)),
+    ("failed", _set("failed", ["no_recreate_with_bad_dir"]), ("invariants it says failed",)),
+])
+def test_a_checkpoint_whose_header_figures_were_edited_is_refused(tmp_path, capsys, checkpoint_bytes, name, edit,
+                                                                  words):
+    """A header edited with its checksum recomputed used to resume with its figures (depth, transitions,
+    coverage, time): they are checked against the data they describe."""
+    path = _write(tmp_path, name, _rewritten(checkpoint_bytes, edit))
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--resume", path), 2, str(path), "damaged", *words)
+
+
+def test_an_unedited_rewrite_still_resumes(tmp_path, capsys, checkpoint_bytes):
+    """The rewriting above changes nothing by itself: the refusals come from the edits."""
+    path = _write(tmp_path, "same", _rewritten(checkpoint_bytes))
+    code, out, err = in_process(capsys, "explore", *SMALL_RUN[:2], "--max-depth", "4", "-q", "--workers", "1",
+                                "--resume", path)
+    assert code == 0, err
+
+
+def test_a_frontier_that_is_a_zlib_bomb_is_refused_before_it_is_inflated(tmp_path, capsys, checkpoint_bytes,
+                                                                         monkeypatch):
+    """64 MB of zeros in a 64 KB section: inflated up to the bound a frontier of that size can reach, no further."""
+    import zlib
+
+    import explorer.checkpoint as checkpoint
+
+    inflated = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self):
+            self.inner = real()
+
+        def decompress(self, data, max_length=0):
+            out = self.inner.decompress(data, max_length)
+            inflated.append(len(out))
+            return out
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(checkpoint.zlib, "decompressobj", Counting)
+    path = _write(tmp_path, "bomb", _rewritten(checkpoint_bytes, frontier=zlib.compress(bytes(64 << 20), 9)))
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--resume", path), 2, str(path), "frontier", "inflate")
+    assert max(inflated) < 8 << 20
+
+
+# ---- errors in plain words (issue 46, item 22) ------------------------------------------------------------------
+
+_PYTHON_WORDS = ("utf-8-sig", "set_int_max_str_digits", "starting at at", "Expecting", "delimiter", "Errno",
+                 "OSError", "internal error")
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'{"steps": [\n"abc', ('a string is never closed (a " is missing): it starts at line 2, column 1',)),
+    (b'\xef\xbb\xbf{"steps": []}', ("starts with a byte order mark (BOM)",)),
+    (b'{"steps": [], "model": {"brokers": ' + b"9" * 5000 + b"}}", ("a number of 5,000 digits at line 1, column 36",)),
+    (b'{"steps": [],}', ("a key in double quotes is missing (or a comma is one too many) at line 1, column 14",)),
+    (b'{"steps": [] "x": 1}', ("a comma is missing at line 1, column 14",)),
+    (b'{"steps": ["a\tb"]}', ("raw control character", "line 1, column 14")),
+    (b'{"steps": []} x', ("there is more after the JSON value at line 1, column 15",)),
+])
+def test_json_errors_name_the_file_the_place_and_the_cause_in_plain_words(tmp_path, capsys, content, words):
+    path = _write(tmp_path, "s.json", content)
+    line = one_line(*in_process(capsys, "replay", path), 2, f"scenario {path}", *words)
+    assert not any(w in line for w in _PYTHON_WORDS), line
+
+
+def test_a_scenario_field_is_named_as_the_file_names_it_by_reproduce_too(tmp_path, capsys):
+    """`"brokers": -1` in the file was reported as the flag --brokers (and, by reproduce, without the file)."""
+    path = _write(tmp_path, "k.json", {"model": {"preset": "kraft-tiny", "brokers": -1}, "steps": []})
+    one_line(*in_process(capsys, "reproduce", path, "--kafka", "4.4", "--plan-only"), 2,
+             f"scenario {path}: model.brokers must be a whole number of at least 1, not -1")
+
+
+def test_an_os_error_that_escapes_is_one_plain_line_with_its_cause_and_path(capsys, monkeypatch):
+    """"internal error: OSError: [Errno 28] ..." lost the cause in Python's words: the OS's cause and the path."""
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", "/var/cache/jbodcheck/kafka/4.4.0/libs/x.jar")
+
+    monkeypatch.setattr(cli_module, "run_search", full)
+    line = one_line(*in_process(capsys, "explore", *SMALL_RUN), 3)
+    assert line == "jbodcheck: failure: No space left on device: /var/cache/jbodcheck/kafka/4.4.0/libs/x.jar", line

@@ -17,7 +17,7 @@ import click
 from explorer import __version__
 from explorer.errors import JbodcheckFailure, one_line
 
-from .exits import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, worker_error_line
+from .exits import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, os_error_line, worker_error_line
 from .optional import LazyCommand
 from .stdout import EXIT_STDOUT_CLOSED, ClosedPipeGroup, StdoutClosed, silence_stdout, stdout_is_closed
 
@@ -96,6 +96,10 @@ def main(argv=None) -> None:
         code = EXIT_BAD_INPUT
     except JbodcheckFailure as e:
         click.echo(f"jbodcheck: failure: {' '.join(str(e).split())}", err=True)
+        code = EXIT_FAILURE
+    except OSError as e:
+        # the system refused something (a full disk, a file gone): its cause and path, not Python's "[Errno N]"
+        click.echo(f"jbodcheck: failure: {os_error_line(e)}", err=True)
         code = EXIT_FAILURE
     except Exception as e:  # noqa: BLE001 - a bug in jbodcheck: one line, never a traceback
         # a BFS worker that died (explorer/parallel.py, loaded only by a search that raised it)

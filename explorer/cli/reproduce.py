@@ -44,14 +44,15 @@ def release_bugs(model, release: str) -> tuple:
     return tuple(i for i in implied(_version(release)) if BUGS[i].feature is None or BUGS[i].feature in have)
 
 
-def _kraft_model(scenario, release: str, elr: str = "default"):
+def _kraft_model(scenario, release: str, elr: str = "default", path: str | None = None):
     """The scenario's model, following ``release`` (the model's release option ``kafka``: its rules, its ELR default
     unless ``elr`` says on or off, and the bug switches it implies, listed), with the data path on where the
     scenario's model allows it (a real cluster's followers always fetch: without records the model leaves ISR
     expansions out)."""
     base = dict(scenario.model)
     preset = base.pop("preset", None)
-    first = command_model(preset, {}, base=base, quiet=True)
+    named = f"scenario {path}: model" if path is not None else None     # a field of the file is named as such
+    first = command_model(preset, {}, base=base, quiet=True, base_name=named)
     if first.cfg.variant != "kraft":
         raise BadInput(f"reproduce runs KRaft scenarios: this one's model is --variant {first.cfg.variant}")
     options = dict(first.cfg.options)     # the preset's options with the file's over them
@@ -118,7 +119,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     release = _release(kafka)
     try:
         scenario = load_scenario(scenario_path)
-        preset, base, model, bugs = _kraft_model(scenario, release, elr)
+        preset, base, model, bugs = _kraft_model(scenario, release, elr, scenario_path)
         steps = [parse_step(model, text, number) for number, text in enumerate(scenario.steps, start=1)]
         planned = plan(model, steps)
     except (ScenarioError, PlanError) as e:
