@@ -173,7 +173,7 @@ def _scenario(tmp_path, name, data):
      ("step 2", "Explode")),
     ("bad-args.json", {"model": {"preset": "tiny"}, "steps": ["BrokerCrash(node=0)"]}, ("step 1", "broker")),
     ("out-of-range.json", {"model": {"preset": "tiny"}, "steps": ["BrokerCrash(broker=9)"]}, ("step 1",)),
-    ("bad-model.json", {"model": {"preset": "tiny", "rf": 5}, "steps": []}, ("--rf",)),
+    ("bad-model.json", {"model": {"preset": "tiny", "rf": 5}, "steps": []}, ("model.rf 5",)),
     ("unknown-key.json", {"model": {"preset": "tiny"}, "steps": [], "expected": {}}, ("expected",)),
     ("not-an-object.json", '["CreateTopic(partition=0)"]', ()),
 ])
