@@ -47,10 +47,9 @@ def check_variant(cfg, explicit=()) -> None:
 def _check_design(cfg) -> None:
     _check_option_values(cfg)
     if canonical_variant(cfg.variant) in kraft_designs.DESIGNS:
-        for switch in ("deletion", "reassignment"):
-            if getattr(cfg, switch) and cfg.max_records:
-                raise ConfigError(f"--{switch} with --variant {cfg.variant} is modelled without records: use "
-                                  "--max-records 0 (docs/kraft.md)")
+        if cfg.deletion and cfg.max_records:
+            raise ConfigError(f"--deletion with --variant {cfg.variant} is modelled without records: use "
+                              "--max-records 0 (docs/kraft.md)")
         design = kraft_designs.DESIGNS[canonical_variant(cfg.variant)]
         included = {f.name for f in design.included(cfg)}
         options = dict(cfg.options)

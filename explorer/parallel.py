@@ -269,10 +269,12 @@ class _Worker:
 
 
 def _worker_main(wid: int, n: int, conn, close: list, model: Model, invariants: list, resume, keep_level) -> None:
-    # Ctrl-C (to the whole process group) and SIGTERM are the parent's to handle: it stops the workers (SIGKILL
-    # when they do not answer). A worker whose parent is gone sees its pipe close and exits.
+    # Ctrl-C (to the whole process group), SIGTERM and SIGHUP (a closed terminal, to the whole group) are the
+    # parent's to handle: it stops the workers (SIGKILL when they do not answer). A worker whose parent is gone
+    # sees its pipe close and exits.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     for c in close:
         c.close()
     import gc

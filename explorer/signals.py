@@ -1,4 +1,6 @@
-"""SIGINT and SIGTERM: the first one stops the command cleanly, a second one is ignored (docs/cli.md, exit codes).
+"""SIGINT, SIGTERM and SIGHUP: the first one stops the command cleanly, a second one is ignored (docs/cli.md, exit
+codes). SIGHUP (a closed terminal, a dropped ssh session) is handled as SIGTERM, and exits 128 + 1 = 129; where it
+is ignored when the command starts (``nohup``), it stays ignored.
 
 One handler takes both signals; what it does depends on the moment (the *mode*):
 
@@ -29,7 +31,7 @@ import sys
 import threading
 import time
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 RAISE, FLAG, DEFER = "raise", "flag", "defer"
 
 
@@ -61,6 +63,7 @@ class _State:
     received: int | None = None
     depth = 0                  # nested interruptible() blocks
     previous: dict = {}        # the handlers install() replaced
+    taken: tuple = SIGNALS     # the signals install() took (not SIGHUP under nohup)
 
 
 _state = _State()
@@ -86,11 +89,12 @@ def _on_main_thread() -> bool:
 
 
 def install() -> bool:
-    """For the whole command (the CLI): SIGINT and SIGTERM go to this module's handler, in mode ``raise``.
+    """For the whole command (the CLI): SIGINT, SIGTERM and SIGHUP go to this module's handler, in mode ``raise``.
     Returns False when they already do (explorer/entry.py installed it before the imports)."""
     if not _on_main_thread() or _ours():
         return False
-    _state.previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
+    _state.taken = _takeable()
+    _state.previous = {sig: signal.signal(sig, _handler) for sig in _state.taken}
     _state.installed = True
     _state.mode = RAISE
     _state.depth = 0
@@ -107,8 +111,13 @@ def uninstall() -> None:
         _state.mode = RAISE
 
 
+def _takeable() -> tuple:
+    """SIGNALS but an ignored SIGHUP (``nohup``: the user asked the command to outlive the terminal)."""
+    return tuple(sig for sig in SIGNALS if sig != signal.SIGHUP or signal.getsignal(sig) != signal.SIG_IGN)
+
+
 def _ours() -> bool:
-    return _state.installed and all(signal.getsignal(sig) is _handler for sig in SIGNALS)
+    return _state.installed and all(signal.getsignal(sig) is _handler for sig in _state.taken)
 
 
 def reclaim() -> None:
@@ -148,7 +157,7 @@ def interruptible(raising: bool = True):
     previous = None
     if not _ours() and _state.depth == 0:
         _reset()               # a library caller: each search starts afresh
-        previous = {sig: signal.signal(sig, _handler) for sig in SIGNALS}
+        previous = {sig: signal.signal(sig, _handler) for sig in _takeable()}
     _state.mode = mode
     _state.depth += 1
     try:

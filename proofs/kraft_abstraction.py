@@ -6,7 +6,7 @@ from __future__ import annotations
 from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED
 from model.storage.state import NO_LEADER
 
-from .kraft_system import StateVars, dir_ref_sort
+from .kraft_system import FIELD_BY_NAME, StateVars, dir_ref_sort
 
 
 class OutsideCore(ValueError):
@@ -42,22 +42,48 @@ def dir_ref(u, value):
     return reserved[value] if value in reserved else R.dir(u.dirs[value])
 
 
+def term(st: StateVars, field: str, idx: tuple):
+    """``st``'s field applied to the elements at indices ``idx``, built once per state vocabulary (the conformance
+    check pins and reads the same few terms for every state: building them, not solving, was its cost)."""
+    terms = st.__dict__.setdefault("_terms", {})
+    key = (field, idx)
+    hit = terms.get(key)
+    if hit is None:
+        u = st.u
+        elements = {"B": u.brokers, "D": u.dirs, "P": u.partitions}
+        hit = terms[key] = getattr(st, field)(*(elements[srt][i] for srt, i in zip(FIELD_BY_NAME[field].args, idx)))
+    return hit
+
+
+def atom(st: StateVars, field: str, idx: tuple, value):
+    """``term(st, field, idx) == value``, built once; ``value`` as the abstract state has it (a bool, an int, a
+    broker or dir index, a Directories entry)."""
+    atoms = st.__dict__.setdefault("_atoms", {})
+    key = (field, idx, value)
+    hit = atoms.get(key)
+    if hit is None:
+        u, rng = st.u, FIELD_BY_NAME[field].range
+        z = (u.brokers[value] if rng == "B" else u.dirs[value] if rng == "D" else
+             dir_ref(u, value) if rng == "DirRef" else value)
+        hit = atoms[key] = term(st, field, idx) == z
+    return hit
+
+
 def pin(u, st: StateVars, key) -> list:
     """Equalities that make ``st`` the abstract state ``key`` (some_dir: the first registered dir)."""
     brokers, parts = key
-    B, D = u.brokers, u.dirs
+    D = range(len(u.dirs))
     out = []
     for b, (up, registered, reg, fenced, dirs) in enumerate(brokers):
-        out += [st.up(B[b]) == up, st.registered(B[b]) == registered, st.reg(B[b]) == reg,
-                st.fenced(B[b]) == fenced, st.some_dir(B[b]) == D[dirs[0] if dirs else 0]]
-        out += [st.regdir(B[b], D[d]) == (d in dirs) for d in range(len(D))]
+        out += [atom(st, "up", (b,), up), atom(st, "registered", (b,), registered), atom(st, "reg", (b,), reg),
+                atom(st, "fenced", (b,), fenced), atom(st, "some_dir", (b,), dirs[0] if dirs else 0)]
+        out += [atom(st, "regdir", (b, d), d in dirs) for d in D]
     for p, (exists, replicas, isr, leader, dirs, lepoch, pepoch) in enumerate(parts):
-        P = u.partitions[p]
-        out += [st.exists(P) == exists, st.has_leader(P) == (leader != NO_LEADER),
-                st.leader_epoch(P) == lepoch, st.partition_epoch(P) == pepoch]
+        out += [atom(st, "exists", (p,), exists), atom(st, "has_leader", (p,), leader != NO_LEADER),
+                atom(st, "leader_epoch", (p,), lepoch), atom(st, "partition_epoch", (p,), pepoch)]
         if leader != NO_LEADER:
-            out.append(st.leader(P) == B[leader])
-        for b in range(len(B)):
-            out += [st.replica(P, B[b]) == (b in replicas), st.isr(P, B[b]) == bool(isr >> b & 1),
-                    st.dirs(P, B[b]) == dir_ref(u, dirs[b])]
+            out.append(atom(st, "leader", (p,), leader))
+        for b in range(len(u.brokers)):
+            out += [atom(st, "replica", (p, b), b in replicas), atom(st, "isr", (p, b), bool(isr >> b & 1)),
+                    atom(st, "dirs", (p, b), dirs[b])]
     return out

@@ -23,7 +23,8 @@ from invariants.kraft import image as explicit_image, safety as explicit_safety
 from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED, Registration
 from model.storage.state import NO_LEADER
 
-from model.kraft.release import version_of
+from model.kraft.controller import elr_enabled
+from model.kraft.release import text as release_text, version_of
 
 from .kraft_abstraction import abstract, pin
 # The release the z3 model follows (proofs/kraft_system.py): 3.9's controller, before ELR and before 4.0's records
@@ -79,7 +80,8 @@ class Check:
         self._formulas: dict = {}     # built once per action and arguments (or property): building is the cost
 
     def _pin(self, st, key) -> list:
-        return self._formula(("pin", st.prefix, key), lambda: pin(self.u, st, key))
+        # one conjunction per abstract state, asserted whole: asserting its equalities one by one was the cost
+        return self._formula(("pin", st.prefix, key), lambda: [z3.And(pin(self.u, st, key))])
 
     def _formula(self, key, build):
         if key not in self._formulas:
@@ -137,20 +139,35 @@ class Check:
     def initial(self, key) -> bool:
         return self._sat(*self._pin(self.s, key), conj(initial(self.u, self.s)))
 
+    def _satisfiable_with(self, key, build, *pins) -> bool:
+        """Whether the formula ``build()`` (asserted once in its own solver, named by ``key``) is satisfiable with
+        the pins (in a scope)."""
+        solver = self._formula(("solver",) + key, lambda: _solver_with(build()))
+        solver.push()
+        try:
+            solver.add(*pins)
+            return self._check(solver)
+        finally:
+            solver.pop()
+
     def state_property(self, prop, key) -> bool:
-        broken = self._formula(("state", prop.id, prop.formula), lambda: z3.And(
-            well_formed(self.u, self.s), z3.Not(prop.formula(self.u, self.s))))
-        return not self._sat(*self._pin(self.s, key), broken)
+        return not self._satisfiable_with(("state", prop.id, prop.formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(prop.formula(self.u, self.s))), *self._pin(self.s, key))
 
     def lemma(self, name, key) -> bool:
-        broken = self._formula(("lemma", name, LEMMAS[name].formula), lambda: z3.And(
-            well_formed(self.u, self.s), z3.Not(LEMMAS[name].formula(self.u, self.s))))
-        return not self._sat(*self._pin(self.s, key), broken)
+        return not self._satisfiable_with(("lemma", name, LEMMAS[name].formula), lambda: z3.And(
+            well_formed(self.u, self.s), z3.Not(LEMMAS[name].formula(self.u, self.s))), *self._pin(self.s, key))
 
     def transition_property(self, prop, pre_key, post_key) -> bool:
-        broken = self._formula(("transition", prop.id, prop.formula), lambda: z3.Not(
-            prop.formula(self.u, self.s, self.t, z3.BoolVal(True))))
-        return not self._sat(*self._pin(self.s, pre_key), *self._pin(self.t, post_key), broken)
+        return not self._satisfiable_with(("transition", prop.id, prop.formula), lambda: z3.Not(
+            prop.formula(self.u, self.s, self.t, z3.BoolVal(True))), *self._pin(self.s, pre_key),
+            *self._pin(self.t, post_key))
+
+
+def _solver_with(formula):
+    solver = z3.Solver()
+    solver.add(formula)
+    return solver
 
 
 def reachable(m, limit: int | None = None):
@@ -179,7 +196,8 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
     """Run the conformance check on model ``m`` (``limit``: at most that many states, breadth-first, for a quick
     look; ``reverse``: also the reverse direction, proofs/kraft_reverse.py; ``beyond``: how many changed states
     and transitions the properties are compared on beyond the reachable ones, ``changed``). The z3 model is Kafka
-    3.9's controller (no ELR, no records at a registration): a model of a 4.x release is refused (ValueError)."""
+    3.9's controller (no ELR, no records at a registration): a model of a 4.x release is refused (ValueError). The
+    result names the model's release (``kafka``) and whether ELR is on (``elr``): what the verdict says was checked."""
     refusal = release_refusal(m)
     if refusal is not None:
         raise ValueError(refusal)
@@ -249,7 +267,8 @@ def check(m, mutation=None, limit: int | None = None, max_offences: int = 5, rev
     if beyond and base and len(offences) < max_offences:
         outside = beyond_reachable(ck, base, beyond, seed)
         offences += outside.pop("disagreements")
-    return {"states": states, "transitions": transitions, "abstract_triples": len(triples),
+    return {"kafka": release_text(m), "elr": bool(elr_enabled(m)), "states": states, "transitions": transitions,
+            "abstract_triples": len(triples),
             "abstract_states": len({k for _, k in state_verdicts}), "actions_fired": fired,
             "reverse": rev.figures() if rev is not None else None, "beyond": outside,
             "explicit_violations": {pid: {"count": n, "first": where} for pid, (n, where) in violations.items()},

@@ -40,7 +40,7 @@ from model.storage.broker import has_live_dir, live_dirs
 from model.storage.common import budget_left
 from model.storage.state import NO_LEADER
 
-from .kraft_abstraction import dir_ref, pin as pin_state
+from .kraft_abstraction import atom, dir_ref, pin as pin_state, term
 from .kraft_system import ACTION_BY_NAME, BOOL, StateVars, Witness, active, dir_ref_sort, relation
 from .system import Finite
 
@@ -54,7 +54,7 @@ class Pin(NamedTuple):
 
 
 def _create_topic(m, s, p, t=None):
-    assignment = tuple(m.assignments[p])
+    assignment = tuple(m.original[p])
     defaults = tuple(default_dir(s.controller.registrations[b]) for b in assignment)
 
     def pins(u, name, v):
@@ -242,7 +242,7 @@ class Reverse:
         self.queries += 1
         solver, witnesses = self._relation(action, args)
         if pre not in self._pins:
-            self._pins[pre] = pin_state(self.u, self.s, pre)
+            self._pins[pre] = [z3.And(pin_state(self.u, self.s, pre))]   # asserted whole: cheaper
         solver.push()         # the relation is asserted once per action and arguments; the rest in this scope
         try:
             solver.add(*self._pins[pre], *pin.constraints(self.u, self._name(action), self.s.view()),
@@ -268,31 +268,33 @@ class Reverse:
         R = dir_ref_sort(u)
         block = []
 
-        def val(term):
-            value = model.eval(term, model_completion=True)
-            block.append(term == value)
+        def read(field, idx, value):
+            block.append(atom(t, field, idx, value))
             return value
 
-        def ref(term):
-            value = val(term)
+        def true(field, *idx):
+            return read(field, idx, z3.is_true(model.eval(term(t, field, idx), model_completion=True)))
+
+        def number(field, *idx):
+            return read(field, idx, model.eval(term(t, field, idx), model_completion=True).as_long())
+
+        def ref(*idx):
+            value = model.eval(term(t, "dirs", idx), model_completion=True)
             for reserved, name in ((UNASSIGNED, R.unassigned), (MIGRATING, R.migrating), (LOST, R.lost)):
                 if z3.eq(value, name):
-                    return reserved
-            return u.dirs.index(model.eval(R.dir_of(value)))
+                    return read("dirs", idx, reserved)
+            return read("dirs", idx, u.dirs.index(model.eval(R.dir_of(value))))
 
-        def true(term):
-            return z3.is_true(val(term))
-
-        B, D, P = u.brokers, u.dirs, u.partitions
-        brokers = tuple((true(t.up(b)), true(t.registered(b)), true(t.reg(b)), true(t.fenced(b)),
-                         tuple(i for i, d in enumerate(D) if true(t.regdir(b, d)))) for b in B)
+        B, D, P = range(len(u.brokers)), range(len(u.dirs)), range(len(u.partitions))
+        brokers = tuple((true("up", b), true("registered", b), true("reg", b), true("fenced", b),
+                         tuple(d for d in D if true("regdir", b, d))) for b in B)
         parts = []
         for p in P:
-            leader = B.index(val(t.leader(p))) if true(t.has_leader(p)) else NO_LEADER
-            parts.append((true(t.exists(p)), tuple(i for i, b in enumerate(B) if true(t.replica(p, b))),
-                          sum(1 << i for i, b in enumerate(B) if true(t.isr(p, b))), leader,
-                          tuple(ref(t.dirs(p, b)) for b in B),
-                          val(t.leader_epoch(p)).as_long(), val(t.partition_epoch(p)).as_long()))
+            leader = (read("leader", (p,), u.brokers.index(model.eval(term(t, "leader", (p,)), model_completion=True)))
+                      if true("has_leader", p) else NO_LEADER)
+            parts.append((true("exists", p), tuple(b for b in B if true("replica", p, b)),
+                          sum(1 << b for b in B if true("isr", p, b)), leader, tuple(ref(p, b) for b in B),
+                          number("leader_epoch", p), number("partition_epoch", p)))
         return view((brokers, tuple(parts))), block
 
     # ---- one explicit state ------------------------------------------------------------------------------

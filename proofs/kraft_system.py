@@ -80,6 +80,7 @@ FIELDS = (
     Field("partition_epoch", ("P",), "Int", "the partition epoch (-1 before creation)"),
 )
 FIELD_NAMES = tuple(f.name for f in FIELDS)
+FIELD_BY_NAME = {f.name: f for f in FIELDS}
 
 
 def sort_of(u, name: str):

@@ -53,6 +53,15 @@ LONG_RUNS = (
             "added_replica[kraft-reassignment-move]",
             "kraft-reassignment-move: every rule fired, finding 6 found",
             "the same on kraft-reassignment (the other parametrization)"),
+    LongRun("tests/test_kraft_reassignment.py::test_a_move_with_records_exhausts_and_finds_finding_6_and_no_record_lost",
+            "kraft-reassignment-move with one record at 3.9 exhausted (180,352 states): every rule but LeaderShrinkIsr "
+            "fired, finding 6 and its consequences the only violations",
+            "a restarted follower rejoins the ISR with records, its scenario, and the fetch's footprint on its "
+            "states (tests/test_kraft_reassignment.py)"),
+    LongRun("tests/test_kraft_combinations.py::test_reassignment_with_records_explores_with_each_other_feature",
+            "reassignment with records beside each other KRaft feature (30,000 states each): both features' rules "
+            "and ReplicaFetch fire, every violation replays",
+            "reassignment without records beside each other feature (test_two_kraft_features_explore_together)"),
     LongRun("tests/test_proofs.py::test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_with_"
             "its_invariant",
             "the z3 model's conformance on every state and transition of tiny (87,862 / 262,050), both ways",
@@ -121,7 +130,8 @@ LONG_RUNS = (
             "the scenarios saved by explore replay to the same violation (tests/test_traces.py)"),
     LongRun("tests/test_proofs_kraft.py::test_every_configuration_of_the_default_profile_conforms_and_every_property_"
             "agrees_with_its_invariant",
-            "every configuration of the KRaft conformance's default profile conforms, whole, both ways",
+            "every configuration of the KRaft conformance's default profile conforms, both ways, each as far as "
+            "the list bounds it (three-brokers and one-record-one-fault: their first states; the others whole)",
             "prove --variant kraft's conformance of the default profile bounded to 50 states a configuration, and the "
             "drifts the default profile must catch (tests/test_proofs_kraft.py)"),
     LongRun("tests/test_kraft_shutdown.py::test_the_feature_rules_stay_within_their_declared_footprints",
@@ -148,6 +158,13 @@ LONG_RUNS = (
     LongRun("tests/test_signals.py::test_spark_through_the_cli_exits_128_plus_the_signal_with_a_report[job-running#3:15]",
             "SIGTERM while a Spark job runs: exit 143 with a report",
             "the same at the Spark engine's start ([spark-start:2])"),
+    LongRun("tests/test_realkafka.py::test_a_cluster_formatted_before_directory_assignment_upgrades_its_metadata_"
+            "version",
+            "a real cluster formatted at metadata.version 3.6-IV2 upgraded by updateFeatures: its broker registers its dir",
+            "the mv-upgrade mapping and the metadata.version of a model with mv_upgrade (tests/test_reproduce.py)"),
+    LongRun("tests/test_reproduce_real.py::test_a_broker_killed_from_outside_mid_run_is_a_harness_failure_exit_3",
+            "a broker SIGKILLed from outside mid-reproduce on a real cluster: exit 3 naming it, nothing left",
+            "the driver's dead-node check and exit 3 against a scripted cluster (tests/test_trace_validation.py)"),
     LongRun("tests/test_reproduce_real.py::test_finding_1_reproduces_on_a_real_cluster",
             "reproduce runs finding 1's scenario on a real cluster and matches the model at every step",
             "reproduce against a scripted cluster (tests/test_reproduce.py) and a real 2x2 cluster's dir failure "

@@ -5,7 +5,9 @@ in force). A follower whose fetches are held and who lags is shrunk out of the I
 replica.lag.time.max.ms, and a broker whose heartbeats are held has its session expired, as the controller does
 after broker.session.timeout.ms (both ``lag`` seconds after the hold first applied). ``deviate`` plants a
 difference: a function of (call name, args) that returns True to skip the call (the cluster does not do what it
-was asked)."""
+was asked); ``warp`` plants an observation no model state has: a function of (the view, the calls so far) that
+returns the view to show; ``dead`` plants a node that died unasked: a function of the calls so far that returns
+the harness's lines for it (Cluster.dead)."""
 from __future__ import annotations
 
 import threading
@@ -27,7 +29,7 @@ class FakeHarnessError(Exception):
 
 class ModelCluster:
     def __init__(self, model, deviate=lambda name, args: False, fail_on=None, lag=0.3, root=None,
-                 dir_failure_timeout=True):
+                 dir_failure_timeout=True, warp=None, dead=None):
         import tempfile
         from pathlib import Path
 
@@ -41,6 +43,8 @@ class ModelCluster:
         self.calls: list = []
         self.stopped = False
         self.lag = lag
+        self.warp = warp
+        self._dead = dead
         self.lagging: dict = {}         # (partition, follower) -> when it first lagged
         # the cluster's own steps; without log.dir.failure.timeout.ms (set beyond the run) no broker stops itself
         self.own = [o for o in own_steps(model) if dir_failure_timeout or o[2].name != "BrokerDirFailureTimeout"]
@@ -161,7 +165,11 @@ class ModelCluster:
         with self.lock:
             self._settle()
             faulted = {tuple(a) for n, a in self.calls if n == "DirFail"}
-            return observation(project(self.model, self.state, faulted))
+            view = project(self.model, self.state, faulted)
+            return observation(self.warp(view, list(self.calls)) if self.warp is not None else view)
+
+    def dead(self):
+        return self._dead(list(self.calls)) if self._dead is not None else []
 
 
 def observation(view):
@@ -188,13 +196,17 @@ def observation(view):
                                      directories=tuple(p.directories), replicas=tuple(p.replicas),
                                      adding=tuple(p.adding), removing=tuple(p.removing))
              for t, p in view.partitions.items()}
-    return SimpleNamespace(brokers=brokers, controller=SimpleNamespace(registrations=regs, partitions=parts),
-                           records=())
+    features = {} if view.jbod is None else {"metadata.version": 17 if view.jbod else 14}
+    return SimpleNamespace(brokers=brokers, controller=SimpleNamespace(registrations=regs, partitions=parts,
+                                                                       features=features), records=())
 
 
 def fake_harness(model_of, **kw):
     """A stand-in for the module realkafka.cluster whose Cluster is a ModelCluster of ``model_of(made_for[0])``
-    (the scenario a test appends to ``made_for``): (module, made: the clusters made, made_for)."""
+    (the scenario a test appends to ``made_for``): (module, made: the clusters made, made_for). The real
+    realkafka.cluster.release stays importable (the command resolves --kafka with it)."""
+    import realkafka.cluster.release  # noqa: F401  (in sys.modules before the fake package replaces its parent)
+
     made: list = []
     made_for: list = []
 

@@ -2,8 +2,8 @@
 
 A runnable example is a ```console block right after a line `<!-- runnable -->`. Its first `$ jbodcheck ...`
 line is run (as `python -m explorer ...` from the repository); the block's `Result: RESULT. N distinct states,
-M generated, depth D` line and the exit code shown after `$ echo $?` must match the run's. Mark only examples
-that take seconds.
+M generated, depth D` line, the line under it (what the verdict covers) when shown, and the exit code shown after
+`$ echo $?` must match the run's. Mark only examples that take seconds.
 """
 from __future__ import annotations
 
@@ -59,6 +59,9 @@ def test_a_runnable_example_shows_what_the_cli_does(line, body):
     assert got, p.stdout[-1000:]
     assert got.groups() == (result, distinct, generated, depth), f"docs/cli.md line {line}: the example shows " \
         f"{(result, distinct, generated, depth)}, the CLI gives {got.groups()}"
+    shown = body.split(RESULT.search(body).group(0), 1)[1].splitlines()[1:2]
+    if shown and shown[0] != "...":     # the line under Result: what the verdict covers (its bounds)
+        assert shown[0] == p.stdout.split(got.group(0), 1)[1].splitlines()[1], f"docs/cli.md line {line}"
 
 
 def test_the_bugs_example_is_what_jbodcheck_bugs_prints():

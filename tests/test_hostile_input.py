@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import attrs
 import pytest
@@ -1215,3 +1216,163 @@ def test_an_os_error_that_escapes_is_one_plain_line_with_its_cause_and_path(caps
     monkeypatch.setattr(cli_module, "run_search", full)
     line = one_line(*in_process(capsys, "explore", *SMALL_RUN), 3)
     assert line == "jbodcheck: failure: No space left on device: /var/cache/jbodcheck/kafka/4.4.0/libs/x.jar", line
+
+
+# ---- Kafka releases and the cache (`kafka fetch`, realkafka/cluster/release.py; fake Maven: tests/fake_tools.py) ---
+
+def _fetch(tmp_path, mvn, *versions, cache=None):
+    from fake_tools import fake_tools, mvn_calls
+
+    tools = fake_tools(tmp_path, mvn)
+    if cache is not None:
+        tools["env"]["JBODCHECK_KAFKA_CACHE"] = str(cache)
+    p = run("kafka", "fetch", *versions, env_extra=tools["env"])
+    return p, mvn_calls(tools), tools["cache"]
+
+
+def _fetch_line(p, code, *words):
+    """One error line after what the fetch said it does (the Maven step it began), no traceback."""
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert lines and all(line.startswith("jbodcheck: fetching Kafka ") for line in lines[:-1]), p.stderr
+    return one_line(p.returncode, p.stdout, lines[-1] + "\n", code, *words)
+
+
+def test_a_release_maven_central_does_not_serve_is_bad_input_and_leaves_nothing(tmp_path):
+    from fake_tools import NOT_SERVED
+
+    p, calls, cache = _fetch(tmp_path, f"printf '%s' '{NOT_SERVED.format(v='9.9.9')}'; exit 1", "9.9.9")
+    line = _fetch_line(p, 2, "no such Kafka release 9.9.9", "served: 3.7.0 to 4.4.0")
+    assert line.endswith("written)"), line          # whole words: nothing cut
+    assert len(calls) == 1 and "-Dkafka.version=9.9.9" in calls[0]
+    assert not (cache / "9.9.9").exists()
+
+
+def test_a_release_known_not_to_exist_is_refused_without_maven(tmp_path):
+    from realkafka.cluster.release import known_absent, resolve
+
+    for version in ("3.10.0", "3.7.9", "3.8.2"):
+        with pytest.raises(ValueError, match=f"no such Kafka release {version} .*served: 3.7.0 to 4.4.0"):
+            resolve(version)
+    assert known_absent("3.9.3") is None and known_absent("4.4.1") is None and known_absent("5.0.0") is None
+    p, calls, cache = _fetch(tmp_path, "exit 1", "3.10.0")
+    proc_line(p, 2, "no such Kafka release 3.10.0", "served: 3.7.0 to 4.4.0")
+    assert calls == [] and not cache.exists()
+
+
+BAD_VERSIONS = ["3.9.2\n", " 3.9.2", "\u0663.\u0669.\u0662", "3.9.\uff12", "03.9.2", "4.4.0.1", "4.4.", "4.4.0\n"]
+
+
+def test_a_version_with_a_newline_or_other_digits_never_reaches_maven(tmp_path, monkeypatch):
+    """`kafka fetch`, `reproduce --kafka` (resolve) and the harness's fetch refuse them before Maven runs."""
+    from realkafka.cluster import release
+
+    monkeypatch.setenv(release.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(release.processes, "run", lambda *a, **k: pytest.fail(f"Maven ran: {a}"))
+    for version in BAD_VERSIONS:
+        for call in (release.resolve, release.fetch):
+            with pytest.raises(ValueError, match="is not a Kafka release"):
+                call(version)
+    assert release.resolve("3.9") == "3.9.2" and release.resolve("4.4") == "4.4.0"
+    assert not (tmp_path / "cache").exists()
+    p, calls, _ = _fetch(tmp_path, "exit 1", "3.9.2\n")
+    proc_line(p, 2, "is not a Kafka release")
+    assert calls == []
+
+
+def test_a_maven_failure_is_one_line_cut_between_words_and_leaves_nothing(tmp_path):
+    long = "[ERROR] Failed to execute goal on project x: " + "transfer failed because the network is down " * 12
+    p, calls, cache = _fetch(tmp_path, f"echo '{long}'; exit 1", "4.3.1")
+    line = _fetch_line(p, 3, "Maven could not fetch Kafka 4.3.1")
+    assert line.endswith(" ...") and line[:-4].rsplit(" ", 1)[1] in long.split(), line    # a whole word
+    assert len(calls) == 1
+    assert not (cache / "4.3.1").exists()
+
+
+def test_kafka_fetch_takes_x_y_as_its_newest_patch_and_says_nothing_of_maven_when_cached(tmp_path):
+    from realkafka.cluster.release import STAMP, _classes_stamp, _libs_stamp
+
+    cache = tmp_path / "cache"
+    for part, stamp in (("libs", _libs_stamp()), ("classes", _classes_stamp())):
+        (cache / "4.4.0" / part).mkdir(parents=True)
+        (cache / "4.4.0" / part / STAMP).write_text(stamp + "\n")
+    p, calls, _ = _fetch(tmp_path, "exit 1", "4.4", cache=cache)
+    assert p.returncode == 0 and p.stdout.split() == ["4.4.0", str(cache / "4.4.0" / "libs")], p.stderr
+    assert calls == [] and p.stderr == ""
+
+
+@pytest.mark.parametrize("where", ["a file", "under /dev/full", "/dev/full"])
+def test_an_unusable_kafka_cache_is_bad_input_naming_the_path_and_the_reason(tmp_path, where):
+    cache = {"a file": tmp_path / "cache-file", "under /dev/full": Path("/dev/full/cache"),
+             "/dev/full": Path("/dev/full")}[where]
+    if where == "a file":
+        cache.write_text("not a directory\n")
+    elif not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    p, calls, _ = _fetch(tmp_path, "exit 1", "4.4.0", cache=cache)
+    line = proc_line(p, 2, f"the Kafka cache {cache} cannot be used")
+    assert any(reason in line for reason in ("Not a directory", "File exists")), line
+    assert calls == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in a read-only directory")
+def test_a_read_only_kafka_cache_is_bad_input(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o555)
+    try:
+        p, calls, _ = _fetch(tmp_path, "exit 1", "4.4.0", cache=cache)
+    finally:
+        cache.chmod(0o755)
+    proc_line(p, 2, f"the Kafka cache {cache} cannot be used", "Permission denied")
+
+
+# ---- options checked before any work (issue 46, item 15) ---------------------------------------------------------
+
+def test_prove_refuses_a_configuration_the_model_refuses_before_the_z3_work(capsys, monkeypatch):
+    import explorer.cli.prove_kraft as prove_kraft
+
+    monkeypatch.setattr(prove_kraft, "run", lambda *a, **k: pytest.fail("the z3 work began"))
+    one_line(*in_process(capsys, "prove", "--variant", "kraft", "--kafka", "3.9", "--option", "elr=true"), 2,
+             "elr=true needs Kafka 4.0 or later")
+
+
+@pytest.mark.parametrize("fixes", [True, False])
+@pytest.mark.parametrize("configs", ["", " , "])
+def test_compare_refuses_configs_that_name_nothing(capsys, monkeypatch, fixes, configs):
+    import explorer.cli.compare as compare
+    import explorer.cli.compare_fixes as compare_fixes
+
+    monkeypatch.setattr(compare_fixes, "compare_fixes", lambda *a, **k: pytest.fail("the table ran"))
+    monkeypatch.setattr(compare, "compare", lambda *a, **k: pytest.fail("the table ran"))
+    args = ["compare", *(["--fixes"] if fixes else []), "--configs", configs]
+    one_line(*in_process(capsys, *args), 2, "--configs", "names no configuration")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0.5", "NaN"])
+def test_a_step_timeout_that_is_not_a_finite_number_of_seconds_from_1_is_refused(capsys, value):
+    scenario = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
+    one_line(*in_process(capsys, "reproduce", scenario, "--kafka", "4.4", "--plan-only", "--step-timeout", value),
+             2, "--step-timeout")
+
+
+def test_checkpoint_every_nan_is_refused(capsys):
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--checkpoint-every", "nan"), 2, "--checkpoint-every",
+             "not a finite number of seconds")
+
+
+@pytest.mark.parametrize("value", ["3.90", "4.40", "3.9.2\n4", "\u0663.\u0669", "4.4.0x"])
+def test_option_kafka_is_read_as_text_not_as_a_json_number(capsys, value):
+    one_line(*in_process(capsys, "explore", "--preset", "kraft-tiny", "--max-depth", "1", "-q", "--option",
+                         f"kafka={value}"), 2, "kafka must be a release")
+
+
+def test_option_kafka_still_takes_a_release_given_as_a_number_or_as_a_json_string(capsys):
+    for value in ("3.9", '"4.1.2"', "4.0"):
+        code, _, err = in_process(capsys, "explore", "--preset", "kraft-tiny", "--max-depth", "1", "-q", "--option",
+                                  f"kafka={value}")
+        assert code == 0, (value, err)
+
+
+@pytest.mark.parametrize("name", ["", " "])
+def test_a_blank_plugin_is_refused(capsys, name):
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--plugin", name), 2, "--plugin takes a module name")

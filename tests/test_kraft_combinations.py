@@ -11,8 +11,9 @@ from explorer.catalog import build_model, preset_config
 from explorer.search import SearchOptions, bfs
 from model.spec.engine import rebuild_trace
 
-# feature -> how a configuration turns it on (kraft-tiny-faults' cluster: no record, which deletion and reassignment
-# need; mv-upgrade needs one dir per broker, so it has its own preset and is left out here).
+# feature -> how a configuration turns it on (kraft-tiny-faults' cluster: no record, which deletion needs;
+# reassignment with records has its own pairs below; mv-upgrade needs one dir per broker, so it has its own preset
+# and is left out here).
 TURN_ON = {
     "kraft-deletion": dict(deletion=True),
     "kraft-reassignment": dict(reassignment=True, rf=1),   # a broker outside the assignment to add
@@ -32,8 +33,8 @@ RULES_OF = {"kraft-saturation": "saturation"}
 REPLACED = {"kraft-elr": {"BrokerRestart", "ReplaceDisk", "BrokerRegister"}}
 
 
-def _config(a: str, b: str):
-    params = {**TURN_ON[a], **TURN_ON[b]}
+def _config(a: str, b: str, **extra):
+    params = {**TURN_ON[a], **TURN_ON[b], **extra}
     params["options"] = {**TURN_ON[a].get("options", {}), **TURN_ON[b].get("options", {})}
     if "kraft-elr" not in (a, b):
         params["options"]["elr"] = False
@@ -44,9 +45,23 @@ def _config(a: str, b: str):
 
 @pytest.mark.parametrize("a,b", PAIRS, ids=[f"{a}+{b}" for a, b in PAIRS])
 def test_two_kraft_features_explore_together(a, b):
-    model = build_model(_config(a, b))
+    _explore_together(build_model(_config(a, b)), a, b)
+
+
+# Reassignment with the data path (issue 45; deletion stays without records): with each other feature.
+DATA_PAIRS = [other for other in TURN_ON if other not in ("kraft-reassignment", "kraft-deletion")]
+
+
+@pytest.mark.parametrize("other", DATA_PAIRS)
+def test_reassignment_with_records_explores_with_each_other_feature(other):
+    model = build_model(_config("kraft-reassignment", other, max_records=1))
+    fired = _explore_together(model, "kraft-reassignment", other, max_states=30_000)
+    assert "ReplicaFetch" in fired and "ReplicaCatchUp" not in fired
+
+
+def _explore_together(model, a: str, b: str, max_states: int = 8_000) -> set:
     assert model.has_feature(a) and model.has_feature(b)
-    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, max_states=8_000))
+    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, max_states=max_states))
     assert result.result in ("ok", "violation", "bounded"), result.note
     fired = {name for name, n in result.coverage.items() if n}
     for name in (a, b):   # each feature's own rules take part (at least one fires within the bound)
@@ -55,3 +70,4 @@ def test_two_kraft_features_explore_together(a, b):
     for v in result.violations:
         replayed = rebuild_trace(model, [action for action, _ in v.trace[1:]])
         assert model.fingerprint(replayed[-1][1]) == model.fingerprint(v.trace[-1][1])
+    return fired

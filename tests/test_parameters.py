@@ -58,6 +58,7 @@ def test_a_flag_at_its_idle_value_is_accepted(capsys, flag):
     (("--preset", "tiny", "--reassignment-procedure", "kafka-2.7"), ("reassignment-kafka-2.7", "--reassignment")),
     (("--preset", "tiny", "--max-created-resets", "2"), ("--max-created-resets 2", "kip112-draft")),
     (("--preset", "kraft-tiny", "--max-saturations", "1"), ("--max-saturations 1", "--saturation")),
+    (("--preset", "tiny", "--max-saturations", "2"), ("--max-saturations 2", "feature saturation", "--saturation")),
 ])
 def test_a_flag_of_a_feature_left_out_is_refused(capsys, args, words):
     _one_line_exit_2(*in_process(capsys, "explore", *args, "--max-depth", "1", "-q"), *words)

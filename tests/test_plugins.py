@@ -264,3 +264,25 @@ def test_a_plugin_may_import_a_built_in_invariant(tmp_path):
     plugin.write_text("from invariants.storage.safety import *  # noqa: F403\n")
     run = _cli("explore", "--preset", "tiny", "--max-states", "100", "-q", "--workers", "1", "--plugin", plugin, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+
+
+THREAD_THAT_RAISES = '''
+import threading
+
+
+def _work():
+    raise ValueError("the plugin's thread broke")
+
+
+threading.Thread(target=_work, name="plugin-worker").start()
+'''
+
+
+def test_a_plugin_thread_that_raises_is_a_checker_failure_in_one_line(tmp_path):
+    """Python printed the thread's traceback and the run exited 0 (issue 46)."""
+    plugin = tmp_path / "raising_thread.py"
+    plugin.write_text(THREAD_THAT_RAISES)
+    run = _cli("explore", "--preset", "tiny", "-q", "--max-depth", "2", "--plugin", plugin, cwd=tmp_path)
+    _one_line(run, 3, "jbodcheck: failure:", f"plugin '{plugin}'", "(plugin-worker)",
+              "ValueError: the plugin's thread broke")
+    assert "Exception in thread" not in run.stderr

@@ -280,8 +280,10 @@ def test_a_failing_test_leaves_no_process_port_or_directory(tmp_path):
 def test_a_release_the_registry_does_not_serve_is_one_line():
     if not RELEASES:
         pytest.skip("opt-in (asks the registry): set JBODCHECK_KAFKA_RELEASES (docs/testing.md)")
-    with pytest.raises(HarnessError, match="Maven could not fetch Kafka 3.7.9"):
-        fetch("3.7.9")
+    from realkafka.cluster.errors import BadRelease
+
+    with pytest.raises(BadRelease, match="no such Kafka release 4.2.9: Maven Central does not serve"):
+        fetch("4.2.9")
 
 
 def test_kafka_fetch_refuses_a_release_before_kraft_jbod():
@@ -297,3 +299,20 @@ def test_kafka_fetch_prints_the_release_and_its_jars():
                        text=True, timeout=600)
     version, libs = p.stdout.split()
     assert p.returncode == 0 and version == RELEASE and (Path(libs) / f"kafka_2.13-{RELEASE}.jar").is_file()
+
+
+@needs_kafka
+def test_a_cluster_formatted_before_directory_assignment_upgrades_its_metadata_version():
+    """ClusterSpec.metadata_version formats at an older metadata.version (the storage tool's --release-version);
+    upgrade_metadata_version raises it to the brokers' highest level, after which each broker registers its dir
+    (BrokerRegistrationTracker): the model's kraft-mv-upgrade, on a real cluster."""
+    fetch(RELEASE)
+    with Cluster(ClusterSpec(release=RELEASE, brokers=1, dirs=1, metadata_version="3.6-IV2")) as c:
+        root, ports = str(c.root), list(c.ports)
+        before = c.features()["metadata.version"]
+        assert not c.observe(light=True).controller.registrations[0].dirs, "no LogDirs before 3.7-IV2"
+        old, new = c.upgrade_metadata_version()
+        assert old == before < new == c.features()["metadata.version"]
+        c.wait_until(lambda o: len(o.controller.registrations[0].dirs) == 1, timeout=60,
+                     what="broker 0 re-registered with its dir")
+    assert_nothing_left(root, ports)

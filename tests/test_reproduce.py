@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -49,7 +51,9 @@ def scenario_model(path, bugs=(), data=True, kafka=None):
     except Exception:
         cfg = configure(preset, base, {})
     model = build_model(cfg, preset=preset)
-    return model, [parse_step(model, t, i) for i, t in enumerate(sc.steps, start=1)]
+    from explorer.cli.reproduce import _steps      # a catch-up written without records is a fetch with them
+
+    return model, _steps(sc, model)
 
 
 def trace_history(model, steps):
@@ -87,6 +91,22 @@ def test_the_mapping_tables_in_the_docs_match_the_code():
         assert f"| `{name}` | {h.how} |" in doc, name
 
 
+def test_the_results_table_names_every_kraft_scenario_with_its_number_of_steps():
+    """docs/reproduce.md's results: every KRaft scenario file has a row saying what the harness did or could not
+    do, and a row's "N steps" are its files' own (a view count is "views")."""
+    doc = (REPO / "docs" / "reproduce.md").read_text().split("## Results", 1)[1].split("\n## ", 1)[0]
+    named: set = set()
+    for row in (line for line in doc.splitlines() if line.startswith("| ") and not line.startswith("| finding /")):
+        what, files = row.split(" | ")[:2]
+        files = re.findall(r"`(kraft-[\w.-]+\.json)`", files)
+        named |= set(files)
+        counts = [int(n) for n in re.findall(r"(\d+) steps", what)]
+        if counts:
+            assert len(counts) == len(files), row
+            assert counts == [len(load_scenario(str(SCENARIOS / f)).steps) for f in files], row
+    assert named == {p.name for p in SCENARIOS.glob("kraft-*.json")}
+
+
 # ---- the projection and the checks -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("scenario, bugs, check", [
@@ -121,6 +141,22 @@ def test_the_checks_stand_for_the_invariants_the_model_breaks():
         for i in range(1, len(history) + 1):
             shown |= set(C.judge(history[:i]))
         assert broken and {covered[i] for i in broken} <= shown, (name, broken, shown)
+
+
+def test_a_reassignment_scenario_runs_on_the_data_path_and_its_restarted_follower_rejoins_the_isr():
+    """Issue 45: a real follower fetches and rejoins the ISR after its restart; the plan's model now does too."""
+    from explorer.cli.reproduce import _kraft_model, _steps
+
+    sc = load_scenario(str(SCENARIOS / "kraft-finding-6-added-replica-recreated-over-failed-dir.json"))
+    _, _, model, _ = _kraft_model(sc, "4.4.0")
+    assert model.cfg.max_records_of(0) == 1                       # the data path on, as for the other scenarios
+    steps = _steps(sc, model)
+    assert steps[10] == ("ReplicaFetch", (1, 0))                   # the scenario's ReplicaCatchUp(partition=0, broker=1)
+    planned = plan(model, steps)
+    assert planned.forced
+    restart = next(p for p in planned.steps if p.rule == "BrokerRestart")
+    assert restart.view.partitions["t0"].isr == frozenset({0, 1})
+    assert "ReplicaFetch(broker=1, partition=0)" in restart.own
 
 
 def _view(model):
@@ -215,6 +251,59 @@ def test_an_observation_reads_back_as_the_view_it_shows():
         assert differences(view, real) == [], step.text
 
 
+def test_directories_and_another_broker_s_dir_are_named_as_the_model_s_trace_names_them():
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
+    expected = plan(model, steps).steps[1].view
+    part = expected.partitions["t0"]
+    real = view_of(observation(dataclasses.replace(expected, partitions={"t0": dataclasses.replace(
+        part, replicas=(1, 0), directories=((0, 1), "UNASSIGNED"))})), model.cfg.brokers, {}, {})
+    assert real.partitions["t0"].directories == ("dir 1 of broker 0", "UNASSIGNED")
+    assert ("t0-0's Directories are [dir 1 of broker 0, UNASSIGNED], the model expects [UNASSIGNED, UNASSIGNED]"
+            in differences(expected, real))
+
+
+def test_a_step_s_metadata_records_read_as_the_model_s_trace_writes_them():
+    """The records a step shows (Kafka's JSON converter's fields: int8 flags, "no change" values, dir uuids)
+    in the model trace's form: Kafka's names, ``true``/``false``, lists as ``[0, 1]``, dirs by name."""
+    from realkafka.cluster.observation import RESERVED, DirNames
+    from realkafka.driver.report import step_lines
+    from realkafka.driver.run import StepResult
+
+    unassigned = next(u for u, name in RESERVED.items() if name == "UNASSIGNED")
+    names = DirNames({"u-00": (0, 0), "u-01": (0, 1), "u-10": (1, 0)})
+    driver = Driver(types.SimpleNamespace(names=names), None, None)
+    kafka_json = [
+        ("RegisterBrokerRecord", {"brokerId": 0, "brokerEpoch": 7, "fenced": True, "inControlledShutdown": False,
+                                  "logDirs": ["u-01"], "incarnationId": "x"}),
+        ("BrokerRegistrationChangeRecord", {"brokerId": 0, "brokerEpoch": 7, "fenced": -1,
+                                            "inControlledShutdown": 0, "logDirs": []}),
+        ("BrokerRegistrationChangeRecord", {"brokerId": 1, "brokerEpoch": 3, "fenced": 1, "inControlledShutdown": 1,
+                                            "logDirs": []}),
+        ("PartitionRecord", {"partitionId": 0, "topicId": "tid", "replicas": [0, 1], "isr": [0, 1], "leader": 0,
+                             "directories": [unassigned, "u-10"], "leaderRecoveryState": 0}),
+        ("PartitionChangeRecord", {"partitionId": 0, "topicId": "tid", "isr": [], "leader": -1, "replicas": None,
+                                   "directories": None, "leaderRecoveryState": -1, "eligibleLeaderReplicas": [0],
+                                   "lastKnownElr": [0]}),
+        ("PartitionChangeRecord", {"partitionId": 0, "topicId": "tid", "isr": [0], "leader": -2,
+                                   "replicas": [0, 1], "directories": ["u-01", "u-01"], "leaderRecoveryState": 1}),
+    ]
+    records = [{"offset": i, "type": kind, "data": driver._named(data)} for i, (kind, data) in enumerate(kafka_json)]
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
+    view = plan(model, steps).steps[1].view
+    step = StepResult(1, "CreateTopic(partition=0)", "driven", True, (), (), view, observed=view, records=records)
+    lines = [line.split(": ", 1)[1] for line in step_lines(step, None, 7) if "metadata log" in line]
+    assert lines == [
+        "RegisterBrokerRecord(brokerId=0, brokerEpoch=7, fenced=true, logDirs=[dir 1], inControlledShutdown=false)",
+        "BrokerRegistrationChangeRecord(brokerId=0, brokerEpoch=7, fenced=false)",
+        "BrokerRegistrationChangeRecord(brokerId=1, brokerEpoch=3, fenced=true, inControlledShutdown=true)",
+        "PartitionRecord(partitionId=0, leader=0, isr=[0, 1], replicas=[0, 1], directories=[UNASSIGNED, dir 0], "
+        "leaderRecoveryState=0)",
+        "PartitionChangeRecord(partitionId=0, leader=none, isr=[], eligibleLeaderReplicas=[0], lastKnownElr=[0])",
+        "PartitionChangeRecord(partitionId=0, isr=[0], replicas=[0, 1], directories=[dir 1, dir 1 of broker 0], "
+        "leaderRecoveryState=1)",
+    ]
+
+
 # ---- the plan ----------------------------------------------------------------------------------------------------
 
 def test_finding_1_needs_only_the_assignment_held():
@@ -272,6 +361,16 @@ def test_a_rule_that_cannot_run_on_a_real_cluster_is_refused():
     sessions, _ = scenario_model(SCENARIOS / "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json")
     with pytest.raises(PlanError, match="BrokerHeartbeatAnswerLost is not reproducible"):
         plan(sessions, [("CreateTopic", (0,)), ("BrokerHeartbeatAnswerLost", (0,))])
+
+
+def test_a_step_the_cluster_s_own_steps_leave_disabled_is_refused_in_one_sentence():
+    # KAFKA-16162: the brokers replay the metadata.version upgrade and register their dirs at once, so the topic's
+    # Directories name the dir and no AssignReplicasToDirs is sent
+    model, steps = scenario_model(SCENARIOS / "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json", kafka="3.9.2")
+    with pytest.raises(PlanError) as e:
+        plan(model, steps)
+    assert str(e.value) == ("step 6 ControllerAssignReplicasToDirs(broker=0) cannot be driven on a real cluster: "
+                            "after the cluster's own steps, broker 0 has no AssignReplicasToDirs request in flight")
 
 
 # ---- the driver's loop on a cluster that behaves as the model does ----------------------------------------------
@@ -341,7 +440,8 @@ def test_reproduce_exits_1_when_the_cluster_differs(monkeypatch, capsys):
     made, made_for = _fake_harness(monkeypatch, deviate=lambda name, args: name == "BrokerRestart")
     made_for.append(scenario)
     assert _main(["reproduce", str(scenario), "--kafka", "4.4.0", "--step-timeout", "2"]) == 1
-    assert "differs from the model" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "left the model at step" in out and "reproduces nothing" in out
     assert made[0].stopped
 
 
@@ -374,6 +474,36 @@ def test_reproduce_on_ctrl_c_stops_the_cluster_and_exits_130(monkeypatch, tmp_pa
     assert json.loads(report.read_text())["result"] == "interrupted"
 
 
+def test_reproduce_says_nothing_of_maven_when_nothing_is_fetched_and_its_help_knows_the_model_has_elr(
+        monkeypatch, capsys):
+    """The fetch says what it fetches (realkafka/cluster/release.py, only when it does): the command adds no
+    "fetching ... from Maven Central" line of its own on every run (issue 46)."""
+    scenario = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
+    made, made_for = _fake_harness(monkeypatch)
+    made_for.append(scenario)
+    assert _main(["reproduce", str(scenario), "--kafka", "4.4.0"]) == 0
+    assert "Maven" not in capsys.readouterr().err
+    assert _main(["reproduce", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "has no ELR" not in help_text and "the model follows the same setting" in help_text
+
+
+def test_a_harness_error_naming_a_log_of_the_removed_directory_says_keep(tmp_path):
+    from realkafka.cluster import Cluster, ClusterSpec, HarnessError
+
+    for keep in (False, True):
+        cluster = Cluster(ClusterSpec(release="4.4.0", keep=keep))
+        cluster.root = tmp_path / f"jbodcheck-kafka-{keep}"
+        (cluster.root / "broker-0").mkdir(parents=True)
+        log = cluster.root / "broker-0" / "server.log"
+        error = HarnessError(f"broker 0 did not end within 30 s of SIGTERM (see {log})")
+        cluster.__exit__(HarnessError, error, None)
+        assert cluster.root.exists() == keep
+        assert str(error) == (f"broker 0 did not end within 30 s of SIGTERM (see {log})" if keep else
+                              "broker 0 did not end within 30 s of SIGTERM (its log broker-0/server.log is removed: "
+                              "re-run with --keep to keep it)")
+
+
 SIGINT_RUNNER = """
 import sys, time
 sys.path[:0] = [{repo!r}, {tests!r}]
@@ -397,9 +527,10 @@ main(["reproduce", {scenario!r}, "--kafka", "4.4.0", "--json", {report!r}])
 """
 
 
-def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_exits_130(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
+def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_exits_130(tmp_path, sig):
     """A real SIGINT (Ctrl-C) to `jbodcheck reproduce` while a step runs: the cluster's ``with`` ends it (its
-    directory gone), the report says "interrupted", exit 130."""
+    directory gone), the report says "interrupted", exit 130. SIGHUP (a closed terminal) likewise, exit 129."""
     scenario = str(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json")
     report = tmp_path / "r.json"
     script = tmp_path / "runner.py"
@@ -415,7 +546,7 @@ def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_ex
         assert line.startswith("ROOT "), proc.stderr.read()[-2000:]
         root = line.split(" ", 1)[1].strip()
         assert Path(root).is_dir()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
@@ -425,11 +556,11 @@ def test_sigint_during_a_reproduction_stops_the_cluster_writes_the_report_and_ex
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err[-2000:]
+    assert proc.returncode == 128 + sig, err[-2000:]
     assert not Path(root).exists() and not list(tmp.iterdir())
     data = json.loads(report.read_text())
-    assert data["result"] == "interrupted" and data["exit_code"] == 130
-    assert "interrupted by signal 2" in out.lower()
+    assert data["result"] == "interrupted" and data["exit_code"] == 128 + sig
+    assert f"interrupted by signal {int(sig)}" in out.lower()
 
 
 def test_reproduce_plan_only_needs_no_cluster():
@@ -440,6 +571,19 @@ def test_reproduce_plan_only_needs_no_cluster():
     assert "heartbeats held: broker 0's from step 4 to step 10" in out.stdout
     assert "violation leader_on_failed_dir" in out.stdout
 
+
+
+@pytest.mark.parametrize("scenario, release, written", [
+    ("kraft-finding-8-partition-leaderless-with-its-data.json", "4.4.0", "Kafka 3.9, the release its model names"),
+    ("kraft-finding-1-replica-recreated-over-failed-dir.json", "3.9.2",
+     "the model's default release, Kafka 4.4 now: the file names none")])
+def test_the_scenario_s_description_says_the_release_it_was_written_for_not_the_run_s(capsys, scenario, release,
+                                                                                       written):
+    assert _main(["reproduce", str(SCENARIOS / scenario), "--kafka", release, "--plan-only"]) == 0
+    header = capsys.readouterr().out.splitlines()
+    assert header[0] == f"Reproduce {SCENARIOS / scenario} on Kafka {release}"
+    assert header[1].startswith(f"The scenario's own description (written for {written}; this run follows Kafka "
+                                f"{release}, and the text's claims are the file's): KRaft finding ")
 
 def test_a_liveness_scenario_no_check_judges_is_refused_not_called_reproduced():
     # KAFKA-15649's violation is a lasso (the controller times every heartbeat out for ever): a finite run on a
@@ -462,3 +606,18 @@ def test_the_model_follows_the_release_and_keeps_the_presets_options():
     sc = load_scenario(str(SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"))
     _, _, model, bugs = _kraft_model(sc, "4.4.0")
     assert bugs == () and model.cfg.max_records_of(0) == 1   # the data path on: followers fetch
+
+
+def test_a_model_that_starts_before_directory_assignment_formats_its_cluster_there():
+    """kraft-mv-upgrade's cluster is formatted at 3.6-IV2 (before 3.7-IV2), every other at the release's latest;
+    the harness drives the upgrade (UpgradeMetadataVersion needs Cluster.upgrade_metadata_version)."""
+    from types import SimpleNamespace
+
+    from explorer.cli.reproduce import _format_at, _kraft_model
+    from realkafka.cluster import Cluster
+
+    mv = _kraft_model(SimpleNamespace(model={"preset": "kraft-mv-upgrade"}), "3.9.2")[2]
+    tiny = _kraft_model(SimpleNamespace(model={"preset": "kraft-tiny"}), "3.9.2")[2]
+    assert _format_at(mv) == {"metadata_version": "3.6-IV2"} and _format_at(tiny) == {}
+    assert RULES["UpgradeMetadataVersion"].needs == "upgrade_metadata_version"
+    assert hasattr(Cluster, "upgrade_metadata_version")

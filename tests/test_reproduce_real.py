@@ -79,3 +79,39 @@ def test_each_recorded_reproduction(tmp_path, scenario, release, elr, code, show
     got, report, out = run_reproduce(tmp_path, scenario, release, elr)
     assert got == code, out
     assert real_violations(report) == shown, out
+
+
+@needs_kafka
+def test_a_broker_killed_from_outside_mid_run_is_a_harness_failure_exit_3(tmp_path):
+    """A node the harness did not end (here: SIGKILL from outside, as the OOM killer would) is exit 3 naming the
+    node, never 'Kafka differs from the model'; the cluster's directory and every JVM go with the run."""
+    import signal
+    import time
+
+    report = tmp_path / "report.json"
+    p = subprocess.Popen([sys.executable, "-m", "explorer", "reproduce", str(SCENARIOS / F1), "--kafka", RELEASE,
+                          "--json", str(report)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        root = None
+        for line in p.stderr:                      # the harness names the cluster's directory when it starts it
+            if "starting (Kafka" in line:
+                root = line.rsplit(", ", 1)[1].rstrip(")\n")
+                break
+        assert root, "the cluster never started"
+        deadline = time.monotonic() + 120
+        for line in p.stdout:                      # once the topic exists, broker 1 dies by a signal not ours
+            if line.startswith("step 2/"):
+                break
+            assert time.monotonic() < deadline
+        victim = subprocess.run(["pgrep", "-f", f"{root}/broker-1/"], capture_output=True, text=True).stdout.split()
+        assert victim, "broker 1's JVM not found"
+        os.kill(int(victim[0]), signal.SIGKILL)
+        err = p.communicate(timeout=300)[1]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 3, err[-2000:]
+    last = err.strip().splitlines()[-1]
+    assert "broker 1 was ended by signal SIGKILL, not by jbodcheck" in last
+    assert not os.path.exists(root)
+    assert not subprocess.run(["pgrep", "-f", root], capture_output=True).stdout

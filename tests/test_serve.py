@@ -350,3 +350,49 @@ def test_serve_is_listed_in_the_help():
 
     p = cli("--help")
     assert p.returncode == 0 and re.search(r"^\s+serve\s+Walk the model by hand", p.stdout, re.M)
+
+
+def _stalled_post(url: str) -> socket.socket:
+    """A client that sends a POST's headers and not its body."""
+    host, port = urlsplit(url).hostname, urlsplit(url).port
+    conn = socket.create_connection((host, port), timeout=60)
+    conn.sendall(f"POST /open HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                 "Content-Length: 100\r\n\r\n".encode())
+    return conn
+
+
+def test_a_client_that_stalls_its_post_body_holds_up_no_other_request(legacy):
+    """Its body is read outside the model's lock (issue 46: every other request hung behind it)."""
+    base, _ = legacy
+    conn = _stalled_post(base)
+    try:
+        answered = {}
+        other = threading.Thread(target=lambda: answered.update(page=_page(base, LEGACY_STEPS[:1])), daemon=True)
+        other.start()
+        other.join(timeout=50)
+        assert answered.get("page", (None,))[0] == 200, "a request hung behind the stalled POST"
+        conn.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            conn.recv(1)                 # the stalled client is still waiting: the page was served meanwhile
+    finally:
+        conn.close()
+
+
+def test_a_post_body_that_never_arrives_is_answered_408():
+    model = build_model(preset_config("tiny"))
+    server = Server("127.0.0.1", 0, App(Walker(model), "tiny"), request_timeout=0.2)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        conn = _stalled_post(server.url)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        conn.close()
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert fetch(server.url)[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()

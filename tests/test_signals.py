@@ -232,6 +232,29 @@ def test_two_ctrl_c_50_ms_apart_still_write_the_report(tmp_path, workers):
     assert data["result"] == "interrupted" and data["signal"] == 2 and data["distinct_states"] > 1
 
 
+def test_a_closed_terminal_sighup_stops_a_command_as_sigterm_does(tmp_path):
+    """SIGHUP (a closed terminal, a dropped ssh session) mid-command: it stops as on SIGTERM, its outputs are
+    written, exit 129 (128 + 1). (`reproduce`: tests/test_reproduce.py, the cluster's directory removed.)"""
+    js = tmp_path / "designs.json"
+    code, out, err = _cli(["compare", "--configs", "tiny", "-q", "--json", str(js)], "compare-cell#1:1")
+    assert "the comparison is partial" in _one_line(code, out, err, 1)
+    assert json.loads(js.read_text())["signal"] == 1
+
+
+def test_an_ignored_sighup_stays_ignored():
+    """Under nohup the user asked the command to outlive its terminal: install() leaves SIGHUP ignored."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    installed = False
+    try:
+        installed = signals.install()
+        assert installed and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signals._handler
+    finally:
+        if installed:
+            signals.uninstall()
+        signal.signal(signal.SIGHUP, previous)
+
+
 # ---- compare ---------------------------------------------------------------------------------------------------
 
 COMPARE = [("compare-cell#2:2+0.5", 2), ("compare-cell#1:15", 0)]
@@ -353,3 +376,60 @@ def test_prove_stopped_by_a_signal_writes_an_interrupted_report(tmp_path, spec, 
     data = json.loads(report.read_text())
     assert data["result"] == "interrupted" and data["signal"] == sig and data["command"] == "prove"
     assert "nothing is proved" in out
+
+
+# ---- Maven and javac (realkafka/cluster/processes.py ``run``) ----------------------------------------------------
+
+def _gone(pid: int) -> bool:
+    """Ended (a zombie not yet reaped by init counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _poll(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_sigkilled_kafka_fetch_leaves_no_maven_process(tmp_path):
+    """SIGKILL of jbodcheck while Maven runs (a fake `mvn` that started a child of its own): Maven and its child
+    end with it (issue 46: Maven's JVM ran on, reparented to init, writing into the cache)."""
+    from fake_tools import fake_tools
+
+    pids = tmp_path / "pids"
+    tools = fake_tools(tmp_path, f"sleep 300 &\necho $! >> {pids}\necho $$ >> {pids}\nwait")
+    env = {**os.environ, "PYTHONPATH": ROOT, **tools["env"]}
+    proc = subprocess.Popen([sys.executable, "-m", "explorer", "kafka", "fetch", "4.4.0"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    started: list[int] = []
+    try:
+        assert _poll(lambda: pids.exists() and len(pids.read_text().split()) == 2, 120), "the fake Maven never ran"
+        started = [int(p) for p in pids.read_text().split()]
+        assert not any(_gone(p) for p in started)
+        proc.kill()
+        proc.wait(timeout=30)
+        assert _poll(lambda: all(_gone(p) for p in started), 30), \
+            f"left running: {[p for p in started if not _gone(p)]}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in started:
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_tool_runs_to_its_end_with_its_code_and_output():
+    from realkafka.cluster import processes
+
+    done = processes.run(["sh", "-c", "echo out; echo err >&2; exit 7"], cwd=ROOT)
+    assert (done.returncode, done.stdout, done.stderr) == (7, "out\n", "err\n")
+    assert not processes.live()

@@ -19,6 +19,7 @@ from explorer.errors import JbodcheckFailure, one_line
 
 from .exits import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, os_error_line, worker_error_line
 from .optional import LazyCommand
+from . import thread_errors
 from .stdout import EXIT_STDOUT_CLOSED, ClosedPipeGroup, StdoutClosed, silence_stdout, stdout_is_closed
 
 
@@ -53,6 +54,8 @@ COMMANDS = (
      "Prove KIP-112's properties for every number of brokers, dirs and partitions (z3)."),
     ("reproduce", "explorer.cli.reproduce:reproduce_command",
      "Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."),
+    ("conform", "explorer.cli.conform:conform_command",
+     "Drive traces generated from the model on real Kafka clusters and judge each by the model."),
     ("serve", "explorer.serve.command:serve_command",
      "Walk the model by hand in a browser."),
 )
@@ -72,6 +75,7 @@ def main(argv=None) -> None:
     from explorer import signals
 
     installed = signals.install()   # explorer/cli/entry.py did, before the imports; a caller of main() may not
+    thread_errors.watch()
     try:
         signals.test_point("startup")
         code = cli.main(args=argv, prog_name="jbodcheck", standalone_mode=False)
@@ -110,6 +114,10 @@ def main(argv=None) -> None:
             click.echo(f"jbodcheck: internal error: {one_line(e)}", err=True)
         code = EXIT_FAILURE
     code = signals.exit_code(code if isinstance(code, int) else EXIT_OK)
+    failed_thread = thread_errors.finish()
+    if failed_thread is not None and code in (EXIT_OK, 1):   # (a 2, a 3 or a signal's code has its own line)
+        click.echo(f"jbodcheck: failure: {failed_thread}", err=True)
+        code = EXIT_FAILURE
     if installed:
         signals.uninstall()
     sys.exit(code)

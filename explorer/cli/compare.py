@@ -309,14 +309,17 @@ def _command():
         from . import compare_fixes
 
         known = compare_fixes.CONFIG_NAMES if fixes else tuple(CONFIGURATIONS)
-        names = [c.strip() for c in (configs or ",".join(compare_fixes.CONFIG_NAMES if fixes else CONFIGS)).split(",")
-                 if c.strip()]
+        given = configs if configs is not None else ",".join(compare_fixes.CONFIG_NAMES if fixes else CONFIGS)
+        names = [c.strip() for c in given.split(",") if c.strip()]
+        if not names:                       # --configs '' is not the default table
+            raise click.BadParameter(f"{configs!r} names no configuration (known: {', '.join(known)}"
+                                     + ("" if fixes else "; or a preset") + ")", param_hint="--configs")
         unknown = [c for c in names if c not in known and (fixes or c not in PRESETS)]
-        if unknown or not names:
+        if unknown:
             if fixes:
-                raise click.BadParameter(f"unknown configuration {', '.join(unknown) or '(none)'} (known: "
+                raise click.BadParameter(f"unknown configuration {', '.join(unknown)} (known: "
                                          f"{', '.join(known)})", param_hint="--configs")
-            raise click.BadParameter(f"unknown preset(s) {', '.join(unknown) or '(none)'} (or configuration: "
+            raise click.BadParameter(f"unknown preset(s) {', '.join(unknown)} (or configuration: "
                                      f"{', '.join(CONFIGURATIONS)})", param_hint="--configs")
         if fixes and workers != 1:
             raise click.BadParameter("the fixes table runs one worker per cell (--workers 1)", param_hint="--workers")

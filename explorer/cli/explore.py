@@ -21,6 +21,7 @@ from explorer.visited import parse_size
 
 from .exits import BadInput, exit_code
 from .model_value import checked_model, model_config
+from .numbers import Seconds
 from .options import dot_option, html_option, itf_option, model_options, model_params, plugin_option, plugins
 from .options import save_scenario_option
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
@@ -64,7 +65,7 @@ def _checkpoint_options(f):
                      help="BFS: continue the search saved in the checkpoint PATH; give the options that wrote it "
                           "(a checkpoint of another model configuration or version is refused). Spark: go on "
                           "with the search whose --checkpoint-dir is PATH.")(f)
-    f = click.option("--checkpoint-every", "checkpoint_every", type=click.FloatRange(min=0), default=None,
+    f = click.option("--checkpoint-every", "checkpoint_every", type=Seconds(min=0), default=None,
                      metavar="SECONDS", help=f"BFS: seconds between two checkpoints (written at the next level "
                                              f"boundary) [default: {DEFAULT_EVERY_S:.0f}].")(f)
     f = click.option("--checkpoint", "checkpoint_path", default=None, metavar="PATH",

@@ -6,11 +6,9 @@ import contextlib
 
 import click
 
-from model import BOUNDS
-
 from explorer.errors import OutputError
 from explorer.outputs import write_json
-from explorer.reports.bounds import search_limits
+from explorer.reports.bounds import event_bounds_text, search_limits
 from explorer.reports.progress import progress_for
 from explorer.reports.report import report_dict, summary_text
 
@@ -56,7 +54,6 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     # The loose bounds go under the flags as a base, not as flags: a bound the design's model does not read
     # (KRaft's failovers without kraft-sessions) is then not refused as if the user had given it.
     model = command_model(preset, params, invariant_ids, base=dict(LOOSE_BOUNDS) if use_loose else None)
-    cfg = model.cfg
     selected = list(model.invariants)
     examples = DEFAULT_EXAMPLES if examples is None else examples
     steps = DEFAULT_STEPS if steps is None else steps
@@ -68,9 +65,9 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     result.limits = search_limits(FuzzOptions(examples=examples, steps=steps, seed=seed), "hypothesis")
     raise_checker_failures(model, result, json_path)
 
-    bounds = ", ".join(f"{k.removeprefix('max_')}={getattr(cfg, k)}" for k in BOUNDS)
     lines = [summary_text(model, result),
-             f"Hypothesis: {examples} examples of up to {steps} steps, seed {seed}; bounds: {bounds}."]
+             f"Hypothesis: {examples} examples of up to {steps} steps, seed {seed}; bounds: "
+             f"{event_bounds_text(model)}."]
     report = report_dict(model, result)
     scenario_error = None
     report["hypothesis"] = {"examples": examples, "steps": steps, "seed": seed, "examples_run": outcome.examples_run,

@@ -8,6 +8,7 @@ import click
 from model import BOUNDS, ModelConfig
 
 from explorer.catalog import DEPRECATED_PRESETS, PRESETS, build_model, claimed_invariants, preset_config
+from explorer.reports.bounds import event_bounds_text
 
 from .exits import EXIT_OK
 from .model_value import command_model
@@ -25,11 +26,12 @@ def presets(as_json):
         return EXIT_OK
     for e in entries:
         m = e["model"]
-        bounds = ", ".join(f"{k.removeprefix('max_')}={m[k]}" for k in BOUNDS)
+        model = build_model(preset_config(e["name"]))
+        bounds = event_bounds_text(model)
         data = (f"records={m['max_records']}, min_isr={m['min_isr']}, consumer={str(m['consumer']).lower()}, "
                 f"unclean_election={str(m['unclean_election']).lower()}")
         features = []
-        for feature in build_model(preset_config(e["name"])).features:
+        for feature in model.features:
             if feature.enabled(ModelConfig()) or not feature.config_fields:
                 continue  # always included (the core, the data path), or required by a switched feature
             switch, *details = feature.config_fields

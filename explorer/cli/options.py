@@ -19,7 +19,7 @@ from explorer.errors import JbodcheckFailure
 
 from .bugs import bug_option
 from .fixes import fix_option
-from .release import kafka_option
+from .release import KAFKA_OPTION, kafka_option
 from .exits import BadInput
 
 
@@ -43,6 +43,9 @@ def _feature_options(ctx, param, pairs):
         name, sep, text = pair.partition("=")
         if not sep or not name.strip():
             raise BadInput(f"--option takes NAME=VALUE, not {pair!r}")
+        if name.strip() == KAFKA_OPTION and not text.strip().startswith('"'):
+            out[KAFKA_OPTION] = text.strip()      # a release is text: 3.90 is not the JSON number 3.9
+            continue
         try:
             out[name.strip()] = json.loads(text)
         except ValueError:
@@ -96,6 +99,9 @@ _PLUGINS, _PLUGIN_NAMES = "jbodcheck.plugins", "jbodcheck.plugin_names"
 def _load_plugins(ctx, param, names) -> None:
     """--plugin MODULE (repeatable) and JBODCHECK_PLUGINS: import users' invariant and feature modules
     (docs/extending.md); the command's model gets what they declare."""
+    blank = next((n for n in names or () if not n.strip()), None)
+    if blank is not None:
+        raise BadInput(f"--plugin takes a module name or a .py file, not {blank!r}")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MovedModuleWarning)

@@ -26,7 +26,7 @@ from explorer.errors import OutputError
 from explorer.outputs import check_writable, write_json
 from proofs.properties import PROPERTIES
 
-from .model_value import model_config
+from .model_value import checked_model, model_config
 from .options import model_options, model_params, plugin_option
 
 SCHEMA = 1
@@ -192,6 +192,8 @@ def _prove_kraft(property_ids, bmc_depth, preset, params, no_conformance, max_st
         raise _BadInput(f"unknown property {', '.join(unknown)} (known: {prove_kraft.known_properties()})")
     # the configuration the MODEL options name, or None: the list of docs/proofs.md 9.3 (bad input before the run)
     cfg = prove_conformance.kraft_config(preset, params) if preset is not None or params else None
+    if cfg is not None:      # a configuration the model refuses (elr=true before 4.0) is refused before the z3 work
+        checked_model(None, cfg, quiet=True)
     try:
         check_writable(json_path, "the JSON result")
     except OutputError as e:

@@ -87,16 +87,32 @@ def kraft(name: str | None, cfg, max_states: int | None, profile: str = "default
             raise _failure(e) from None
         ok = ok and result["result"] == "ok"
         record = {"name": name, "configuration": _configuration(model), "max_states": bound,
+                  "kafka": result["kafka"], "elr": result["elr"],
                   "whole": result["whole"], **{k: result[k] for k in (
                       "states", "transitions", "abstract_triples", "abstract_states", "reverse", "beyond",
                       "explicit_violations", "result", "elapsed_s")}}
         records.append(record)
         offences += [{"configuration": name, **_plain(o)} for o in result["offences"]]
         lines += _kraft_lines(name, why, model, result, bound)
+    scope = kraft_scope(records)
+    lines += [f"  checked at {scope['checked']}; NOT covered by this check:"]
+    lines += [f"    - {long}" for _, long in configs.NOT_COVERED]
     lines.append("  => conforms" if ok else "  => DOES NOT CONFORM")
     out = {"checked": True, "result": "conforms" if ok else "does not conform", "configurations": records,
-           "offences": offences}
+           "offences": offences, "scope": scope}
     return lines, out, ok
+
+
+def kraft_scope(records) -> dict:
+    """What the KRaft conformance runs covered (the releases and ELR of their models) and what no run covers
+    (proofs/kraft_configurations.py NOT_COVERED): the verdict says both."""
+    from proofs import kraft_configurations as configs
+
+    releases = sorted({r["kafka"] for r in records})
+    elr = sorted({r["elr"] for r in records})
+    checked = f"Kafka {', '.join(releases)}, ELR {'/'.join('on' if e else 'off' for e in elr)}"
+    return {"checked": checked, "not_covered": [short for short, _ in configs.NOT_COVERED],
+            "not_covered_why": [long for _, long in configs.NOT_COVERED]}
 
 
 def kraft_conformance_refusal(model) -> str | None:

@@ -26,8 +26,14 @@ def with_conformance(report: dict, ok: bool, verdict: str, conformance: dict, co
     broken = sorted({pid for c in conformance["configurations"] for pid in c.get("explicit_violations", {})})
     if broken:      # the explicit model itself breaks a property: said whatever the z3 model's verdict
         where += "; the explicit model itself breaks " + ", ".join(broken)
+    scope = conformance.get("scope")     # KRaft: what the runs covered, and what none covers
+    if scope:
+        where = f"at {scope['checked']}: {where}"
     if conforms:
-        return report, ok, f"{verdict}; the explicit model conforms to the z3 model ({where})"
+        verdict = f"{verdict}; the explicit model conforms to the z3 model ({where})"
+        if scope:
+            verdict += f"; NOT covered by that check: {', '.join(scope['not_covered'])}"
+        return report, ok, verdict
     offences = sorted({_offence_name(o) for o in conformance["offences"]})
     what = ", ".join(offences[:4]) + (", ..." if len(offences) > 4 else "")
     if ok:

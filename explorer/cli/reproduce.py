@@ -5,16 +5,16 @@ runs the cluster). Imported only when the command runs (explorer/cli/app.py Lazy
 Exit codes: 0 the real cluster matched the model at every observable point and the scenario's violation happened
 on it (for a scenario that expects none: none happened); 1 the real cluster differs from the model, or the
 violation did not happen; 2 bad input (not a KRaft scenario, an unknown release, a rule with no mapping or one the
-harness cannot drive); 3 the harness failed (no JVM, a jar not fetched, a broker that would not start); 130 / 143
-interrupted (the cluster is stopped and the report written first). A run that fails (2 or 3 once the cluster's
-work began) still writes its report, with "result": "error" (explorer/cli/reproduce_report.py); --plan-only's
-report has "result": "planned". With --json - stdout holds the JSON report alone.
+harness cannot drive, no such release, an unusable Kafka cache); 3 the harness failed (no JVM, a jar not fetched, a
+broker that would not start); 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (the cluster is stopped and
+the report written first). A run that fails (2 or 3 once the cluster's work began) still writes its report, with
+"result": "error" (explorer/cli/reproduce_report.py); --plan-only's report has "result": "planned". With --json -
+stdout holds the JSON report alone.
 """
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 
 import click
 
@@ -25,9 +25,8 @@ from explorer.scenario import ScenarioError, load_scenario, parse_step
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .model_value import command_model
+from .numbers import Seconds
 from .outputs import checked_distinct, checked_writable, emit, guard_report
-
-VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
 def _version(text: str) -> tuple:
@@ -72,24 +71,39 @@ def _kraft_model(scenario, release: str, elr: str = "default", path: str | None 
     return preset, base, model, bugs + tuple(b for b in release_bugs(model, release) if b not in bugs)
 
 
-# X.Y -> its newest patch release on Maven Central when this was written (3.7 is the first with KRaft JBOD);
-# a later patch is run when named in full.
-NEWEST_PATCH = {"3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.1",
-                "4.3": "4.3.1", "4.4": "4.4.0"}
+def _steps(scenario, model) -> list:
+    """The scenario's steps on the run's model. A step the scenario's own model takes but the run's leaves without
+    actions is the plan's to map (realkafka/driver/plan.py ``data_path_step``: a reassignment's catch-up written
+    without records is, with the data path on, the added replica's fetch); any other step out of the run's model
+    is refused as parse_step says."""
+    from realkafka.driver.plan import data_path_step
+
+    own = None
+    steps = []
+    for number, text in enumerate(scenario.steps, start=1):
+        try:
+            steps.append(parse_step(model, text, number))
+            continue
+        except ScenarioError:
+            if own is None:
+                base = dict(scenario.model)
+                own = command_model(base.pop("preset", None), {}, base=base, quiet=True)
+            mapped = data_path_step(model, *parse_step(own, text, number))
+            if mapped is None:
+                raise
+        steps.append(mapped)
+    return steps
 
 
 def _release(text: str) -> str:
-    """A full release (X.Y.Z) as given (from 3.7.0 on), or X.Y as its newest patch; bad input otherwise."""
-    if not VERSION.match(text):
-        raise BadInput(f"--kafka {text!r} is not a Kafka release (X.Y.Z, or X.Y for its newest patch)")
-    if text.count(".") == 1:
-        if text not in NEWEST_PATCH:
-            raise BadInput(f"--kafka {text}: no such Kafka release line with KRaft JBOD (known: "
-                           f"{', '.join(NEWEST_PATCH)}; a full X.Y.Z from 3.7.0 on is run as given)")
-        return NEWEST_PATCH[text]
-    if _version(text) < (3, 7, 0):
-        raise BadInput(f"--kafka {text}: KRaft JBOD (KIP-858) is in Kafka 3.7.0 and later")
-    return text
+    """A full release (X.Y.Z) as given (from 3.7.0 on), or X.Y as its newest patch (realkafka/cluster/release.py
+    ``resolve``); bad input otherwise."""
+    from realkafka.cluster.release import resolve
+
+    try:
+        return resolve(text)
+    except ValueError as e:
+        raise BadInput(f"--kafka {e}" if str(e).startswith(text) else f"--kafka: {e}") from None
 
 
 @click.command(name="reproduce")
@@ -99,19 +113,19 @@ def _release(text: str) -> str:
                    "first use; the model follows it (the bug switches fixed after it are on).")
 @click.option("--elr", type=click.Choice(["default", "on", "off"]), default="default", show_default=True,
               help="Eligible leader replicas (KIP-966) on the new cluster: the release's default (on from 4.1), or "
-                   "forced. The model has no ELR.")
+                   "forced; the model follows the same setting (docs/kraft.md, \"Eligible Leader Replicas\").")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--keep", is_flag=True, help="Keep the cluster's directory (its logs and data) and say where.")
 @click.option("--plan-only", is_flag=True,
               help="Print the model side (the planned steps, holds, expected views and violation) and start no "
                    "cluster.")
-@click.option("--step-timeout", type=click.FloatRange(min=1), default=180.0, show_default=True, metavar="SECONDS",
+@click.option("--step-timeout", type=Seconds(min=1), default=180.0, show_default=True, metavar="SECONDS",
               help="How long a step waits for the real cluster to match the model before it counts as a difference.")
 @guard_report
 def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
     from model.kraft.controller import elr_enabled
-    from realkafka.driver.plan import PlanError, plan
+    from realkafka.driver.plan import PlanError, plan, unjudged, why_unforced
     from realkafka.driver.report import plan_lines
 
     checked_writable(json_path)
@@ -120,7 +134,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     try:
         scenario = load_scenario(scenario_path)
         preset, base, model, bugs = _kraft_model(scenario, release, elr, scenario_path)
-        steps = [parse_step(model, text, number) for number, text in enumerate(scenario.steps, start=1)]
+        steps = _steps(scenario, model)
         planned = plan(model, steps)
     except (ScenarioError, PlanError) as e:
         raise BadInput(str(e)) from None
@@ -128,8 +142,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
         raise BadInput(f"{scenario_path}: its violation is a liveness one (the behaviour loops from step "
                        f"{scenario.loop_start} for ever) that no check of the driver judges on a real cluster "
                        "(docs/reproduce.md, 'When a violation happened'): it cannot be reproduced")
-    header = [f"Reproduce {scenario_path} on Kafka {release}" + (f": {scenario.description}" if scenario.description
-                                                                  else ""),
+    header = [f"Reproduce {scenario_path} on Kafka {release}"] + _described(scenario, release) + [
               f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "
               f"RF {model.cfg.rf}; following Kafka {release} (ELR {'on' if elr_enabled(model) else 'off'}): bug "
               "switches " + (", ".join(bugs) if bugs else "none")]
@@ -138,9 +151,35 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     if plan_only:
         from .reproduce_report import plan_report
 
-        emit(plan_report(common, planned), "\n".join(header + plan_lines(model, planned)), json_path)
+        emit(plan_report({**common, "settings": _non_default(model, planned)}, planned),
+             "\n".join(header + plan_lines(model, planned)), json_path)
         return EXIT_OK
+    unforced = why_unforced(model, steps, planned)
+    if unforced is not None:
+        raise BadInput(f"{scenario_path} cannot be reproduced by this harness: {unforced} (docs/reproduce.md, "
+                       "'The model run the cluster follows'; --plan-only shows the plan)")
+    blind = unjudged(model, steps, planned.target)
+    if blind:
+        raise BadInput(f"{scenario_path}: its trace violates "
+                       + ", ".join(f"{i} (step {n})" for i, n in sorted(blind.items(), key=lambda x: x[1]))
+                       + ", which no real-cluster check shows on its trace (docs/reproduce.md, 'When a violation "
+                       "happened'): "
+                       "a real run could not say whether it happened")
     return _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned)
+
+
+def _described(scenario, release: str) -> list[str]:
+    """The scenario file's own description, with the release its text was written for (the one its model names,
+    else the model's default), so that its Kafka claims do not read as this run's."""
+    from model.kraft.release import NEWEST, line_of, parse
+
+    if not scenario.description:
+        return []
+    named = (dict(scenario.model).get("options") or {}).get("kafka")
+    written = (f"Kafka {line_of(named)}, the release its model names" if parse(named) is not None else
+               f"the model's default release, Kafka {NEWEST} now: the file names none")
+    return [f"The scenario's own description (written for {written}; this run follows Kafka {release}, and the "
+            f"text's claims are the file's): {scenario.description}"]
 
 
 def _settings(model, planned) -> dict:
@@ -155,6 +194,27 @@ def _settings(model, planned) -> dict:
     return settings
 
 
+# The metadata.version a cluster "before 3.7-IV2" (the model's option mv_upgrade) is formatted at: the last one
+# before directory assignment that every release from 3.7 to 4.4 formats (4.x's oldest is 3.3-IV3).
+BEFORE_JBOD_MV = "3.6-IV2"
+
+
+def _format_at(model) -> dict:
+    """The cluster's metadata.version at format (ClusterSpec.metadata_version) where the model starts before
+    3.7-IV2; the release's latest otherwise."""
+    return {"metadata_version": BEFORE_JBOD_MV} if dict(model.cfg.options).get("mv_upgrade") else {}
+
+
+def _non_default(model, planned) -> dict:
+    """Every Kafka setting the run's cluster has that is not the release's default: the harness's own (realkafka/
+    cluster/config.py, where the harness has them) and the model's environment (``_settings``)."""
+    try:
+        from realkafka.cluster import non_default_settings
+    except ImportError:
+        return _settings(model, planned)
+    return non_default_settings(_settings(model, planned))
+
+
 def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned):
     """The run, its report and its exit code; a failure (exit 2 or 3) writes a report that says so (result
     "error", explorer/cli/reproduce_report.py) before its one line, so that no file at --json PATH is a previous
@@ -163,7 +223,7 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
 
     from .reproduce_report import error_report
 
-    state = {"driver": None, "logs": None}
+    state = {"driver": None, "logs": None, "settings": None}
     try:
         return _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state)
     except Exception as e:  # noqa: BLE001 - reported in the JSON report, then as ever (app.py main)
@@ -173,7 +233,8 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
             " ".join(str(e).split()) if isinstance(e, JbodcheckFailure) else f"internal error: {one_line(e)}"
         code = e.exit_code if isinstance(e, click.ClickException) else 3
         run = state["driver"].result if state["driver"] is not None else RunResult([])
-        report = error_report(common, planned, run, message, code, str(state["logs"]) if state["logs"] else None)
+        report = error_report({**common, "settings": state["settings"]}, planned, run, message, code,
+                              str(state["logs"]) if state["logs"] else None)
         with contextlib.suppress(OutputError):   # then guard_report removes a previous run's report
             if json_path == "-":
                 click.echo(json.dumps(report, indent=2))
@@ -184,7 +245,8 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
 
 def _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state):
     from realkafka.driver.report import report_dict, step_lines, verdict
-    from realkafka.driver.run import Driver, HarnessCannot, RunResult
+    from realkafka.driver.run import Driver, HarnessCannot, NodeDied, RunResult
+    from realkafka.driver.validate import TooManyCandidates
 
     try:
         from realkafka.cluster import Cluster, ClusterSpec, HarnessError, ProbeError, fetch
@@ -195,21 +257,22 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
     if missing:
         raise BadInput(f"this harness cannot drive the scenario: it has no {', '.join(m + '()' for m in missing)}")
     total = len(planned.steps) - 2
+    settings = state["settings"] = _non_default(model, planned)
     to_stderr = json_path == "-"           # stdout holds the JSON report alone
-    click.echo("\n".join(header), err=to_stderr)
+    click.echo("\n".join(header + ["Kafka settings the harness sets (the release's defaults otherwise): "
+                                   + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]), err=to_stderr)
     driver = None
     logs = None
     interrupted = None
     try:
         with signals.interruptible():
             try:
-                click.echo(f"jbodcheck: fetching Kafka {release} from Maven Central (cached after the first time)",
-                           err=True)
                 fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
                 try:
                     spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
                                        elr={"default": None, "on": True, "off": False}[elr],
-                                       settings=_settings(model, planned), keep=keep)
+                                       settings=_settings(model, planned), keep=keep,
+                                       **_format_at(model))
                 except ValueError as e:
                     raise BadInput(str(e)) from None
                 click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "
@@ -222,16 +285,25 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
                     driver.run()
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
-            except (HarnessError, ProbeError) as e:
+            except HarnessError as e:
+                if getattr(e, "bad_input", False):       # no such release, an unusable cache
+                    raise BadInput(str(e)) from None
                 raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
+            except ProbeError as e:
+                raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
+            except NodeDied as e:
+                raise JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says "
+                                       f"nothing about Kafka: {' '.join(str(e).split())}") from None
+            except TooManyCandidates as e:
+                raise JbodcheckFailure(str(e)) from None
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
     run = driver.result if driver is not None else RunResult([])
     run.interrupted = interrupted
-    text, ok, violation = verdict(planned, run, release)
+    text, ok, violation = verdict(planned, run, release, settings)
     code = 128 + interrupted if interrupted is not None else (EXIT_OK if ok else EXIT_VIOLATION)
     report = report_dict(**common, plan=planned, run=run, text=text, violation=violation, exit_code=code,
-                         logs=str(logs) if logs else None)
+                         logs=str(logs) if logs else None, settings=settings)
     emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
     return code
 

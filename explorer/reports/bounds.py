@@ -10,9 +10,14 @@ every option that says how it is ``shown`` (KRaft's release and ELR: ``kafka=4.4
 """
 from __future__ import annotations
 
+from model import BOUNDS
 from model.spec.model import Model
 
 SHAPE = ("brokers", "dirs", "partitions", "rf")
+# A bound printed under another name than its field's: max_fixes counts disk repairs (ReplaceDisk,
+# RemoveDirFromConfig), not the candidate fixes of `--fix` and `jbodcheck fixes`. The report's ``bounds.model`` has
+# both keys (the field's, kept for the readers of earlier reports, and the printed one).
+PRINTED_AS = {"max_fixes": "max_repairs"}
 # Engines that visit every reachable state unless a limit stops them.
 EXHAUSTIVE_ENGINES = ("bfs", "dfs", "spark", "liveness")
 
@@ -41,6 +46,18 @@ def model_bounds(model: Model) -> dict:
                 out.setdefault(option.name, option.shown(model))
             elif option.in_bounds and value not in (option.default, ()):
                 out.setdefault(option.name, _plain((value,) if isinstance(value, str) else value))
+    return _with_printed_names(out)
+
+
+def _with_printed_names(bounds: dict) -> dict:
+    """The bounds with the events' first, in BOUNDS' order, and each printed name beside its field's."""
+    out = {}
+    ordered = [*SHAPE, *(n for n in BOUNDS if n in bounds), *(n for n in bounds if n not in SHAPE and n not in BOUNDS)]
+    for name in ordered:
+        value = bounds[name]
+        out[name] = value
+        if name in PRINTED_AS:
+            out[PRINTED_AS[name]] = value
     return out
 
 
@@ -48,12 +65,24 @@ def _value_text(value) -> str:
     return ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
+def _items_text(bounds: dict, keep=lambda name: True) -> str:
+    return ", ".join(f"{name.removeprefix('max_')}={_value_text(v)}" for name, v in bounds.items()
+                     if name not in SHAPE and name not in PRINTED_AS and keep(name))
+
+
 def model_bounds_text(bounds: dict) -> str:
-    """'2 brokers x 2 dirs, 1 partition(s), RF 2; dir_failures=1, ..., records=1' (as `jbodcheck presets`)."""
+    """'2 brokers x 2 dirs, 1 partition(s), RF 2; dir_failures=1, ..., repairs=1, ..., records=1'."""
     shape = (f"{bounds['brokers']} brokers x {bounds['dirs']} dirs, {bounds['partitions']} partition(s), "
              f"RF {bounds['rf']}")
-    rest = ", ".join(f"{name.removeprefix('max_')}={_value_text(v)}" for name, v in bounds.items() if name not in SHAPE)
+    rest = _items_text(bounds)
     return f"{shape}; {rest}" if rest else shape
+
+
+def event_bounds_text(model: Model) -> str:
+    """'dir_failures=1, crashes=1, ..., repairs=1, faults=2': the bounds on environment events of the included
+    features (`jbodcheck presets`, fuzz's closing line)."""
+    events = {PRINTED_AS.get(name, name) for name in BOUNDS}
+    return _items_text(model_bounds(model), lambda name: name in events)
 
 
 _LIMITS = {

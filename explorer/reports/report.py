@@ -45,7 +45,7 @@ def report_dict(model: Model, result: SearchResult) -> dict:
         "coverage": full_coverage(model, result.coverage),
         # The chance that two distinct states shared a 64-bit fingerprint (one then went unexplored): n^2/2^65.
         "collision_probability": result.collision_probability,
-        # "interrupted": the signal that stopped the search (2: SIGINT, 15: SIGTERM); else null.
+        # "interrupted": the signal that stopped the search (2: SIGINT, 15: SIGTERM, 1: SIGHUP); else null.
         "signal": result.signal,
         # Rules with no action in this configuration (a feature switched off, a bound of 0): they cannot fire.
         "rules_not_in_configuration": not_in_configuration(model),
@@ -129,7 +129,7 @@ def summary_text(model: Model, result: SearchResult, shown: list | None = None) 
     elif model.symmetry_note:
         lines.append(f"Symmetry reduction: off: {model.symmetry_note}.")
     if result.result == "interrupted":
-        name = {2: "SIGINT", 15: "SIGTERM"}.get(result.signal, f"signal {result.signal}")
+        name = {1: "SIGHUP", 2: "SIGINT", 15: "SIGTERM"}.get(result.signal, f"signal {result.signal}")
         lines.append(f"The search was stopped by a signal ({name}): it is not exhaustive; the counts are those "
                      f"reached before it stopped.")
     if result.result == "bounded":

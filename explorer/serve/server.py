@@ -23,6 +23,10 @@ from .page import CSP, error_page, path_url, state_page
 from .walk import MAX_STEPS, PathError, Walker
 
 MAX_FIELDS = MAX_STEPS + 2
+# Seconds a connection may stay silent (a request's headers or body not arriving, an idle keep-alive): then it
+# is closed (a POST's body: 408). The body is read before the model's lock is taken: a stalled client holds
+# nothing but its own connection.
+REQUEST_TIMEOUT = 30.0
 
 
 class BadRequest(ValueError):
@@ -37,7 +41,8 @@ class App:
     def __init__(self, walker: Walker, preset: str | None, extra_presets: dict | None = None):
         self.walker, self.preset, self.extra_presets = walker, preset, extra_presets or {}
         # One request at a time works on the model: its memo caches (model/spec/memo.py, effect_memo.py) are
-        # written without locks, and a page takes milliseconds.
+        # written without locks, and a page takes milliseconds. Only the model's work is done under it, never a
+        # read from the network.
         self.lock = threading.Lock()
 
     def path_of(self, query: str) -> tuple[tuple, int]:
@@ -131,10 +136,12 @@ def host_refused(bound_host: str, host_header: str) -> bool:
     return name not in (*LOOPBACK_NAMES, bound_host.lower())
 
 
-def handler_for(app: App):
+def handler_for(app: App, request_timeout: float = REQUEST_TIMEOUT):
     class Handler(BaseHTTPRequestHandler):
         server_version = "jbodcheck-serve"
         protocol_version = "HTTP/1.1"
+        # socketserver.StreamRequestHandler sets it on the connection: every read from it times out
+        timeout = request_timeout
 
         def log_message(self, format, *args):      # noqa: A002 - http.server's name; no access log
             pass
@@ -151,9 +158,13 @@ def handler_for(app: App):
         def _get(self):
             url = urlsplit(self.path)
             if url.path == "/":
-                return 200, "text/html; charset=utf-8", app.page(url.query).encode("utf-8"), {}
+                with app.lock:
+                    page = app.page(url.query)
+                return 200, "text/html; charset=utf-8", page.encode("utf-8"), {}
             if url.path == "/scenario.json":
-                body = json.dumps(app.scenario(url.query), indent=2).encode("utf-8") + b"\n"
+                with app.lock:
+                    scenario = app.scenario(url.query)
+                body = json.dumps(scenario, indent=2).encode("utf-8") + b"\n"
                 return 200, "application/json", body, {
                     "Content-Disposition": 'attachment; filename="jbodcheck-path.json"'}
             raise BadRequest(f"no page at {url.path[:200]} (the page is /)", HTTPStatus.NOT_FOUND, back="/")
@@ -166,16 +177,23 @@ def handler_for(app: App):
                 raise BadRequest("a POST needs a Content-Length", HTTPStatus.LENGTH_REQUIRED, back="/")
             if int(length) > 3 * MAX_FILE_BYTES:      # urlencoding triples a byte at most
                 raise BadRequest("the posted file is too large", HTTPStatus.REQUEST_ENTITY_TOO_LARGE, back="/")
-            form = self.rfile.read(int(length))
-            return 303, "text/plain; charset=utf-8", b"", {"Location": app.open(form)}
+            try:
+                form = self.rfile.read(int(length))
+            except TimeoutError:
+                raise BadRequest(f"the posted file did not arrive within {request_timeout:g} s",
+                                 HTTPStatus.REQUEST_TIMEOUT, back="/") from None
+            if len(form) < int(length):
+                raise BadRequest("the posted file ended early (the connection closed)", back="/")
+            with app.lock:
+                location = app.open(form)
+            return 303, "text/plain; charset=utf-8", b"", {"Location": location}
 
         def _answer(self, route, head: bool = False):
             try:
                 if host_refused(self.server.server_address[0], self.headers.get("Host", "")):
                     raise BadRequest(f"this server answers requests for {self.server.server_address[0]}, "
                                      f"127.0.0.1 or localhost only", HTTPStatus.MISDIRECTED_REQUEST, back="/")
-                with app.lock:
-                    status, kind, body, headers = route()
+                status, kind, body, headers = route()
             except BadRequest as e:
                 status, kind, headers = e.status, "text/html; charset=utf-8", {}
                 body = error_page(app.walker, app.preset, e.status, str(e), e.back).encode("utf-8")
@@ -197,8 +215,8 @@ def handler_for(app: App):
                 self.end_headers()
                 if not head:
                     self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass                                # the browser went away: nothing to answer
+            except (BrokenPipeError, ConnectionResetError, TimeoutError):
+                pass                                # the browser went away (or stopped reading): nothing to answer
 
     return Handler
 
@@ -206,9 +224,9 @@ def handler_for(app: App):
 class Server(ThreadingHTTPServer):
     daemon_threads = True                           # a request in progress does not keep the process on exit
 
-    def __init__(self, host: str, port: int, app: App):
+    def __init__(self, host: str, port: int, app: App, request_timeout: float = REQUEST_TIMEOUT):
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        super().__init__((host, port), handler_for(app))
+        super().__init__((host, port), handler_for(app, request_timeout))
 
     def handle_error(self, request, client_address):
         pass                                        # a broken connection: the handler already answered or cannot

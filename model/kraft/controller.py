@@ -163,7 +163,7 @@ def _updates(m, image, partitions, **how) -> list:
 def create_partition(m, image: Image, p: int) -> PartitionRecord:
     """ReplicationControlManager.createTopic with a manual assignment: ISR = the active replicas, leader the
     first of them, Directories from ClusterControlManager.defaultDir."""
-    replicas = m.assignments[p]
+    replicas = m.original[p]
     isr = 0
     for b in replicas:
         if is_active(image, b):

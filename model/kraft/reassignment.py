@@ -6,8 +6,11 @@ replica). AlterPartitionReassignments writes Replicas = target + removing with A
 RemovingReplicas and the added replica's Directories entry (defaultDir); the added broker creates the replica
 (its dir is never listed: ``directory(b)`` of the old registration throws); once the added replica catches up,
 the leader's AlterPartition adds it to the ISR and the change completes the reassignment (the removed replica
-leaves Replicas and ISR, leadership moves); the removed broker deletes its replica. No record: without records a
-hosted follower is caught up, so ``ReplicaCatchUp`` stands for its fetches and the leader's ISR expansion.
+leaves Replicas and ISR, leadership moves); the removed broker deletes its replica. Without records a hosted
+follower is caught up, so ``ReplicaCatchUp`` stands for its fetches and the leader's ISR expansion; with records
+(``--max-records`` at least 1) the data path's ``ReplicaFetch`` is that catch-up (the added broker is one of the
+partition's ``replica_slots``, and the leader serves it only once its image lists it: ``fetch_refused``), and
+``ReplicaCatchUp`` has no action.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from model.kraft.metadata import K_PARTITION_CHANGE, PartitionChange, default_di
 from model.kraft.rules import CONTROLLER_EVENT, KRAFT, broker_image, controller_image, isr_writer, isr_written, write
 from model.spec.feature import Feature, Option
 from model.storage.broker import live_copy_dir
+from model.storage.mode import declares
 from model.storage.state import H_FOLLOWER
 
 KRAFT_REASSIGNMENT = Feature(
@@ -35,7 +39,7 @@ KRAFT_REASSIGNMENT = Feature(
 def target_of(m, p: int) -> tuple:
     """The admin's target for partition p (option reassign_to): ``add``, its assignment plus the next broker not in
     it (RF 1: [0] -> [0, 1]); ``move``, every replica to the next broker (RF 1: [0] -> [1])."""
-    replicas = m.assignments[p]
+    replicas = m.original[p]
     if m.option("reassign_to") == "move":
         return tuple((b + 1) % m.cfg.brokers for b in replicas)
     return replicas + tuple(b for b in range(m.cfg.brokers) if b not in replicas)[:1]
@@ -109,7 +113,8 @@ def catch_up_guard(m, s, partition, broker):
 
 
 def _pairs(m):
-    return [(0, b) for b in range(m.cfg.brokers)]
+    """Without records only: with them the added replica's fetches are the data path's (ReplicaFetch)."""
+    return [(0, b) for b in range(m.cfg.brokers)] if m.cfg.max_records_of(0) == 0 else []
 
 
 @KRAFT_REASSIGNMENT.rule("ReplicaCatchUp",
@@ -125,6 +130,29 @@ def replica_catch_up(m, s, partition, broker):
     the ISR, a removed leader is replaced by an election through LeaderAcceptor."""
     part = s.controller.partitions[partition]
     return isr_written(m, s, partition, part.isr | 1 << broker)
+
+
+def replica_slots(m, p: int) -> tuple:
+    """The brokers that may hold a replica of partition p (the constant ``assignments``): its assignment, then the
+    brokers its reassignment adds."""
+    replicas = m.original[p]
+    if p != 0:
+        return replicas
+    return replicas + tuple(b for b in target_of(m, p) if b not in replicas)
+
+
+@declares(reads=("controller.log", "broker[*].applied"), writes=())
+def fetch_refused(m, s, partition, follower, leader) -> str | None:
+    """Partition.fetchRecords (followerReplicaOrThrow): a leader whose image does not list the follower among the
+    partition's replicas answers its fetch UNKNOWN_LEADER_EPOCH ("possible in KRaft ... when new replicas are added
+    as part of a reassignment": an added replica follows at the leader epoch the leader has not replayed the
+    reassignment at yet), and the follower retries; a replica the reassignment removed is refused likewise."""
+    if follower in broker_image(m, s, leader).partitions[partition].replicas:
+        return None
+    return f"broker {leader}'s image does not list broker {follower} among partition {partition}'s replicas"
+
+
+KRAFT_REASSIGNMENT.hooks.update({"replica_slots": replica_slots, "fetch_refused": fetch_refused})
 
 
 _PRESET = dict(variant="kraft", brokers=2, dirs=2, partitions=1, rf=1, reassignment=True, max_dir_failures=1,

@@ -16,7 +16,7 @@ NEWEST = RELEASES[-1]
 READ = {"3.7": "3.7.2", "3.8": "3.8.1", "3.9": "3.9.2", "4.0": "4.0.2", "4.1": "4.1.2", "4.2": "4.2.1",
         "4.3": "4.3.1", "4.4": "4.4.0"}
 KAFKA_OPTION, ELR_OPTION = "kafka", "elr"
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
+_VERSION = re.compile(r"([0-9]+)\.([0-9]+)(?:\.([0-9]+))?")   # fullmatch: ASCII digits, no newline
 
 
 def parse(value) -> tuple[int, int, int] | None:
@@ -26,7 +26,7 @@ def parse(value) -> tuple[int, int, int] | None:
         value = repr(value)  # --option kafka=3.9 reads as a JSON number
     if not isinstance(value, str):
         return None
-    match = _VERSION.match(value.strip())
+    match = _VERSION.fullmatch(value.strip())
     if not match or f"{match[1]}.{match[2]}" not in RELEASES:
         return None
     line = f"{match[1]}.{match[2]}"

@@ -209,6 +209,9 @@ KRAFT = Feature(
         "clean_stop": clean_stop,
         "clean_shutdown": clean_shutdown,
         "permute_index_refs": permute_index_refs,
+        # The brokers that may hold a replica of partition p (the constant ``assignments``): its assignment;
+        # kraft-reassignment adds the brokers its reassignment adds.
+        "replica_slots": lambda m, p: m.original[p],
     },
 )
 
@@ -219,7 +222,7 @@ def create_topic_guard(m, s, partition):
     image = controller_image(s)
     if C.exists(image, partition):
         return f"partition {partition} already exists"
-    replicas = m.assignments[partition]
+    replicas = m.original[partition]
     if any(image.registrations[b] is None for b in replicas):
         return f"a broker of partition {partition}'s assignment {list(replicas)} is not registered"
     if not any(C.is_active(image, b) for b in replicas):

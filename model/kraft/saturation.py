@@ -22,7 +22,6 @@ kraft-core's model is unchanged without the feature (``--saturation`` off: none 
 from __future__ import annotations
 
 from model.kraft import rules as R
-from model.kraft.reassignment import target_of
 from model.kraft.rules import KRAFT
 from model.spec.feature import Feature
 from model.storage.common import set_broker
@@ -57,16 +56,9 @@ def dir_event(m, s, broker, dir=None):
     return set_broker(s, broker, b._replace(failed=b.failed | saturated_dirs(b)))
 
 
-def space_brokers(m, p: int) -> tuple:
-    """The brokers that may hold a replica of partition p, which storage's Write and Retention range over: its
-    assignment and, with kraft-reassignment, the brokers its reassignment adds."""
-    replicas = m.assignments[p]
-    if not (m.cfg.reassignment and p == 0):
-        return replicas
-    return replicas + tuple(b for b in target_of(m, p) if b not in replicas)
-
-
-KRAFT_SATURATION.hooks.update({"dir_event": dir_event, "space_brokers": space_brokers})
+# Storage's Write and Retention range over storage's default ``space_brokers``, the constant ``assignments``: with
+# kraft-reassignment it holds the brokers the reassignment adds (model/kraft/reassignment.py ``replica_slots``).
+KRAFT_SATURATION.hooks.update({"dir_event": dir_event})
 
 
 def refusal(cfg, features: set) -> str | None:

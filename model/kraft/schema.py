@@ -69,6 +69,10 @@ BROKER_FIELDS = (
 
 KRAFT_SCHEMA = (CONTROLLER, *CONTROLLER_FIELDS, *BROKER_FIELDS)
 
+# Per partition: its configured assignment (``original``: CreateTopic's replicas, in order) and every broker that may
+# hold a replica of it (``assignments``, the hook ``replica_slots``: the assignment, then the brokers its
+# reassignment adds), which the data path's rules and invariants range over. The current Replicas are in the state.
 KRAFT_CONSTANTS = {
-    "assignments": lambda m: tuple(m.cfg.assignment(p) for p in range(m.cfg.partitions)),
+    "original": lambda m: tuple(m.cfg.assignment(p) for p in range(m.cfg.partitions)),
+    "assignments": lambda m: tuple(m.hooks.replica_slots(m, p) for p in range(m.cfg.partitions)),
 }

@@ -15,4 +15,6 @@ FIX_DIR_WRITES = ("broker[broker].dirs", "broker[broker].copies", "broker[broker
                   "budget", "wiped")
 # A follower's fetch (model/storage/rules_data.py): the guard runs the fetch to see whether it changes anything
 # (an ISR expansion included: the controller mode's isr_writer and isr_written hooks).
-FETCH_READS = ("broker[broker].copies", "broker[broker].dirs", *ISR_WRITER_READS, *ISR_RECORD_READS) + LEADER_HW_READS
+# The leader may refuse the fetch (the data path's hook ``fetch_refused``: KRaft's reassignment reads the leader's image).
+FETCH_READS = ("broker[broker].copies", "broker[broker].dirs", "@fetch_refused.reads", *ISR_WRITER_READS,
+               *ISR_RECORD_READS) + LEADER_HW_READS

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from model.storage.data import advance_hw, fetch_result, leader_at_epoch, matching_prefix
 from model.storage.broker import live_copy_dir
-from model.storage.mode import ISR_RECORD, ISR_RECORD_READS, ISR_WRITER_READS
+from model.storage.mode import ISR_RECORD, ISR_RECORD_READS, ISR_WRITER_READS, declares
 from model.storage.footprints import FETCH_READS, LEADER_HW_READS
 from model.spec.feature import Feature, Flag
 from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, State, replace_at, with_broker
@@ -29,6 +29,17 @@ DATA = Feature(
              "consumer."),
     ),
 )
+
+
+@declares(reads=(), writes=())
+def fetch_refused(m, s, partition, follower, leader) -> str | None:
+    """Why the leader refuses the follower's fetch, or None: never here, as a leader at the follower's leader epoch
+    knows its replicas in both modes; a KRaft reassignment adds a replica without a new leader epoch
+    (model/kraft/reassignment.py overrides this hook)."""
+    return None
+
+
+DATA.hooks.update({"fetch_refused": fetch_refused})
 
 
 def _replicas(m):
@@ -99,6 +110,9 @@ def _guard_fetch(m, s, broker, partition):
     leader = _leader_for(m, s, broker, partition)
     if leader < 0:
         return f"no running broker leads partition {partition} at broker {broker}'s leader epoch"
+    refused = m.hooks.fetch_refused(m, s, partition, broker, leader)
+    if refused is not None:
+        return refused
     if _fetched(m, s, broker, partition, leader) == s:
         return (f"a fetch by broker {broker} would change nothing: its log of partition {partition} is the "
                 f"leader's, the ISR stays as it is and so does the leader's HW")
@@ -144,8 +158,8 @@ _LEADER_LOOKUP_READS = ("broker[*].up", "broker[*].hosted", "broker[*].epoch", "
 def _fetch_footprint(m, s, broker, partition):
     """ReplicaFetch's footprint when enabled: the follower's log, the leader's HW and ISR (not every broker's)."""
     leader = _leader_for(m, s, broker, partition)
-    return ((f"broker[{broker}].copies", f"broker[{broker}].dirs", f"broker[{leader}].hw", f"broker[{leader}].isr")
-            + _LEADER_LOOKUP_READS,
+    return ((f"broker[{broker}].copies", f"broker[{broker}].dirs", f"broker[{leader}].hw", f"broker[{leader}].isr",
+             "@fetch_refused.reads") + _LEADER_LOOKUP_READS,
             (f"broker[{broker}].logs", f"broker[{leader}].hw", f"broker[{leader}].isr", *ISR_RECORD,
              "committed", "acked"))
 

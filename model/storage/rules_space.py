@@ -46,8 +46,8 @@ SATURATION = Feature(
         "deletion_reaches": lambda step, broker, p: bool(step.live >> broker & 1),
         "reelect_on_recovery": lambda cfg: cfg.saturation_recovery == "free-space",
         "deletion_awaits_answer": lambda cfg: cfg.deletion_waits_for_response,
-        # The brokers that may hold a replica of a partition (Write's and Retention's domain): its assignment
-        # (ZooKeeper mode's includes the brokers a reassignment may add; KRaft's feature gives its own).
+        # The brokers that may hold a replica of a partition (Write's and Retention's domain): the mode's constant
+        # ``assignments``, which includes the brokers a reassignment may add (both modes).
         "space_brokers": lambda m, p: m.assignments[p],
     },
 )

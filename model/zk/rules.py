@@ -63,8 +63,9 @@ CORE = Feature(
     "The ZooKeeper-era controller (replica and partition state machines, LeaderAndIsr, UpdateMetadata with "
     "offline_replicas, /log_dir_event_notification) and brokers with JBOD log dirs that fail, crash, restart and "
     "are repaired (KIP-112)",
+    # max_saturations is the saturation feature's (its DirSaturate spends it): without it no dir saturates
     config_fields=("brokers", "dirs", "partitions", "rf", "eager_metadata", "unclean_election", "probe_new_replicas",
-                   *BUDGET_FIELDS, "max_faults"),
+                   *(f for f in BUDGET_FIELDS if f != "max_saturations"), "max_faults"),
     flags=(
         *STORAGE.flags,
         Flag("eager_metadata", "--eager-metadata/--no-eager-metadata",

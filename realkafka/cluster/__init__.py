@@ -3,12 +3,13 @@ faults (a failed dir, a crash, a restart, a controlled shutdown, a held controll
 a producer and a consumer, and observations of it all. It knows Kafka, not the model: it imports nothing of
 model/, invariants/, explorer/, proofs/ or spark_explore/ (pyproject.toml's contracts)."""
 from .cluster import Cluster, ClusterSpec, ConsumeResult, ProduceResult, api_name
+from .config import non_default_settings
 from .errors import HarnessError
 from .observation import (BrokerObservation, ClusterObservation, ControllerImage, Dir, MetadataRecord,
                           PartitionImage, Registration, Replica)
 from .probe import ProbeError
 from .release import Release, cache_root, cached, fetch
 
-__all__ = ["BrokerObservation", "Cluster", "ClusterObservation", "ClusterSpec", "ConsumeResult", "ControllerImage",
+__all__ = ["non_default_settings", "BrokerObservation", "Cluster", "ClusterObservation", "ClusterSpec", "ConsumeResult", "ControllerImage",
            "Dir", "HarnessError", "MetadataRecord", "PartitionImage", "ProbeError", "ProduceResult", "Registration",
            "Release", "Replica", "api_name", "cache_root", "cached", "fetch"]

@@ -52,6 +52,8 @@ class ClusterSpec:
     controller_settings: Mapping[str, str] = attrs.field(factory=dict)
     heap: str = "320m"
     keep: bool = False             # leave the temporary directory (logs, data) for a post-mortem
+    # format at this metadata.version (the storage tool's --release-version, e.g. "3.6-IV2"); None: the latest
+    metadata_version: str | None = None
     start_timeout: float = 240     # JVM start-up on a loaded 2-core machine takes long; a wait is not a speed test
 
     def __attrs_post_init__(self):
@@ -130,16 +132,45 @@ class Node:
         """A line saying how the node ended when the harness did not end it, else None."""
         if not self.expected or self.proc is None or self.proc.poll() is None:
             return None
-        last = ""
+        last, tail = "", []
         if self.log.exists():
-            lines = [l for l in self.log.read_text(errors="replace").splitlines() if " ERROR " in l or " FATAL " in l]
-            last = lines[-1][:300] if lines else ""
+            lines = self.log.read_text(errors="replace").splitlines()
+            errors = [l for l in lines if " ERROR " in l or " FATAL " in l]
+            last = errors[-1][:300] if errors else ""
+            tail = [l[:200] for l in lines[-2:]]
         name = "the controller" if self.kind == "controller" else f"broker {self.id}"
-        return f"{name} exited with code {self.proc.returncode}" + (f"; its last error: {last}" if last else "")
+        code = self.proc.returncode
+        how = (f"was ended by signal {signal.Signals(-code).name}, not by jbodcheck" if code < 0 and
+               -code in signal.valid_signals() else f"exited with code {code}")
+        return (f"{name} {how}" + (f"; its last error: {last}" if last else "")
+                + (f"; its last log lines ({self.log}): {' | '.join(tail)}" if tail else ""))
+
+    def killed(self) -> str | None:
+        """A line when the node ended without the harness ending it in a way that is not Kafka's own doing: the
+        controller ended at all (the model's controller never stops), or a broker was ended by a signal (the OOM
+        killer, a stray kill). A broker that exited by itself with a code (a controlled shutdown, the dir-failure
+        timeout, a halt) is Kafka's behaviour: observed as down, judged by the model. None otherwise."""
+        if not self.expected or self.proc is None or self.proc.poll() is None:
+            return None
+        if self.kind == "controller" or self.proc.returncode < 0:
+            return self.died()
+        return None
 
     @property
     def up(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+
+def _point_at_removed_logs(error: BaseException | None, root: Path | None, keep: bool) -> None:
+    """An error that names a file of the cluster's directory, which ``stop`` has just removed (no ``keep``), says
+    to re-run with ``--keep`` to keep it instead."""
+    if keep or root is None or not isinstance(error, (HarnessError, ProbeError)) or not error.args:
+        return
+    text = str(error.args[0])
+    prefix = re.escape(str(root) + os.sep)
+    new = re.sub(rf"see {prefix}([^\s:;,)]+)", r"its log \1 is removed: re-run with --keep to keep it", text)
+    new = re.sub(rf"{prefix}([^\s:;,)]+)", r"\1 (removed; --keep keeps it)", new)
+    error.args = (new, *error.args[1:])
 
 
 class Cluster:
@@ -166,8 +197,10 @@ class Cluster:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, _type, error, _tb) -> None:
+        root = self.root
         self.stop()
+        _point_at_removed_logs(error, root, self.spec.keep)
 
     def start(self) -> "Cluster":
         spec = self.spec
@@ -191,8 +224,10 @@ class Cluster:
             self.wait_until(lambda o: all(b in o.controller.registrations and not o.controller.registrations[b].fenced
                                           for b in self.brokers),
                             timeout=spec.start_timeout, what="every broker registered and unfenced", light=True)
-        except BaseException:
+        except BaseException as e:
+            root = self.root
             self.stop()
+            _point_at_removed_logs(e, root, spec.keep)
             raise
         return self
 
@@ -261,7 +296,8 @@ class Cluster:
             out = open(node.home / "format.log", "wb")
             argv = [self._java, "-Xmx128m", *JVM_OPTIONS, *self._logging_options(node.home / "format"),
                     "-cp", self.kafka.classpath, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                    "-c", str(node.properties), *features]
+                    "-c", str(node.properties), *features,
+                    *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
             running.append((node, processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT), out))
         failures = []
         for node, proc, out in running:
@@ -480,6 +516,13 @@ class Cluster:
                         for x in r["records"])
         return ConsumeResult(records=records, start=r["start"], end=r["end"], complete=r["complete"])
 
+    def upgrade_metadata_version(self, *, timeout: float = 60) -> tuple[int, int]:
+        """Admin updateFeatures: metadata.version to the highest level the brokers support (the release's latest
+        production one); (the feature level before, after)."""
+        r = self._call("upgradeMetadataVersion", timeout)
+        self._log(f"cluster: metadata.version upgraded from level {r['before']} to {r['after']}")
+        return r["before"], r["after"]
+
     def describe_topics(self, topics: list[str], *, timeout: float = 30) -> dict:
         """describeTopics, as the brokers' metadata says: (topic, partition) -> {leader, isr, replicas, elr,
         lastKnownElr} (elr/lastKnownElr None where the release's client lacks them)."""
@@ -605,6 +648,11 @@ class Cluster:
                     seen += f" (then the probe said: {error})"
                 raise HarnessError(f"timed out after {timeout:.0f} s waiting for {what}; last observation: {seen}")
             time.sleep(interval)
+
+    def dead(self) -> list[str]:
+        """A line per node that ended without the harness ending it, not by Kafka's own doing (``Node.killed``): a
+        harness failure, never a behaviour of Kafka."""
+        return [line for n in [self.controller, *self.brokers.values()] if n is not None and (line := n.killed())]
 
     def server_log(self, node: int) -> Path:
         """The server log of a broker (its id) or of the controller (config.CONTROLLER_ID)."""

@@ -47,6 +47,15 @@ BROKER = {
 CONTROLLER = {}
 
 
+def non_default_settings(settings: dict[str, str]) -> dict[str, str]:
+    """Every Kafka setting a broker of the harness's clusters has that is not the release's default (the listeners,
+    ids and paths aside): the harness's own (COMMON, BROKER, the request gate's authorizer) and ``settings`` (the
+    run's: ClusterSpec.settings), which win."""
+    out = {**COMMON, **BROKER, "authorizer.class.name": "jbodcheck.Gate"}
+    out.update({k: str(v) for k, v in settings.items()})
+    return out
+
+
 def node_properties(*, node_id: int, roles: str, listener_port: int, controller_port: int, log_dirs: list[Path],
                     metadata_dir: Path | None, gate_file: Path, gate_log: Path, version: tuple[int, int, int],
                     elr: bool | None, settings: dict[str, str]) -> dict[str, str]:

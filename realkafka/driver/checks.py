@@ -127,6 +127,8 @@ def leader_not_acceptable(history: Sequence[View]) -> str | None:
 
 def directories_name_wrong_dir(history: Sequence[View]) -> str | None:
     view = history[-1]
+    if view.jbod is False:
+        return None     # before metadata.version 3.7-IV2 every entry is MIGRATING by Kafka's design
     for topic, part in sorted(view.partitions.items()):
         for broker in part.replicas:
             log = _live_log(view, broker, topic)
@@ -138,6 +140,8 @@ def directories_name_wrong_dir(history: Sequence[View]) -> str | None:
 
 def directories_name_the_log_dir(history: Sequence[View]) -> str | None:
     view = history[-1]
+    if view.jbod is False:
+        return None     # before metadata.version 3.7-IV2 every entry is MIGRATING by Kafka's design
     for topic, part in sorted(view.partitions.items()):
         for broker in part.replicas:
             b = view.brokers[broker]
@@ -176,6 +180,35 @@ def healthy_dir_offline(history: Sequence[View]) -> str | None:
     return None
 
 
+def _could_lead(view: View, broker: int, topic: str, need: int) -> bool:
+    """An ISR (or ELR) member that could lead the partition with its data: running, registered and active
+    (unfenced, not in controlled shutdown), with a live log on a dir online for its registration that holds every
+    acknowledged record (``need``: the offset past the last one)."""
+    reg = view.registrations[broker]
+    if reg is None or reg.fenced or reg.in_controlled_shutdown:
+        return False
+    log = _live_log(view, broker, topic)
+    if log is None or not _online_for(log.dir, reg):
+        return False
+    return need == 0 or (log.log_end is not None and log.log_end >= need)
+
+
+def leaderless_with_live_isr_copy(history: Sequence[View]) -> str | None:
+    view = history[-1]
+    for topic, part in sorted(view.partitions.items()):
+        if part.leader >= 0:
+            continue
+        acked = view.data.get(topic)
+        need = max(acked.acked) + 1 if acked is not None and acked.acked else 0
+        members = sorted(part.isr | (part.elr or frozenset()))
+        able = [b for b in members if _could_lead(view, b, topic, need)]
+        if able:
+            b = able[0]
+            return (f"{tp(topic)} has no leader although {'ISR' if b in part.isr else 'ELR'} member broker {b} runs "
+                    f"active and holds its log on dir {_live_log(view, b, topic).dir}, online for its registration")
+    return None
+
+
 def assignments_never_drain(history: Sequence[View]) -> str | None:
     view = history[-1]
     if view.retrying:
@@ -205,6 +238,9 @@ CHECKS: dict[str, Check] = {c.id: c for c in (
     Check("offline_replica_shown_online", "a replica on a failed dir is shown online by the metadata (registered, "
           "unfenced, its Directories entry online)", ("metadata_shows_offline_replicas",), True,
           offline_replica_shown_online),
+    Check("leaderless_with_live_isr_copy", "a partition has no leader although an ISR (or ELR) member runs active "
+          "with a live log of it, on a dir online for its registration, holding every acknowledged record",
+          ("no_leaderless_partition_with_live_isr_copy",), True, leaderless_with_live_isr_copy),
     Check("assignments_never_drain", "a broker retries an assignment the controller refuses, for ever",
           ("kraft_assignments_drain", "kraft_assignments_drained_or_down"), False, assignments_never_drain),
     Check("healthy_dir_offline", "a dir went offline that no step failed", ("no_dir_failure_cascade",), False,

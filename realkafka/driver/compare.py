@@ -13,7 +13,7 @@ Not compared, and why:
 """
 from __future__ import annotations
 
-from .view import BrokerView, PartitionView, View, dir_text, tp
+from .view import BrokerView, PartitionView, View, dir_text, dirs_text, tp
 
 
 def _set(values) -> str:
@@ -105,8 +105,8 @@ def _partition(topic: str, e: PartitionView, r: PartitionView) -> list[str]:
                 out.append(f"{name}'s Directories entry for broker {b} is {dir_text(rd)}, the model expects "
                            f"{dir_text(ed)}")
     elif e.directories != r.directories:
-        out.append(f"{name}'s Directories are {[dir_text(d) for d in r.directories]}, the model expects "
-                   f"{[dir_text(d) for d in e.directories]}")
+        out.append(f"{name}'s Directories are {dirs_text(r.directories)}, the model expects "
+                   f"{dirs_text(e.directories)}")
     if (e.adding, e.removing) != (r.adding, r.removing):
         out.append(f"{name}'s reassignment adds {list(r.adding)} and removes {list(r.removing)}, the model expects "
                    f"adding {list(e.adding)} and removing {list(e.removing)}")
@@ -176,5 +176,5 @@ def describe(view: View) -> list[str]:
             out.append(f"broker {b} registered {'fenced' if reg.fenced else 'unfenced'} with dirs {_set(reg.dirs)}")
     for topic, part in sorted(view.partitions.items()):
         out.append(f"{tp(topic)}: replicas {list(part.replicas)}, leader {_leader(part.leader)}, ISR {_set(part.isr)}, "
-                   f"Directories {[dir_text(d) for d in part.directories]}")
+                   f"Directories {dirs_text(part.directories)}")
     return out

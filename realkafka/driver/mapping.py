@@ -192,7 +192,8 @@ RULES: dict[str, Handler] = {
     # kraft-reassignment
     "ReassignPartition": Handler(DRIVEN, "Admin alterPartitionReassignments to the model's target", reassign),
     "ReplicaCatchUp": Handler(AWAITED, "the added replica fetches and joins the ISR, completing the reassignment: "
-                              "awaited", order=7, held_by=_catch_up_fetch),
+                              "awaited (a run with the data path on takes it as the added replica's ReplicaFetch)",
+                              order=7, held_by=_catch_up_fetch),
     # KIP-928 saturation (storage's rules under kraft-saturation)
     "Write": Handler(NOT_REPRODUCIBLE, _KIP928),
     "DirSaturate": Handler(NOT_REPRODUCIBLE, _KIP928),

@@ -10,7 +10,7 @@ driver's (``t{p}``); a topic of the real cluster that is not the driver's (``__c
 from __future__ import annotations
 
 from .view import (ABSENT, OFFLINE, ONLINE, RESERVED, BrokerView, DataView, LogView, PartitionView,
-                   RegistrationView, View)
+                   RegistrationView, View, foreign_dir)
 
 
 def _topic(key) -> str | None:
@@ -29,7 +29,7 @@ def _entry(value):
     if isinstance(value, int) or value in RESERVED:
         return value
     if isinstance(value, tuple):
-        return f"broker {value[0]}'s dir {value[1]}"
+        return foreign_dir(*value)
     return f"unknown dir id {value}"
 
 
@@ -108,6 +108,14 @@ def partition_view(part) -> PartitionView:
                          _opt_set(getattr(part, "elr", None)), _opt_set(getattr(part, "last_known_elr", None)))
 
 
+JBOD_LEVEL = 17   # metadata.version 3.7-IV2's feature level (MetadataVersion.IBP_3_7_IV2, 3.7.0 to 4.4.0)
+
+
+def _jbod(obs) -> bool | None:
+    level = (getattr(obs.controller, "features", None) or {}).get("metadata.version")
+    return None if level is None else level >= JBOD_LEVEL
+
+
 def view_of(obs, brokers: int, acked: dict, read: dict, faulted=frozenset(), quiet: bool = False,
             retrying=frozenset(), failed_copies=None) -> View:
     """The view of a ClusterObservation: ``acked`` (topic -> offsets the producer was told are safe) and ``read``
@@ -125,4 +133,4 @@ def view_of(obs, brokers: int, acked: dict, read: dict, faulted=frozenset(), qui
     topics = set(partitions) | set(acked) | set(read)
     data = {t: DataView(frozenset(acked.get(t, ())), read.get(t)) for t in topics}
     return View(tuple(broker_view(obs.brokers[b], failed_copies.get(b)) for b in range(brokers)), registrations,
-                partitions, data, frozenset(faulted), quiet, frozenset(retrying))
+                partitions, data, frozenset(faulted), quiet, frozenset(retrying), _jbod(obs))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from model import ActionDisabled
 
-from .checks import judge
+from .checks import CHECKS, judge
 from .mapping import ASSIGN, AWAITED, DRIVEN, FETCH, HEARTBEAT, NOT_REPRODUCIBLE, ORDERED, Hold, handler, own_steps
 from .projection import project
 
@@ -79,11 +79,22 @@ def parse(model, steps) -> list[tuple]:
     return out
 
 
+def data_path_step(model, name, args) -> tuple | None:
+    """A step of a scenario written without records, as the run's model with the data path on takes it, or None
+    when it has no such step: the added replica's catch-up, ``ReplicaCatchUp(p, b)`` (its fetches and the
+    leader's ISR expansion in one step, model/kraft/reassignment.py), is then its fetch ``ReplicaFetch(b, p)``,
+    awaited likewise (a real follower fetches until it joins)."""
+    fetch = ("ReplicaFetch", (args[1], args[0])) if name == "ReplicaCatchUp" else None
+    if fetch is None or not any(r.name == fetch[0] and a == fetch[1] for _, r, a in model.action_space):
+        return None
+    return fetch
+
+
 def _label(model, name, args) -> str:
     return model.rule(name).label(args)
 
 
-def settle(model, state, holds: frozenset, own=None) -> tuple[object, tuple, tuple]:
+def settle(model, state, holds: frozenset, own=None, record: list | None = None) -> tuple[object, tuple, tuple]:
     """The cluster's own steps from ``state``, in order, until none is enabled (those a hold stops left out): the
     state, the steps taken and, when they come back to a state they passed (the cluster repeats them for ever: an
     AssignReplicasToDirs retried without end), the repeated steps (else empty)."""
@@ -98,6 +109,8 @@ def settle(model, state, holds: frozenset, own=None) -> tuple[object, tuple, tup
             if rule.guard(model, state, *args) is None:
                 _, state = model.step(state, rule.name, args)
                 taken.append(rule.label(args))
+                if record is not None:
+                    record.append((rule.name, tuple(args)))   # (name, args): a scenario can replay them
                 break
         else:
             return state, tuple(taken), ()
@@ -163,7 +176,7 @@ def cluster_steps(model, steps) -> list:
     return [o for o in own if o[2].name != TIMED_OUT]
 
 
-def _trace_checks(model, steps, own) -> dict:
+def _trace_checks(model, steps, own, at: dict | None = None) -> dict:
     """The checks the scenario's own trace shows: its projection after each step, as the model replays it, then
     after the cluster's own steps from its last state with nothing held (what follows the trace: an assignment
     retried for ever shows only there)."""
@@ -179,11 +192,64 @@ def _trace_checks(model, steps, own) -> dict:
         history.append(project(model, state, faulted))
         for cid, why in judge(history).items():
             found.setdefault(cid, why)
+            if at is not None:
+                at.setdefault(cid, number)
     state, _, cycle = settle(model, state, frozenset(), own)
     history.append(replace(project(model, state, faulted), retrying=retrying(cycle)))
     for cid, why in judge(history).items():
         found.setdefault(cid, why)
+        if at is not None:
+            at.setdefault(cid, len(steps) + 1)
     return found
+
+
+def why_unforced(model, steps, planned: "Plan") -> str | None:
+    """None when the plan is forced; else a line naming the first trace step whose violation the holds cannot
+    bring about, and what the model run the cluster can be held to shows instead."""
+    if planned.forced:
+        return None
+    steps = parse(model, steps)
+    at: dict = {}
+    _trace_checks(model, steps, cluster_steps(model, steps), at)
+    missing = sorted(set(planned.target) ^ set(planned.shown), key=lambda c: at.get(c, len(steps) + 1))
+    first = at.get(missing[0], len(steps)) if missing else len(steps)
+    name, args = steps[min(first, len(steps)) - 1]
+    target = ", ".join(sorted(planned.target)) or "no violation"
+    shown = ", ".join(sorted(planned.shown)) or "none"
+    return (f"step {first} {_label(model, name, args)}: the trace shows {target} there, which needs a timing the "
+            f"harness's holds cannot force (the model run the cluster can be held to shows {shown} instead)")
+
+
+def trace_properties(model, steps) -> dict:
+    """The model's safety properties the scenario's own trace violates: id -> the first step showing it (state and
+    quiescent properties after each step, transition properties at each step)."""
+    found: dict = {}
+    state = model.init_states()[0]
+
+    def judge_state(s, number):
+        for inv in model.invariants:
+            if inv.kind == "state" or (inv.kind == "quiescent" and model.is_quiescent(s)):
+                if inv.check(model, s) is not None:
+                    found.setdefault(inv.id, number)
+    judge_state(state, 0)
+    for number, (name, args) in enumerate(steps, start=1):
+        action, after = model.step(state, name, args)
+        for inv in model.invariants:
+            if inv.kind == "transition" and inv.check(model, state, action, after) is not None:
+                found.setdefault(inv.id, number)
+        state = after
+        judge_state(state, number)
+    return found
+
+
+def unjudged(model, steps, target=None) -> dict:
+    """The properties the trace violates that no check (checks.py) shows on the trace: id -> the first step showing
+    it. A property no check stands for, or whose checks the trace's projections do not show (``target``: the plan's;
+    a quiet check on a trace that is never quiet there), could not be judged on a real run, so such a scenario is
+    refused."""
+    target = set(plan(model, steps).target if target is None else target)
+    shown = {i for c in CHECKS.values() if c.id in target for i in c.invariants}
+    return {i: n for i, n in trace_properties(model, steps).items() if i not in shown}
 
 
 def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
@@ -205,7 +271,7 @@ def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
         except ActionDisabled as e:
             if h.how != AWAITED:
                 raise PlanError(f"step {number} {_label(model, name, args)} cannot be driven on a real cluster: "
-                                f"after the cluster's own steps it {str(e).split(' is not enabled: ', 1)[-1]}") \
+                                f"after the cluster's own steps, {str(e).split(' is not enabled: ', 1)[-1]}") \
                     from None
             taken = False   # the cluster did it already (or has nothing to do): nothing to wait for
         if name == "DirFail":
@@ -270,4 +336,4 @@ def describe_holds(holds) -> str:
     return ", ".join(h.text() for h in sorted(holds)) or "none"
 
 
-__all__ = ["Plan", "PlanError", "PlannedStep", "plan", "settle", "describe_holds", "DRIVEN", "ORDERED"]
+__all__ = ["Plan", "PlanError", "PlannedStep", "data_path_step", "plan", "settle", "describe_holds", "DRIVEN", "ORDERED"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from invariants.storage.durability import serving_leader
 from model.kraft.controller import elr_enabled
-from model.kraft.metadata import DIR_ID_NAMES
+from model.kraft.metadata import DIR_ID_NAMES, image_of
 from model.storage.broker import live_copy_dir
 from model.storage.state import LIVE_DIR, OFFLINE, REMOVED, bits
 
@@ -88,4 +88,4 @@ def project(model, state, faulted=frozenset(), quiet: bool | None = None) -> Vie
             for p in range(model.cfg.partitions) if topic_of(p) in partitions or state.acked[p]}
     return View(tuple(project_broker(model, b) for b in state.brokers),
                 tuple(project_registration(r) for r in c.registrations), partitions, data, frozenset(faulted),
-                model.is_quiescent(state) if quiet is None else quiet)
+                model.is_quiescent(state) if quiet is None else quiet, jbod=image_of(model, c.log).jbod)

@@ -1,28 +1,37 @@
 """Run a planned scenario (plan.py) on a real cluster: per step, the holds in force, the driven action, then a wait
-until the real cluster's view matches the model's (compare.py); at the end every hold is released, a consumer
-reads what was acknowledged, and the violation checks (checks.py) are judged on both sides.
+that judges each observation by the model (validate.py: is it a behaviour of the model?); at the end every hold is
+released, a consumer reads what was acknowledged, and the violation checks (checks.py) are judged on both sides.
 
 The driver owns no process: the caller starts and stops the cluster (``with Cluster(spec) as c``), so every path
-out of here (a difference, a harness failure, Ctrl-C) leaves the cleanup to that ``with``.
+out of here (a disagreement, a harness failure, Ctrl-C) leaves the cleanup to that ``with``.
 
-A wait ends when the views match; else at ``timeout`` seconds; once a step has differed, later steps also end
-when the real view has not changed for ``still`` seconds (a real cluster that took another path does not come
-back, and waiting the full timeout at every step would only repeat the difference).
+A wait ends
+- when the real view is the planned model run's (the planned interleaving);
+- when it is another view the model allows (some candidate shows it) and has not changed for ``still`` seconds, or
+  for 3 s when no state the model's own steps reach from the candidates showing it looks otherwise (by the model,
+  the cluster makes no observable move before the next driven step): the
+  cluster took another path of the model, and the run goes on from the states that show it;
+- when no candidate shows it and it has not changed for ``quiet`` seconds: the run left the model, a disagreement,
+  and the run stops there (no further step can be judged against states that do not exist);
+- at ``timeout`` seconds, as one of the last two by whether the last view was a behaviour of the model.
+Every observation also asks the harness whether a node died without being ended (``dead()``): a harness failure.
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from model.kraft.reassignment import target_of
 
 from .checks import judge
-from .compare import CONTROLLER, differences
+from .compare import CONTROLLER, PARTS, differences
 from .mapping import AWAITED, DRIVEN, FETCH, Hold, handler
 from .observed import view_of
-from .view import View, topic_of
+from .plan import cluster_steps
+from .validate import Disagreement, Tracker
+from .view import View, foreign_dir, topic_of
 
 
 @dataclass
@@ -42,9 +51,12 @@ class StepResult:
     unobserved: str | None = None     # why this view was not observed (the harness's producer waits)
     observed_before: View | None = None   # the last view observed before this step (what "changed" is from)
     records: list = field(default_factory=list)   # the metadata records the controller wrote since the last view
+    conforms: bool = True        # the real view is a behaviour of the model (validate.py), planned or not
+    candidates: int = 0          # the model states consistent with the run after this step
 
     @property
     def matched(self) -> bool:
+        """The real cluster showed the planned model run's view (the planned interleaving)."""
         return self.unobserved is not None or (self.observed is not None and not self.differences)
 
 
@@ -54,10 +66,17 @@ class RunResult:
     interrupted: int | None = None   # the signal that stopped the run
     retrying_observed: bool = True   # whether the real side could judge assignments_never_drain
     retry_evidence: dict = field(default_factory=dict)   # broker -> the refusals it logged (the decisive lines)
+    disagreement: Disagreement | None = None   # where the real run left the model (the run stopped there)
 
     @property
     def matched(self) -> bool:
-        return all(s.matched for s in self.steps)
+        """Every step showed the planned model run's view."""
+        return self.disagreement is None and all(s.matched for s in self.steps)
+
+    @property
+    def conforms(self) -> bool:
+        """The real run stayed a behaviour of the model at every observation (planned interleaving or not)."""
+        return self.disagreement is None and all(s.conforms for s in self.steps)
 
     def real_shown(self) -> dict:
         found: dict = {}
@@ -118,8 +137,8 @@ def retrying_brokers(cluster, brokers: int, interval: float, evidence: dict | No
 
 
 def _plain(named):
-    """A DirNames answer for a report: (broker, dir) as "broker B's dir D", else as it is."""
-    return f"broker {named[0]}'s dir {named[1]}" if isinstance(named, tuple) else named
+    """A DirNames answer for a report: (broker, dir) as "dir D of broker B", else as it is."""
+    return foreign_dir(*named) if isinstance(named, tuple) else named
 
 
 def _read_count(result) -> int:
@@ -129,6 +148,11 @@ def _read_count(result) -> int:
 
 class HarnessCannot(Exception):
     """The harness lacks what a step needs (a method of the Cluster): the scenario cannot run with it."""
+
+
+class NodeDied(Exception):
+    """A node of the cluster ended without the harness ending it (killed by a signal: the OOM killer, a stray
+    kill; or the controller gone): the harness failed, the run says nothing about Kafka (exit 3)."""
 
 
 def _gate(cluster, hold: Hold, on: bool) -> None:
@@ -158,14 +182,19 @@ class Driver:
     """The context the mapping's acts run in (mapping.py ``act(ctx, *args)``), and the run loop."""
 
     def __init__(self, cluster, model, plan, *, timeout: float = 300.0, still: float = 45.0, poll: float = 1.0,
-                 echo=lambda step, previous: None):
+                 quiet: float | None = None, echo=lambda step, previous: None):
         self.cluster, self.model, self.plan = cluster, model, plan
         self.timeout, self.still, self.poll = timeout, still, poll
+        self.quiet = min(still, 20.0) if quiet is None else quiet
+        # another path of the model whose every candidate has no step left is accepted once this still
+        self.settled_after = min(still, 3.0)
+        self.tracker = None if model is None or plan is None else Tracker(
+            model, cluster_steps(model, [(s.rule, s.args) for s in plan.steps if s.rule is not None]),
+            model.init_states())
         self.echo = echo
         self.holds: frozenset = frozenset()
         self.produced: dict = {}      # topic -> [[offset or None, done, ok], ...] in produce order
         self.read: dict = {}          # topic -> records read at the current step
-        self.diverged = False
         self.retrying: frozenset = frozenset()   # measured at the end only (retrying_brokers)
         self.retrying_observed = True
         self.result = RunResult([])   # filled step by step: an interrupted run keeps what it did
@@ -182,7 +211,7 @@ class Driver:
         return topic_of(partition)
 
     def create_topic(self, partition: int) -> None:
-        self.cluster.create_topic(topic_of(partition), {0: list(self.model.assignments[partition])},
+        self.cluster.create_topic(topic_of(partition), {0: list(self.model.original[partition])},
                                   configs={"min.insync.replicas": str(self.model.cfg.min_isr_of(partition))})
 
     def reassign(self, partition: int) -> None:
@@ -225,8 +254,18 @@ class Driver:
         self.cluster.restart(broker, wait=None)
 
     def consume(self, partition: int) -> None:
-        topic = topic_of(partition)
-        self.read[topic] = _read_count(self.cluster.consume(topic, 0))
+        self.read_topic(topic_of(partition))
+
+    def read_topic(self, topic: str) -> None:
+        """A consumer's read of ``topic`` from offset 0. One that cannot reach a leader (the probe's consumer times
+        out finding the offsets: no broker serves the partition) reads nothing observable: the model's read is then
+        none too (no serving leader), and the views do not compare it."""
+        try:
+            self.read[topic] = _read_count(self.cluster.consume(topic, 0))
+        except Exception as e:  # noqa: BLE001 - only the probe's refusal is an observation
+            if type(e).__name__ != "ProbeError":
+                raise
+            self.read.pop(topic, None)
 
     def acked(self) -> dict:
         out = {}
@@ -261,26 +300,48 @@ class Driver:
         self.holds = frozenset(target)
 
     def observe(self, expected: View) -> View:
+        self.check_nodes()
         obs = self.cluster.observe()
         self.last_records = tuple(getattr(obs, "records", ()) or ())
         return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
                        expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted))
 
-    def await_view(self, expected: View, controller_only: bool = False) -> tuple[View, list, float]:
-        """Poll until the real view matches ``expected`` (with ``controller_only``, its registrations and
-        partitions only); see the module's note on when a wait ends otherwise."""
+    def check_nodes(self) -> None:
+        """A node that ended without the harness ending it: NodeDied (the harness's ``dead()``: lines naming each
+        node, how it ended and its last error)."""
+        dead = getattr(self.cluster, "dead", None)
+        lines = dead() if dead is not None else []
+        if lines:
+            raise NodeDied("; ".join(lines))
+
+    def await_view(self, expected: View, controller_only: bool = False) -> tuple[View, list, float, bool]:
+        """Poll until the real view is the planned one (with ``controller_only``, its registrations and partitions
+        only), or another the model allows, or none it allows (see the module's note): (the last real view, its
+        differences from the planned one, the seconds waited, whether it is a behaviour of the model)."""
+        parts = CONTROLLER if controller_only else tuple(PARTS)
+        faulted = expected.faulted
         start = last_change = time.monotonic()
-        last = None
+        last, found = None, []
         while True:
             real = self.observe(expected)
-            diffs = differences(expected, real, CONTROLLER) if controller_only else differences(expected, real)
+            diffs = differences(expected, real, parts)
             now = time.monotonic()
-            if not diffs:
-                return real, [], now - start
+            stable = real == last
             if real != last:
                 last, last_change = real, now
-            if now - start >= self.timeout or (self.diverged and now - last_change >= self.still):
-                return real, diffs, now - start
+            if stable or not diffs:
+                # a view seen twice in a row (or the planned one) narrows the candidates
+                found = self.tracker.narrow(real, faulted, parts)
+            if not diffs:
+                return real, [], now - start, bool(found)
+            unchanged = now - last_change
+            if stable and found and (unchanged >= self.still or (
+                    unchanged >= self.settled_after and self.tracker.settled(found, real, faulted))):
+                return real, diffs, now - start, True
+            if stable and not found and unchanged >= self.quiet:
+                return real, diffs, now - start, False
+            if now - start >= self.timeout:
+                return real, diffs, now - start, bool(found)
             time.sleep(self.poll)
 
     def _step(self, planned, how: str, history_model: list, history_real: list) -> StepResult:
@@ -293,6 +354,7 @@ class Driver:
         refused = None
         for topic, offset in self.deferred.pop(planned.number, ()):
             self._send(topic, offset)
+        left = None
         if planned.rule is not None and planned.taken:
             h = handler(planned.rule)
             if h.how == DRIVEN:
@@ -300,29 +362,48 @@ class Driver:
                     raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
                 try:
                     h.act(self, *planned.args)
-                except Exception as e:  # noqa: BLE001 - Kafka refused the call: a difference, not a failure
+                except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model, not a failure
                     if type(e).__name__ != "ProbeError":
                         raise
                     refused = f"Kafka refused {planned.text}: {' '.join(str(e).split())}"
-        if planned.holds_during != planned.holds_after:
+                left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None)
+        if left is None:
+            self.tracker.open(planned.holds_during & planned.holds_after)
+        elif planned.holds_during != planned.holds_after:
+            self.set_holds(planned.holds_after)
+        if left is None and planned.holds_during != planned.holds_after:
             # The step's own effect first (a released AssignReplicasToDirs handled), then the holds after it.
             self.await_view(planned.view, controller_only=True)
             self.set_holds(planned.holds_after)
-        waited = self._final_reads(planned.view) if planned.number == len(self.plan.steps) - 1 else 0.0
+        waited = self._final_reads(planned.view) if left is None and planned.number == len(self.plan.steps) - 1 \
+            else 0.0
         result.model_checks = dict(planned.checks)
         history_model.append(planned.view)
-        if self.unobserved is not None:
+        if self.unobserved is not None and left is None:
             result.unobserved = self.unobserved
+            result.candidates = len(self.tracker.states)
             return result
-        result.observed, result.differences, result.waited_s = self.await_view(planned.view)
+        if left is None:
+            result.observed, result.differences, result.waited_s, result.conforms = self.await_view(planned.view)
+        else:
+            result.observed = self.observe(planned.view)
+            result.differences, result.conforms = differences(planned.view, result.observed), False
         result.waited_s += waited
         result.records = [{"offset": r.offset, "type": r.type, "data": self._named(r.data)} for r in self.last_records
                           if r.offset > self.seen_offset and r.type in SHOWN_RECORDS]
         self.seen_offset = max([self.seen_offset] + [r.offset for r in self.last_records])
         if refused is not None:
             result.differences.insert(0, refused)
-        if result.differences:
-            self.diverged = True
+        if result.differences and result.conforms:
+            # another path the model allows: the real checks read the view as the candidates that show it are
+            # (quiet only when every one of them is quiescent)
+            quiet = all(self.model.is_quiescent(s) for s in self.tracker.states)
+            result.observed = replace(result.observed, quiet=quiet)
+        result.candidates = len(self.tracker.states)
+        if not result.conforms:
+            self.result.disagreement = self.tracker.disagreement(planned.number, result.observed, planned.view.faulted)
+            if left is not None:
+                self.result.disagreement.says = left
         history_real.append(result.observed)
         result.real_checks = judge(history_real)
         return result
@@ -330,10 +411,10 @@ class Driver:
     def _final_reads(self, expected: View) -> float:
         """At the end: once the cluster settled, a consumer reads every topic whose records were acknowledged, and,
         where the scenario is about assignments retried for ever, the retries are counted."""
-        _, _, waited = self.await_view(expected)
+        _, _, waited, _ = self.await_view(expected)
         for topic, offsets in self.acked().items():
             if offsets and topic in expected.partitions:
-                self.read[topic] = _read_count(self.cluster.consume(topic, 0))
+                self.read_topic(topic)
         if expected.retrying or "assignments_never_drain" in self.plan.target:
             measured = retrying_brokers(self.cluster, self.model.cfg.brokers, self.still, self.result.retry_evidence)
             self.retrying_observed = measured is not None
@@ -357,5 +438,7 @@ class Driver:
             out.steps.append(step)
             self.echo(step, previous)
             previous = step
+            if out.disagreement is not None:
+                break      # the run left the model: nothing after this can be judged against it
         out.retrying_observed = self.retrying_observed
         return out

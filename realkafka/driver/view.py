@@ -33,6 +33,17 @@ def dir_text(entry) -> str:
     return entry if isinstance(entry, str) else f"dir {entry}"
 
 
+def dirs_text(entries) -> str:
+    """Directories entries as the model's traces write a list of dir ids: ``[dir 0, UNASSIGNED]``."""
+    return "[" + ", ".join(dir_text(e) for e in entries) + "]"
+
+
+def foreign_dir(broker: int, d: int) -> str:
+    """Another broker's dir (a Directories entry or a record naming a dir of a broker other than its own): the
+    model traces' name of the dir, with its broker."""
+    return f"dir {d} of broker {broker}"
+
+
 @dataclass(frozen=True)
 class LogView:
     """A broker's replica of one topic-partition: the live dir holding its log (None: none), the dir of its
@@ -103,3 +114,6 @@ class View:
     # them; the real cluster: the controller keeps receiving them, or the broker keeps logging the controller's
     # error, once nothing is left to assign).
     retrying: frozenset = frozenset()
+    # metadata.version is at or after 3.7-IV2 (directory assignment, JBOD); None: not known. Before it every
+    # Directories entry is MIGRATING by Kafka's design, which the Directories checks then do not flag.
+    jbod: bool | None = None

@@ -33,6 +33,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -157,6 +159,7 @@ public final class Probe {
             case "describeTopics": return describeTopics(strings(req.get("topics")), t);
             case "describeLogDirs": return describeLogDirs(ints(req.get("brokers")), t);
             case "describeFeatures": return describeFeatures(t);
+            case "upgradeMetadataVersion": return upgradeMetadataVersion(t);
             case "createTopic": return createTopic(req, t);
             case "deleteTopic": return deleteTopic(req, t);
             case "reassign": return reassign(req, t);
@@ -215,6 +218,24 @@ public final class Probe {
             Object range = e.getValue();
             o.put(e.getKey(), ((Number) range.getClass().getMethod("maxVersionLevel").invoke(range)).intValue());
         }
+        return o;
+    }
+
+    /** Admin updateFeatures: metadata.version up to the highest level every broker supports (the release's latest
+     * production one); the levels before and after. */
+    private JsonNode upgradeMetadataVersion(long t) throws Exception {
+        org.apache.kafka.clients.admin.FeatureMetadata meta = admin.describeFeatures().featureMetadata()
+            .get(t, TimeUnit.MILLISECONDS);
+        short target = meta.supportedFeatures().get("metadata.version").maxVersion();
+        Object finalized = meta.finalizedFeatures().get("metadata.version");
+        int before = finalized == null ? -1
+            : ((Number) finalized.getClass().getMethod("maxVersionLevel").invoke(finalized)).intValue();
+        admin.updateFeatures(Collections.singletonMap("metadata.version",
+                new FeatureUpdate(target, FeatureUpdate.UpgradeType.UPGRADE)), new UpdateFeaturesOptions())
+            .all().get(t, TimeUnit.MILLISECONDS);
+        ObjectNode o = JSON.createObjectNode();
+        o.put("before", before);
+        o.put("after", (int) target);
         return o;
     }
 

@@ -1,0 +1,42 @@
+"""The campaign table of docs/conform.md from `jbodcheck conform --json` reports: per campaign its outcomes, then per
+rule and release how often it was driven and observed and how often the real cluster agreed.
+
+    python3 benchmarks/conform_table.py REPORT.json ...
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter, defaultdict
+
+
+def main(paths: list[str]) -> None:
+    reports = [json.load(open(p)) for p in paths]
+    print("| campaign | Kafka | mode | traces | matched | conforms | disagrees | refused | harness | median s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in reports:
+        o = r["outcomes"]
+        times = sorted(t["elapsed_s"] for t in r["traces"] if t["outcome"] in ("matched", "conforms"))
+        median = times[len(times) // 2] if times else "-"
+        print(f"| {r['preset']} | {', '.join(r['kafka'])} | {r.get('mode', 'model')} | {len(r['traces'])} | "
+              f"{o['matched']} | {o['conforms']} | {o['disagrees']} | {o['refused']} | {o['harness']} | {median} |")
+    rules: dict = defaultdict(lambda: defaultdict(Counter))
+    for r in reports:
+        for rule, by in r["rules"].items():
+            for release, counts in by.items():
+                rules[rule][release].update(counts)
+    releases = sorted({rel for by in rules.values() for rel in by})
+    print()
+    print("| rule | " + " | ".join(f"{rel} driven (agreed) | {rel} observed (agreed)" for rel in releases) + " |")
+    print("|---|" + "---|---|" * len(releases))
+    for rule in sorted(rules):
+        cells = []
+        for rel in releases:
+            c = rules[rule][rel]
+            cells.append(f"{c['driven']} ({c['driven_agreed']})")
+            cells.append(f"{c['observed']} ({c['observed_agreed']})")
+        print(f"| `{rule}` | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

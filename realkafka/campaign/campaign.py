@@ -1,0 +1,269 @@
+"""A conformance campaign's loop (model -> real): for each trace, a random walk of the model (generate.py), planned
+(plan.py) and driven on a fresh cluster (run.py's Driver, judged by trace validation), its outcome classified and
+every rule's share counted. The caller gives the clusters (``start_cluster(model, plan)``: a context manager, the
+harness's Cluster or a scripted one) and owns their processes through it.
+
+Outcomes of a trace: ``matched`` (the planned interleaving at every step), ``conforms`` (a behaviour of the model on
+another interleaving), ``disagrees`` (the run left the model: its scenario is written for `jbodcheck reproduce`),
+``refused`` (the plan cannot be run: a timing the holds cannot force, a property no check judges; not counted as
+agreement or disagreement), ``harness`` (the harness failed: a node died unasked, a start that failed).
+Per rule and release: ``driven`` (a driven step of it ran), ``observed`` (the planned run took it among the
+cluster's own steps before a view the real cluster showed), and how many of those the real cluster agreed with
+(the step's view was a behaviour of the model)."""
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from realkafka.driver.mapping import DRIVEN, ORDERED
+from realkafka.driver.plan import Plan, PlanError, plan, unjudged, why_unforced
+from realkafka.driver.run import Driver, NodeDied
+
+from .chaos import ChaosRun
+from .generate import drivable, labels, walk
+from .shrink import shrink
+
+OUTCOMES = ("matched", "conforms", "disagrees", "refused", "harness")
+
+
+@dataclass
+class TraceResult:
+    number: int
+    release: str
+    steps: list                  # the scenario's step labels (a real -> model run: the actions it took)
+    outcome: str
+    says: str = ""               # the verdict or the reason, in a line
+    scenario: str | None = None  # where the trace was written (every disagreement's)
+    elapsed_s: float = 0.0
+    violations: list = field(default_factory=list)   # the checks the real cluster showed
+    kind: str = "model"          # "model": generated from the model; "real": random faults at real timing
+    shrunk: list | None = None   # a disagreement's smallest trace that still disagrees (step labels), if shrunk
+    shrink_runs: int = 0
+    slow: list = field(default_factory=list)        # the steps that waited 10 s or more: [step, text, s, matched]
+
+
+@dataclass
+class Campaign:
+    traces: list = field(default_factory=list)
+    rules: dict = field(default_factory=dict)   # rule -> release -> Counter(driven, observed, agreed)
+
+    def count(self, rule: str, release: str, what: str) -> None:
+        self.rules.setdefault(rule, {}).setdefault(release, Counter())[what] += 1
+
+    def outcomes(self) -> Counter:
+        return Counter(t.outcome for t in self.traces)
+
+
+def _rule_of(label: str) -> str:
+    return label.split("(", 1)[0]
+
+
+def _tally(release: str, run) -> list:
+    """(rule, release, what) per count a generated trace's run adds (Campaign.count)."""
+    out = []
+    for step in run.steps:
+        judged = step.observed is not None and step.unobserved is None
+        if step.how in (DRIVEN, ORDERED) and step.taken and step.text:
+            out.append((_rule_of(step.text), release, "driven"))
+            if judged and step.conforms:
+                out.append((_rule_of(step.text), release, "driven_agreed"))
+        for label in step.own:
+            out.append((_rule_of(label), release, "observed"))
+            if judged and step.conforms:
+                out.append((_rule_of(label), release, "observed_agreed"))
+    return out
+
+
+@dataclass
+class _Job:
+    number: int
+    release: str
+    kind: str
+    steps: list | None = None      # a generated trace's (rule name, args)
+    seed: float = 0.0              # a real -> model run's
+
+
+HARNESS_ERRORS = ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCandidates")
+
+
+def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, length: int, out: Path,
+                 cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
+                 model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
+                 faults: int = 5, shrink_budget: int = 0, parallel: int = 1) -> Campaign:
+    """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
+    cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
+    faults at real timing, chaos.py), "both" (alternating, the model's first). Every trace is chosen first (the
+    seed fixes them all), then run, ``parallel`` at once, each on its own cluster."""
+    rng = random.Random(seed)
+    campaign = Campaign()
+    if holder is not None:
+        holder["campaign"] = campaign       # what an interrupted campaign did, for its report
+    counts: dict = {r: Counter() for r in releases}
+    models = {r: model_of(r) for r in releases}
+    actions = {r: drivable(models[r], cluster_has) for r in releases}
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for n in range(1, traces + 1):
+        release = releases[(n - 1) % len(releases)]
+        if mode == "real" or (mode == "both" and n % 2 == 0):
+            jobs.append(_Job(n, release, "real", seed=rng.random()))
+        else:
+            jobs.append(_Job(n, release, "model", walk(models[release], rng, length, counts[release],
+                                                       actions[release])))
+
+    def one(job: _Job):
+        model = models[job.release]
+        if job.kind == "real":
+            return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
+        return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions[job.release], out,
+                            seed, model_params)
+
+    def finish(result: TraceResult, tally: list) -> None:
+        for rule, release, what in tally:
+            campaign.count(rule, release, what)
+        campaign.traces.append(result)
+        campaign.traces.sort(key=lambda t: t.number)
+        echo(_progress(result, traces))
+
+    if parallel <= 1:
+        for job in jobs:
+            finish(*one(job))
+        return campaign
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform") as pool:
+        for done in as_completed([pool.submit(one, job) for job in jobs]):
+            finish(*done.result())
+    return campaign
+
+
+def _progress(t: TraceResult, traces: int) -> str:
+    if t.kind == "real":
+        return (f"trace {t.number}/{traces} at {t.release} (random faults): {t.outcome} ({len(t.steps)} actions, "
+                f"{t.elapsed_s:.0f} s){': ' + t.says if t.outcome not in ('matched', 'conforms') else ''}"
+                + (f"; the real cluster showed {', '.join(t.violations)}" if t.violations else ""))
+    return (f"trace {t.number}/{traces} at {t.release}: {t.outcome} ({len(t.steps)} steps, {t.elapsed_s:.0f} s)"
+            + (f": {t.says}" if t.outcome not in ("matched", "conforms") else ""))
+
+
+def _driver(cluster, model, planned, step_timeout) -> Driver:
+    return Driver(cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
+                  poll=min(1.0, step_timeout / 20))
+
+
+def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, actions, out, seed, model_params):
+    steps, release, n = job.steps, job.release, job.number
+    result = TraceResult(n, release, labels(model, steps), "refused")
+    tally: list = []
+    start = time.monotonic()
+    try:
+        planned = plan(model, steps)
+        reason = why_unforced(model, steps, planned)
+        blind = unjudged(model, steps, planned.target)
+        if blind:
+            reason = ("its trace violates " + ", ".join(sorted(blind))
+                      + ", which no real-cluster check shows on its trace")
+    except PlanError as e:
+        planned, reason = None, str(e)
+    if reason is not None:
+        result.says = reason
+    else:
+        try:
+            with start_cluster(model, planned) as cluster:
+                run = _driver(cluster, model, planned, step_timeout).run()
+            tally = _tally(release, run)
+            result.slow = [[s.number, s.text, round(s.waited_s, 1), s.matched] for s in run.steps
+                           if s.waited_s >= 10]
+            result.violations = sorted(run.real_shown())
+            if run.disagreement is not None:
+                d = run.disagreement
+                result.outcome = "disagrees"
+                result.says = f"step {d.step}: {d.says}; closest: {'; '.join(d.closest[:3])}"
+                if shrink_budget:
+                    def disagrees(trace):
+                        try:
+                            tried = plan(model, trace)
+                        except PlanError:
+                            return False
+                        with start_cluster(model, tried) as c:
+                            return _driver(c, model, tried, step_timeout).run().disagreement is not None
+                    small, result.shrink_runs = shrink(model, steps, actions, disagrees, shrink_budget)
+                    result.shrunk = labels(model, small)
+            else:
+                result.outcome = "matched" if run.matched else "conforms"
+                result.says = "every observation a behaviour of the model"
+        except NodeDied as e:
+            result.outcome, result.says = "harness", f"a node ended unasked: {e}"
+        except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the trace, not the end
+            if type(e).__name__ not in HARNESS_ERRORS:
+                raise
+            result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+    result.elapsed_s = time.monotonic() - start
+    if result.outcome in ("disagrees", "refused", "harness"):
+        path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
+        path.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}: "
+                                                   f"{result.outcome}: {result.says}",
+                                    "model": model_params(release), "steps": result.steps}, indent=2) + "\n")
+        result.scenario = str(path)
+        if result.shrunk is not None:
+            small = path.with_name(path.stem + "-shrunk.json")
+            small.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}, "
+                                                        f"shrunk in {result.shrink_runs} run(s): still disagrees",
+                                         "model": model_params(release), "steps": result.shrunk}, indent=2) + "\n")
+    return result, tally
+
+
+def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout):
+    result = TraceResult(job.number, job.release, [], "conforms", kind="real")
+    tally: list = []
+    start = time.monotonic()
+    try:
+        with start_cluster(model, Plan([], {}, {}, (), dir_failure_timeout=False)) as cluster:
+            # the waits scale with the step timeout as the driver's do (a quarter, at most 10 s still; 20 s quiet)
+            chaos = ChaosRun(model, cluster, random.Random(job.seed), cluster_has=cluster_has,
+                             still=min(10.0, step_timeout / 4), quiet=min(20.0, step_timeout / 2),
+                             poll=min(0.5, step_timeout / 20))
+            done = chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8)))
+        result.steps = list(done.actions)
+        result.violations = sorted(done.checks)
+        for rule, times in done.rules.items():
+            tally += [(rule, job.release, "driven")] * times
+            if done.disagreement is None:
+                tally += [(rule, job.release, "driven_agreed")] * times
+        if done.disagreement is not None:
+            d = done.disagreement
+            result.outcome = "disagrees"
+            result.says = f"after action {d.step}: {d.says}; closest: {'; '.join(d.closest[:3])}"
+        else:
+            result.says = f"{done.observations} observations, every one a behaviour of the model"
+            if done.checks:
+                result.says += "; finding candidates: " + "; ".join(f"{c}: {w}" for c, (_, w) in done.checks.items())
+    except NodeDied as e:
+        result.outcome, result.says = "harness", f"a node ended unasked: {e}"
+    except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the run, not the end
+        if type(e).__name__ not in HARNESS_ERRORS:
+            raise
+        result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+    result.elapsed_s = time.monotonic() - start
+    return result, tally
+
+
+def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset: str, settings: dict,
+                version: str, elapsed_s: float, exit_code: int) -> dict:
+    return {
+        "schema": 1, "tool": "jbodcheck", "command": "conform", "version": version, "kafka": list(releases),
+        "preset": preset, "seed": seed, "length": length, "settings": dict(sorted(settings.items())),
+        "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
+        "traces": [{"trace": t.number, "kind": t.kind, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
+                    "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1),
+                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs, "slow": t.slow}
+                   for t in campaign.traces],
+        "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
+        "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,
+    }
+
+
+__all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "OUTCOMES"]

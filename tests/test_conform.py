@@ -1,0 +1,153 @@
+"""`jbodcheck conform` (realkafka/campaign/): traces generated from the model, driven on clusters and judged by trace
+validation, against the scripted cluster (tests/reproduce_fake.py): a cluster that behaves as the model conforms on
+every trace; one that shows what no model state shows is a disagreement with its scenario file."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import sys
+from collections import Counter
+from types import SimpleNamespace
+
+import pytest
+
+from explorer.cli.reproduce import _kraft_model
+from explorer.scenario import load_scenario, parse_step
+from realkafka.campaign.campaign import run_campaign
+from realkafka.campaign.generate import drivable, walk
+from realkafka.driver.plan import plan
+from reproduce_fake import ModelCluster, fake_harness
+
+
+def _model(release="3.9.2", preset="kraft-tiny"):
+    return _kraft_model(SimpleNamespace(model={"preset": preset}), release)[2]
+
+
+def test_a_walk_is_a_behaviour_of_the_model_that_the_planner_plans():
+    model = _model()
+    counts = Counter()
+    actions = drivable(model)
+    assert {"CreateTopic", "DirFail", "BrokerCrash", "BrokerRestart", "Produce"} <= {r.name for r, _ in actions}
+    rng = random.Random(7)
+    for _ in range(5):
+        steps = walk(model, rng, 6, counts, actions)
+        assert steps
+        plan(model, steps)               # raises PlanError when a step cannot be planned
+    assert sum(counts.values()) >= 5
+
+
+def test_the_walks_weigh_toward_rules_driven_least():
+    model = _model()
+    actions = drivable(model)
+    counts = Counter({"Produce": 1000, "Consume": 1000})
+    rng = random.Random(3)
+    picked = Counter(name for _ in range(20) for name, _ in walk(model, rng, 4, Counter(counts), actions)[1:])
+    assert picked["Produce"] + picked["Consume"] < sum(picked.values()) / 2
+
+
+def _warp(view, calls):
+    """What no model state shows: a broker whose registration lists no dir while it has two online."""
+    if not any(name == "CreateTopic" for name, _ in calls):
+        return view
+    regs = list(view.registrations)
+    if regs[1] is None:
+        return view
+    regs[1] = dataclasses.replace(regs[1], dirs=frozenset({7}))
+    return dataclasses.replace(view, registrations=tuple(regs))
+
+
+@pytest.mark.parametrize("warp, outcome", [(None, {"matched", "conforms", "refused"}), (_warp, {"disagrees"})])
+def test_a_campaign_classifies_each_trace_and_counts_every_rule(tmp_path, warp, outcome):
+    model = _model()
+    campaign = run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                            start_cluster=lambda m, p: ModelCluster(m, warp=warp, dir_failure_timeout=False),
+                            traces=3, seed=1, length=4, out=tmp_path, step_timeout=2.0,
+                            model_params=lambda r: {"preset": "kraft-tiny"})
+    assert len(campaign.traces) == 3
+    assert {t.outcome for t in campaign.traces} <= outcome
+    assert campaign.rules["CreateTopic"]["3.9.2"]["driven"] >= 1
+    if warp is not None:
+        t = campaign.traces[0]
+        assert t.scenario and json.loads(open(t.scenario).read())["steps"] == t.steps
+        assert list(load_scenario(t.scenario).steps) == t.steps
+    else:
+        assert campaign.rules["CreateTopic"]["3.9.2"]["driven_agreed"] == campaign.rules["CreateTopic"]["3.9.2"]["driven"]
+
+
+def _main(args) -> int:
+    from explorer.cli.app import main
+
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    return e.value.code
+
+
+def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp_path, capsys):
+    module, made, made_for = fake_harness(lambda _: _model("4.4.0"))
+    made_for.append(None)
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    report = tmp_path / "c.json"
+    assert _main(["conform", "--kafka", "4.4", "--traces", "2", "--length", "3", "--seed", "5",
+                  "--out", str(tmp_path / "out"), "--json", str(report), "--step-timeout", "2"]) == 0
+    data = json.loads(report.read_text())
+    assert data["command"] == "conform" and data["kafka"] == ["4.4.0"] and len(data["traces"]) == 2
+    assert data["result"] == "conforms" and data["exit_code"] == 0
+    assert "CreateTopic" in data["rules"] and data["settings"]
+    assert all(m.stopped for m in made)
+    assert "Campaign: 2 trace(s) on Kafka 4.4.0" in capsys.readouterr().out
+
+
+def test_conform_refuses_bad_input_at_once(capsys):
+    assert _main(["conform", "--kafka", "2.8"]) == 2
+    assert _main(["conform", "--kafka", "3.9", "--traces", "0"]) == 2
+
+
+@pytest.mark.parametrize("warp", [None, _warp])
+def test_a_real_to_model_run_checks_every_observation_and_the_properties(tmp_path, warp):
+    model = _model()
+    campaign = run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                            start_cluster=lambda m, p: ModelCluster(m, warp=warp, dir_failure_timeout=False),
+                            traces=2, seed=4, length=3, out=tmp_path, step_timeout=2.0, mode="real", faults=3,
+                            model_params=lambda r: {"preset": "kraft-tiny"})
+    assert [t.kind for t in campaign.traces] == ["real", "real"]
+    outcomes = {t.outcome for t in campaign.traces}
+    assert outcomes == ({"conforms"} if warp is None else {"disagrees"}), [t.says for t in campaign.traces]
+    assert all(t.steps and t.steps[0] == "CreateTopic(partition=0)" for t in campaign.traces)
+    assert campaign.rules["CreateTopic"]["3.9.2"]["driven"] == 2
+
+
+def test_a_disagreement_is_shrunk_to_the_driven_steps_that_still_disagree(tmp_path):
+    """A cluster that leaves the model once a broker crashed: the shrunk trace keeps the crash and drops what does
+    not matter; it is written beside the whole one, and every try is a behaviour of the model."""
+    from realkafka.campaign.generate import driven_steps, rebuild
+
+    def after_crash(view, calls):
+        return _warp(view, calls) if any(name == "BrokerCrash" for name, _ in calls) else view
+
+    model = _model()
+    campaign = run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                            start_cluster=lambda m, p: ModelCluster(m, warp=after_crash, dir_failure_timeout=False),
+                            traces=2, seed=2, length=4, out=tmp_path, step_timeout=2.0, shrink_budget=4,
+                            model_params=lambda r: {"preset": "kraft-tiny"})
+    shrunk = [t for t in campaign.traces if t.outcome == "disagrees"]
+    assert shrunk, [t.steps for t in campaign.traces]
+    for t in shrunk:
+        assert t.shrunk is not None and len(t.shrunk) <= len(t.steps) and 1 <= t.shrink_runs <= 4
+        assert any(s.startswith("BrokerCrash") for s in t.shrunk)
+        assert (tmp_path / (t.scenario.rsplit("/", 1)[1].replace(".json", "-shrunk.json"))).exists()
+    assert rebuild(model, [("BrokerRestart", (0,))]) is None, "a driven step the model disables is no try"
+
+
+def test_a_campaign_run_in_parallel_chooses_the_same_traces_and_counts_alike(tmp_path):
+    model = _model()
+    runs = []
+    for parallel in (1, 2):
+        runs.append(run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                                 start_cluster=lambda m, p: ModelCluster(m, dir_failure_timeout=False),
+                                 traces=3, seed=9, length=3, out=tmp_path / str(parallel), step_timeout=2.0,
+                                 parallel=parallel, model_params=lambda r: {"preset": "kraft-tiny"}))
+    one, two = runs
+    assert [t.steps for t in one.traces] == [t.steps for t in two.traces]
+    assert [t.number for t in two.traces] == [1, 2, 3]
+    assert one.rules == two.rules
