@@ -23,7 +23,7 @@ from explorer.errors import JbodcheckFailure, OutputError, one_line
 from explorer.outputs import write_json
 from explorer.scenario import ScenarioError, load_scenario, parse_step
 
-from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
+from .exits import EXIT_OK, EXIT_VIOLATION, BadInput, os_error_line
 from .model_value import command_model
 from .numbers import Seconds
 from .outputs import checked_distinct, checked_writable, emit, guard_report
@@ -230,7 +230,8 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
         if json_path is None:
             raise
         message = " ".join(e.format_message().split()) if isinstance(e, click.ClickException) else \
-            " ".join(str(e).split()) if isinstance(e, JbodcheckFailure) else f"internal error: {one_line(e)}"
+            " ".join(str(e).split()) if isinstance(e, JbodcheckFailure) else \
+            os_error_line(e) if isinstance(e, OSError) else f"internal error: {one_line(e)}"
         code = e.exit_code if isinstance(e, click.ClickException) else 3
         run = state["driver"].result if state["driver"] is not None else RunResult([])
         report = error_report({**common, "settings": state["settings"]}, planned, run, message, code,
