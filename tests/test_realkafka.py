@@ -109,6 +109,12 @@ def test_maven_errors_become_one_line():
            "org.apache.kafka:kafka_2.13:jar:3.9.9 was not found in a repository\n[ERROR] -> [Help 1]\n")
     assert _first_error(out) == "the registry does not serve org.apache.kafka:kafka_2.13:jar:3.9.9"
     assert _first_error("[ERROR] Network is unreachable\n[ERROR] To see the full stack") == "Network is unreachable"
+    # Maven's generic line gives way to the cause it wraps (issue 46 item 22: "Error executing Maven.")
+    assert _first_error("[ERROR] Error executing Maven.\n[ERROR] java.lang.IllegalStateException: x\n"
+                        "Caused by: java.nio.file.AccessDeniedException: /root/.m2/repository") \
+        == "java.nio.file.AccessDeniedException: /root/.m2/repository"
+    assert _first_error("[ERROR] Error executing Maven.\n[ERROR] The specified user settings file does not exist") \
+        == "The specified user settings file does not exist"
 
 
 # ---- with a JVM: a real cluster ----------------------------------------------------------------------------------
