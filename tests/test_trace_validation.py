@@ -227,7 +227,7 @@ def test_a_produce_kafka_refuses_before_any_append_is_a_refusal_the_tracker_judg
     expects 1'). A timeout is no refusal: the record may have been appended."""
     import types
 
-    from realkafka.driver.run import Refused
+    from realkafka.driver.run import Refused, Unknown
 
     model, steps = scenario_model(FINDING_1)
     p = plan(model, steps)
@@ -237,5 +237,13 @@ def test_a_produce_kafka_refuses_before_any_append_is_a_refusal_the_tracker_judg
     driver = Driver(cluster, model, p)
     with pytest.raises(Refused, match="NotEnoughReplicasException"):
         driver.produce(0)
-    driver.produce(0)          # a timeout: no refusal raised
+    with pytest.raises(Unknown, match="TimeoutException"):
+        driver.produce(0)      # a timeout: appended or not, nobody knows
     assert driver.acked() == {"t0": frozenset()}
+    tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
+    tracker.open(frozenset())
+    assert tracker.drive("CreateTopic", (0,)) is None
+    tracker.open(frozenset())
+    before = tracker.extended()
+    assert tracker.drive("Produce", (0, 0), maybe=True) is None
+    assert before <= tracker.states and len(tracker.states) > len(before)

@@ -155,6 +155,12 @@ class Refused(Exception):
     any append): the model's states where the rule is disabled are the ones consistent with it."""
 
 
+class Unknown(Exception):
+    """A driven request whose outcome the client cannot tell (a produce that timed out: the producer retries a
+    NOT_ENOUGH_REPLICAS refusal until its delivery timeout, so the leader may have appended the record or not):
+    the model's states with and without the step are consistent with it."""
+
+
 # The producer's errors that mean the leader appended nothing (Partition.appendRecordsToLeader checks the ISR
 # against min.insync.replicas before it appends; a broker that does not lead, or whose log is offline, appends
 # nothing either). A timeout or NotEnoughReplicasAfterAppendException may follow an append: not a refusal.
@@ -247,6 +253,8 @@ class Driver:
         error = self._send(topic, offset)
         if error is not None and error.split(":", 1)[0] in REFUSED_PRODUCE:
             raise Refused(f"the producer was refused: {error}")
+        if error is not None:
+            raise Unknown(f"the producer's outcome is unknown: {error}")
 
     def _ack_step(self, topic: str, offset: int) -> int | None:
         """The first planned step (from the current one) whose view has the record at ``offset`` acknowledged."""
@@ -375,13 +383,16 @@ class Driver:
             if h.how == DRIVEN:
                 if h.needs is not None and not hasattr(self.cluster, h.needs):
                     raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
+                unknown = False
                 try:
                     h.act(self, *planned.args)
+                except Unknown:
+                    unknown = True
                 except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model, not a failure
                     if type(e).__name__ != "ProbeError" and not isinstance(e, Refused):
                         raise
                     refused = f"Kafka refused {planned.text}: {' '.join(str(e).split())}"
-                left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None)
+                left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None, maybe=unknown)
         if left is None:
             self.tracker.open(planned.holds_during & planned.holds_after)
         elif planned.holds_during != planned.holds_after:
