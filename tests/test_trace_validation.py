@@ -176,14 +176,20 @@ def test_finding_8s_property_has_a_real_cluster_check():
     assert not C.judge(history[:2])
 
 
-def test_a_view_whose_candidates_have_no_step_left_is_settled():
-    """The wait accepts another path after 3 s only when, by the model, the cluster cannot move again."""
+def _after_the_topic_is_created():
+    """Finding 1's model, plan, and a tracker whose graph is the cluster's own steps after CreateTopic."""
     model, steps = scenario_model(FINDING_1)
     p = plan(model, steps)
     tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
     tracker.open(p.steps[0].holds_after)
     assert tracker.drive("CreateTopic", (0,)) is None
     graph = tracker.open(p.steps[1].holds_during & p.steps[1].holds_after)
+    return model, steps, p, tracker, graph
+
+
+def test_a_view_whose_candidates_have_no_step_left_is_settled():
+    """The wait accepts another path after 3 s only when, by the model, the cluster cannot move again."""
+    model, steps, p, tracker, graph = _after_the_topic_is_created()
     terminal = [s for s, succ in graph.edges.items() if not succ]
     moving = [s for s, succ in graph.edges.items() if succ]
     assert terminal and moving
@@ -207,12 +213,7 @@ def test_migrating_is_flagged_only_after_the_metadata_version_upgrade():
 
 def test_settled_reads_the_views_the_model_can_still_reach():
     """Own steps that change nothing observable (a heartbeat's internal effects) do not keep a wait open."""
-    model, steps = scenario_model(FINDING_1)
-    p = plan(model, steps)
-    tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
-    tracker.open(p.steps[0].holds_after)
-    assert tracker.drive("CreateTopic", (0,)) is None
-    graph = tracker.open(p.steps[1].holds_during & p.steps[1].holds_after)
+    model, steps, p, tracker, graph = _after_the_topic_is_created()
     end = p.steps[1].view
     found = tracker.matching(graph.edges, end, frozenset())
     assert tracker.settled(found, end, frozenset())
