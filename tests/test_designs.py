@@ -357,14 +357,14 @@ def test_kip46_misses_a_failure_no_controller_saw_on_a_topic_created_on_live_bro
     assert steps[0] == "CreateTopic" and steps[1:3] == ["DirFail", "ControllerFailover"]
 
 
-# ---- the README's counterexamples are what the CLI prints ------------------------------------------------------
+# ---- the documented counterexamples (docs/designs.md, the README) are what the CLI prints --------------------------
 
-def _readme_console_blocks(section: str) -> list[str]:
+def _readme_console_blocks(section: str, doc: str = "README.md") -> list[str]:
     import re
 
     from helpers import REPO
 
-    text = (REPO / "README.md").read_text()
+    text = (REPO / doc).read_text()
     start = text.index(f"## {section}\n")
     end = text.index("\n## ", start + 1)
     return re.findall(r"```console\n(.*?)```", text[start:end], re.S)
@@ -382,14 +382,14 @@ def _matches_with_trims(shown: list[str], printed: list[str]) -> None:
         if trimmed:
             i += int(trimmed.group(1))
             continue
-        assert i < len(printed), f"the README shows more than the CLI prints: {line!r}"
+        assert i < len(printed), f"the doc shows more than the CLI prints: {line!r}"
         if line.startswith("Result: ") and "[... " in line:
             head = line[:line.index("[... ")]
             assert printed[i].startswith(head), (line, printed[i])
         else:
-            assert line == printed[i], f"the README shows {line!r} where the CLI prints {printed[i]!r}"
+            assert line == printed[i], f"the doc shows {line!r} where the CLI prints {printed[i]!r}"
         i += 1
-    assert printed[i - 1].startswith("Result: "), "the README's block ends at the Result line"
+    assert printed[i - 1].startswith("Result: "), "the block ends at the Result line"
 
 
 def _check_readme_block(block: str) -> None:
@@ -409,7 +409,7 @@ def _check_readme_block(block: str) -> None:
 
 
 def test_the_readmes_harmless_breach_is_what_the_cli_prints():
-    blocks = _readme_console_blocks("A counterexample")
+    blocks = _readme_console_blocks("A counterexample", "docs/designs.md")
     assert len(blocks) == 2 and "--invariant no_acked_record_lost" in blocks[0]
     _check_readme_block(blocks[1])
 
@@ -419,7 +419,7 @@ def test_the_readmes_lost_record_is_what_the_cli_prints():
 
     if not THOROUGH:
         pytest.skip("BFS on small to depth 12 (219,236 states, a minute or two): JBODCHECK_PROFILE=thorough")
-    _check_readme_block(_readme_console_blocks("A counterexample")[0])
+    _check_readme_block(_readme_console_blocks("A counterexample", "docs/designs.md")[0])
 
 
 def test_the_cli_checks_a_portable_invariant_on_a_design_that_leaves_it_out():

@@ -26,10 +26,12 @@ def test_the_version_comes_from_one_place():
     assert jbodcheck("--version").strip() == f"jbodcheck, version {explorer.__version__}"
 
 
-def test_the_version_is_the_readmes_newest_changelog_entry():
-    changelog = (REPO / "README.md").read_text().split("\n## Changelog\n", 1)[1]
-    newest = re.search(r"^- (\d+\.\d+\.\d+)", changelog, re.M).group(1)
+def test_the_version_is_the_changelogs_newest_entry():
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    assert changelog.index("\n## [Unreleased]\n") < changelog.index("\n## [0.")
+    newest = re.search(r"^## \[(\d+\.\d+\.\d+)\]", changelog, re.M).group(1)
     assert newest == explorer.__version__
+    assert "## Changelog" not in (REPO / "README.md").read_text(), "the history lives in CHANGELOG.md"
 
 
 def test_docs_cli_names_the_version():
@@ -65,7 +67,42 @@ def test_docs_cli_counts_and_names_every_preset():
     assert set(re.findall(r"`([a-z0-9-]+)`", row)) >= set(PRESETS)
 
 
-def test_the_readme_starts_with_a_base_install():
+def _readme_blocks() -> list[str]:
     readme = (REPO / "README.md").read_text()
-    first = re.search(r"```(?:console|sh|bash)?\n(.*?)```", readme, re.S).group(1)
-    assert "pip install -e . && jbodcheck explore --preset tiny" in first
+    return re.findall(r"```(?:console|sh|bash)?\n(.*?)```", readme, re.S)
+
+
+README_TEST_COMMAND = "python3 -m pytest -q -n 2 --dist loadfile"
+
+
+def test_the_readmes_first_command_installs_in_a_venv_and_runs_a_real_check():
+    """The guide's rule: on a fresh machine with a stock Python (PEP 668 refuses a bare `pip install` on Debian
+    and Ubuntu), the README's first command installs into a virtual environment and runs a real check. Its check
+    is run here, cut short by a bound, so a renamed preset or option fails this test."""
+    first = _readme_blocks()[0].strip()
+    assert first == "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && jbodcheck explore --preset tiny"
+    check = first.split(" && ")[-1].split()
+    out = jbodcheck(*check[1:], "--max-states", "50", "-q")
+    assert "Result: bounded. " in out, out[-500:]
+
+
+def test_the_readmes_second_command_runs_the_suite_in_that_venv_and_ci_runs_the_same():
+    second = _readme_blocks()[1].strip()
+    assert second == f". .venv/bin/activate && pip install -e '.[test]' && {README_TEST_COMMAND}"
+    ci = (REPO / ".ci" / "run").read_text()
+    commands = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert '"$python" -m venv .venv' in commands and 'python=/usr/bin/python3' in ci
+    at = commands.index(". .venv/bin/activate")
+    assert commands[at + 1:at + 2] == ["pip install -e ."] and commands[-1] == README_TEST_COMMAND
+    assert "pip install -e '.[test]'" in commands[at:]
+
+
+def test_the_readme_is_a_front_door():
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    assert "../shared" not in readme and "shared/" not in readme
+    kraft, zk = readme.index("\n## KRaft mode"), readme.index("\n## The ZooKeeper-era designs")
+    assert kraft < zk, "KRaft, the Kafka that ships, comes first"
+    for cited in set(re.findall(r"(?<![\w/.-])((?:docs|scenarios|tests|realkafka|examples)/[\w./-]*[\w/])", readme)) | {
+            "CHANGELOG.md", "CONTRIBUTING.md", "LICENSE", ".ci/run"}:
+        assert (REPO / cited).exists(), f"the README names {cited}, which does not exist"

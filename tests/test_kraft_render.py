@@ -331,7 +331,7 @@ def test_the_readmes_kraft_trace_is_what_the_cli_prints():
 
     from test_designs import _matches_with_trims, _readme_console_blocks
 
-    (block,) = _readme_console_blocks("KRaft mode (KIP-858: JBOD in Kafka 3.7 to 4.x)")
+    (block,) = _readme_console_blocks("KRaft mode: the Kafka that ships (KIP-858, Kafka 3.7 to 4.4)")
     lines = block.rstrip("\n").split("\n")
     assert lines[0].startswith("$ jbodcheck replay ")
     p = cli(*shlex.split(lines[0][len("$ jbodcheck "):]))
