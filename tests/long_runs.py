@@ -231,4 +231,9 @@ LONG_RUNS = (
             "SIGINT or SIGKILL of a harness running a ZooKeeper-mode cluster: no ZooKeeper or Kafka JVM, no port left "
             "(and no directory after SIGINT)",
             "the KRaft harness's hygiene shares processes.py; its own SIGINT test is in the default profile"),
+    LongRun("tests/test_reproduce_zk.py::test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2",
+            "reproduce runs kip112-2 on a real ZooKeeper-mode cluster of Kafka 3.9.2: matched at every driven step, "
+            "exit 0, nothing left",
+            "reproduce of kip112-2 against a scripted cluster that follows the model, and one that leaves it "
+            "(tests/test_reproduce_zk.py)"),
 )
