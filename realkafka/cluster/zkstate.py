@@ -16,6 +16,8 @@ import json
 
 import attrs
 
+from .observation import brokers_summary
+
 
 @attrs.frozen
 class ZkRegistration:
@@ -58,11 +60,7 @@ class ZkObservation:
     records: tuple = ()            # ZooKeeper mode has no metadata log
 
     def summary(self) -> str:
-        parts = []
-        for b in sorted(self.brokers):
-            o = self.brokers[b]
-            dirs = "".join("?" if d.online is None else ("+" if d.online else "x") for d in o.dirs)
-            parts.append(f"broker {b} {'up' if o.up else 'down'} dirs {dirs}")
+        parts = brokers_summary(self.brokers)
         c = self.controller
         parts.append(f"zookeeper {'up' if c.up else 'down'}, controller {c.controller} epoch {c.controller_epoch}, "
                      f"registered {sorted(c.registrations)}")
