@@ -217,6 +217,7 @@ def fake_harness(model_of, **kw):
         def __enter__(self):
             timeout = (self.spec.get("settings") or {}).get("log.dir.failure.timeout.ms") != "3600000"
             self.inner = ModelCluster(model_of(made_for[0]), dir_failure_timeout=timeout, **kw)
+            self.inner.spec = self.spec      # what the cluster was asked to be (its settings, its format)
             made.append(self.inner)
             return self.inner
 

@@ -75,6 +75,10 @@ def test_a_campaign_classifies_each_trace_and_counts_every_rule(tmp_path, warp, 
         assert campaign.rules["CreateTopic"]["3.9.2"]["driven_agreed"] == campaign.rules["CreateTopic"]["3.9.2"]["driven"]
 
 
+def made_specs(made) -> list:
+    return [m.spec for m in made]
+
+
 def _main(args) -> int:
     from explorer.cli.app import main
 
@@ -84,13 +88,18 @@ def _main(args) -> int:
 
 
 def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp_path, capsys):
+    from realkafka.cluster import KAFKA_TIMERS
+
     module, made, made_for = fake_harness(lambda _: _model("4.4.0"))
     made_for.append(None)
+    module.KAFKA_TIMERS = KAFKA_TIMERS
     monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
     report = tmp_path / "c.json"
-    assert _main(["conform", "--kafka", "4.4", "--traces", "2", "--length", "3", "--seed", "5",
+    assert _main(["conform", "--kafka", "4.4", "--traces", "2", "--length", "3", "--seed", "5", "--kafka-timers",
                   "--out", str(tmp_path / "out"), "--json", str(report), "--step-timeout", "2"]) == 0
     data = json.loads(report.read_text())
+    assert data["settings"]["broker.session.timeout.ms"] == "9000"
+    assert all(m_spec["settings"]["replica.lag.time.max.ms"] == "30000" for m_spec in made_specs(made))
     assert data["command"] == "conform" and data["kafka"] == ["4.4.0"] and len(data["traces"]) == 2
     assert data["result"] == "conforms" and data["exit_code"] == 0
     assert "CreateTopic" in data["rules"] and data["settings"]
@@ -137,3 +146,17 @@ def test_a_disagreement_is_shrunk_to_the_driven_steps_that_still_disagree(tmp_pa
         assert any(s.startswith("BrokerCrash") for s in t.shrunk)
         assert (tmp_path / (t.scenario.rsplit("/", 1)[1].replace(".json", "-shrunk.json"))).exists()
     assert rebuild(model, [("BrokerRestart", (0,))]) is None, "a driven step the model disables is no try"
+
+
+def test_a_campaign_run_in_parallel_chooses_the_same_traces_and_counts_alike(tmp_path):
+    model = _model()
+    runs = []
+    for parallel in (1, 2):
+        runs.append(run_campaign(releases=["3.9.2"], model_of=lambda r: model,
+                                 start_cluster=lambda m, p: ModelCluster(m, dir_failure_timeout=False),
+                                 traces=3, seed=9, length=3, out=tmp_path / str(parallel), step_timeout=2.0,
+                                 parallel=parallel, model_params=lambda r: {"preset": "kraft-tiny"}))
+    one, two = runs
+    assert [t.steps for t in one.traces] == [t.steps for t in two.traces]
+    assert [t.number for t in two.traces] == [1, 2, 3]
+    assert one.rules == two.rules

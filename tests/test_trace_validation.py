@@ -203,3 +203,19 @@ def test_migrating_is_flagged_only_after_the_metadata_version_upgrade():
     shown = [i for i in range(len(history)) if "directories_name_wrong_dir" in C.judge(history[:i + 1])]
     assert shown and min(shown) == len(history) - 1 == 12
     assert unjudged(model, steps) == {}
+
+
+def test_settled_reads_the_views_the_model_can_still_reach():
+    """Own steps that change nothing observable (a heartbeat's internal effects) do not keep a wait open."""
+    model, steps = scenario_model(FINDING_1)
+    p = plan(model, steps)
+    tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
+    tracker.open(p.steps[0].holds_after)
+    assert tracker.drive("CreateTopic", (0,)) is None
+    graph = tracker.open(p.steps[1].holds_during & p.steps[1].holds_after)
+    end = p.steps[1].view
+    found = tracker.matching(graph.edges, end, frozenset())
+    assert tracker.settled(found, end, frozenset())
+    first = tracker.view(next(iter(graph.starts)), frozenset())
+    if first != end:
+        assert not tracker.settled(list(graph.starts), first, frozenset())

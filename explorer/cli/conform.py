@@ -43,14 +43,19 @@ EXIT_HARNESS = 3
 @click.option("--shrink", "shrink_budget", type=click.IntRange(min=0), default=4, show_default=True, metavar="RUNS",
               help="Shrink each disagreement of a generated trace with at most this many more runs (dropping driven "
                    "steps while it still disagrees); 0: keep it whole.")
+@click.option("--parallel", type=click.IntRange(min=1, max=8), default=1, show_default=True, metavar="K",
+              help="Run K traces at once, each on its own cluster (a waiting cluster costs 2 to 3% CPU per JVM).")
+@click.option("--kafka-timers", is_flag=True,
+              help="Run the clusters with Kafka's default heartbeat, session, ISR-lag and checkpoint timers instead "
+                   "of the harness's shorter ones (slower; the verdict lists the settings either way).")
 @click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="The walks' random seed.")
 @click.option("--out", "out", default="conform-out", show_default=True, metavar="DIR",
               help="Where the scenario file of every disagreeing or refused trace is written.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
-def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, seed, out, json_path,
-                    step_timeout):
+def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
+                    json_path, step_timeout):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import report_dict, run_campaign
 
@@ -64,7 +69,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release)
         models[release] = (model, {"preset": preset, **base})
     try:
-        from realkafka.cluster import Cluster, ClusterSpec, fetch
+        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec, fetch
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
@@ -72,11 +77,12 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     def start_cluster(model, planned):
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings=_settings(model, planned), keep=False, **_format_at(model))
+                           settings={**_settings(model, planned), **timers}, keep=False, **_format_at(model))
         return Cluster(spec, log=lambda line: None)
 
+    timers = dict(KAFKA_TIMERS) if kafka_timers else {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
-    settings = _non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False))
+    settings = {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers}
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
                f"{seed}) on Kafka {', '.join(releases)}; Kafka settings the harness sets (the release's defaults "
                "otherwise): " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())), err=True)
@@ -92,7 +98,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                 seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget)
+                shrink_budget=shrink_budget, parallel=parallel)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")

@@ -16,6 +16,7 @@ import json
 import random
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class TraceResult:
     kind: str = "model"          # "model": generated from the model; "real": random faults at real timing
     shrunk: list | None = None   # a disagreement's smallest trace that still disagrees (step labels), if shrunk
     shrink_runs: int = 0
+    slow: list = field(default_factory=list)        # the steps that waited 10 s or more: [step, text, s, matched]
 
 
 @dataclass
@@ -61,26 +63,42 @@ def _rule_of(label: str) -> str:
     return label.split("(", 1)[0]
 
 
-def _tally(campaign: Campaign, release: str, run) -> None:
+def _tally(release: str, run) -> list:
+    """(rule, release, what) per count a generated trace's run adds (Campaign.count)."""
+    out = []
     for step in run.steps:
         judged = step.observed is not None and step.unobserved is None
         if step.how in (DRIVEN, ORDERED) and step.taken and step.text:
-            campaign.count(_rule_of(step.text), release, "driven")
+            out.append((_rule_of(step.text), release, "driven"))
             if judged and step.conforms:
-                campaign.count(_rule_of(step.text), release, "driven_agreed")
+                out.append((_rule_of(step.text), release, "driven_agreed"))
         for label in step.own:
-            campaign.count(_rule_of(label), release, "observed")
+            out.append((_rule_of(label), release, "observed"))
             if judged and step.conforms:
-                campaign.count(_rule_of(label), release, "observed_agreed")
+                out.append((_rule_of(label), release, "observed_agreed"))
+    return out
+
+
+@dataclass
+class _Job:
+    number: int
+    release: str
+    kind: str
+    steps: list | None = None      # a generated trace's (rule name, args)
+    seed: float = 0.0              # a real -> model run's
+
+
+HARNESS_ERRORS = ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCandidates")
 
 
 def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, length: int, out: Path,
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
-                 faults: int = 5, shrink_budget: int = 0) -> Campaign:
+                 faults: int = 5, shrink_budget: int = 0, parallel: int = 1) -> Campaign:
     """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
     cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
-    faults at real timing, chaos.py), "both" (alternating, the model's first)."""
+    faults at real timing, chaos.py), "both" (alternating, the model's first). Every trace is chosen first (the
+    seed fixes them all), then run, ``parallel`` at once, each on its own cluster."""
     rng = random.Random(seed)
     campaign = Campaign()
     if holder is not None:
@@ -89,98 +107,132 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     models = {r: model_of(r) for r in releases}
     actions = {r: drivable(models[r], cluster_has) for r in releases}
     out.mkdir(parents=True, exist_ok=True)
+    jobs = []
     for n in range(1, traces + 1):
         release = releases[(n - 1) % len(releases)]
-        model = models[release]
         if mode == "real" or (mode == "both" and n % 2 == 0):
-            campaign.traces.append(_real_run(n, release, model, rng, start_cluster, faults, cluster_has, campaign,
-                                             step_timeout))
-            t = campaign.traces[-1]
-            echo(f"trace {n}/{traces} at {release} (random faults): {t.outcome} ({len(t.steps)} actions, "
-                 f"{t.elapsed_s:.0f} s){': ' + t.says if t.outcome not in ('matched', 'conforms') else ''}"
-                 + (f"; the real cluster showed {', '.join(t.violations)}" if t.violations else ""))
-            continue
-        steps = walk(model, rng, length, counts[release], actions[release])
-        result = TraceResult(n, release, labels(model, steps), "refused")
-        start = time.monotonic()
-        try:
-            planned = plan(model, steps)
-            reason = why_unforced(model, steps, planned)
-            blind = unjudged(model, steps, planned.target)
-            if blind:
-                reason = ("its trace violates " + ", ".join(sorted(blind))
-                          + ", which no real-cluster check shows on its trace")
-        except PlanError as e:
-            planned, reason = None, str(e)
-        if reason is not None:
-            result.says = reason
+            jobs.append(_Job(n, release, "real", seed=rng.random()))
         else:
-            try:
-                with start_cluster(model, planned) as cluster:
-                    run = Driver(cluster, model, planned, timeout=step_timeout,
-                                 still=min(45.0, step_timeout / 4), poll=min(1.0, step_timeout / 20)).run()
-                _tally(campaign, release, run)
-                result.violations = sorted(run.real_shown())
-                if run.disagreement is not None:
-                    d = run.disagreement
-                    result.outcome = "disagrees"
-                    result.says = f"step {d.step}: {d.says}; closest: {'; '.join(d.closest[:3])}"
-                    if shrink_budget:
-                        def disagrees(trace, model=model):
-                            try:
-                                tried = plan(model, trace)
-                            except PlanError:
-                                return False
-                            with start_cluster(model, tried) as c:
-                                return Driver(c, model, tried, timeout=step_timeout,
-                                              still=min(45.0, step_timeout / 4),
-                                              poll=min(1.0, step_timeout / 20)).run().disagreement is not None
-                        small, result.shrink_runs = shrink(model, steps, actions[release], disagrees, shrink_budget)
-                        result.shrunk = labels(model, small)
-                else:
-                    result.outcome = "matched" if run.matched else "conforms"
-                    result.says = "every observation a behaviour of the model"
-            except NodeDied as e:
-                result.outcome, result.says = "harness", f"a node ended unasked: {e}"
-            except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the trace, not the end
-                if type(e).__name__ not in ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCandidates"):
-                    raise
-                result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
-        result.elapsed_s = time.monotonic() - start
-        if result.outcome in ("disagrees", "refused", "harness"):
-            path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
-            path.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}: "
-                                                       f"{result.outcome}: {result.says}",
-                                        "model": model_params(release), "steps": result.steps}, indent=2) + "\n")
-            result.scenario = str(path)
-            if result.shrunk is not None:
-                small = path.with_name(path.stem + "-shrunk.json")
-                small.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}, "
-                                                            f"shrunk in {result.shrink_runs} run(s): still disagrees",
-                                             "model": model_params(release), "steps": result.shrunk}, indent=2) + "\n")
+            jobs.append(_Job(n, release, "model", walk(models[release], rng, length, counts[release],
+                                                       actions[release])))
+
+    def one(job: _Job):
+        model = models[job.release]
+        if job.kind == "real":
+            return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
+        return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions[job.release], out,
+                            seed, model_params)
+
+    def finish(result: TraceResult, tally: list) -> None:
+        for rule, release, what in tally:
+            campaign.count(rule, release, what)
         campaign.traces.append(result)
-        echo(f"trace {n}/{traces} at {release}: {result.outcome} ({len(result.steps)} steps, "
-             f"{result.elapsed_s:.0f} s){': ' + result.says if result.outcome not in ('matched', 'conforms') else ''}")
+        campaign.traces.sort(key=lambda t: t.number)
+        echo(_progress(result, traces))
+
+    if parallel <= 1:
+        for job in jobs:
+            finish(*one(job))
+        return campaign
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform") as pool:
+        for done in as_completed([pool.submit(one, job) for job in jobs]):
+            finish(*done.result())
     return campaign
 
 
-def _real_run(n, release, model, rng, start_cluster, faults, cluster_has, campaign, step_timeout) -> TraceResult:
-    result = TraceResult(n, release, [], "conforms", kind="real")
+def _progress(t: TraceResult, traces: int) -> str:
+    if t.kind == "real":
+        return (f"trace {t.number}/{traces} at {t.release} (random faults): {t.outcome} ({len(t.steps)} actions, "
+                f"{t.elapsed_s:.0f} s){': ' + t.says if t.outcome not in ('matched', 'conforms') else ''}"
+                + (f"; the real cluster showed {', '.join(t.violations)}" if t.violations else ""))
+    return (f"trace {t.number}/{traces} at {t.release}: {t.outcome} ({len(t.steps)} steps, {t.elapsed_s:.0f} s)"
+            + (f": {t.says}" if t.outcome not in ("matched", "conforms") else ""))
+
+
+def _driver(cluster, model, planned, step_timeout) -> Driver:
+    return Driver(cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
+                  poll=min(1.0, step_timeout / 20))
+
+
+def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, actions, out, seed, model_params):
+    steps, release, n = job.steps, job.release, job.number
+    result = TraceResult(n, release, labels(model, steps), "refused")
+    tally: list = []
+    start = time.monotonic()
+    try:
+        planned = plan(model, steps)
+        reason = why_unforced(model, steps, planned)
+        blind = unjudged(model, steps, planned.target)
+        if blind:
+            reason = ("its trace violates " + ", ".join(sorted(blind))
+                      + ", which no real-cluster check shows on its trace")
+    except PlanError as e:
+        planned, reason = None, str(e)
+    if reason is not None:
+        result.says = reason
+    else:
+        try:
+            with start_cluster(model, planned) as cluster:
+                run = _driver(cluster, model, planned, step_timeout).run()
+            tally = _tally(release, run)
+            result.slow = [[s.number, s.text, round(s.waited_s, 1), s.matched] for s in run.steps
+                           if s.waited_s >= 10]
+            result.violations = sorted(run.real_shown())
+            if run.disagreement is not None:
+                d = run.disagreement
+                result.outcome = "disagrees"
+                result.says = f"step {d.step}: {d.says}; closest: {'; '.join(d.closest[:3])}"
+                if shrink_budget:
+                    def disagrees(trace):
+                        try:
+                            tried = plan(model, trace)
+                        except PlanError:
+                            return False
+                        with start_cluster(model, tried) as c:
+                            return _driver(c, model, tried, step_timeout).run().disagreement is not None
+                    small, result.shrink_runs = shrink(model, steps, actions, disagrees, shrink_budget)
+                    result.shrunk = labels(model, small)
+            else:
+                result.outcome = "matched" if run.matched else "conforms"
+                result.says = "every observation a behaviour of the model"
+        except NodeDied as e:
+            result.outcome, result.says = "harness", f"a node ended unasked: {e}"
+        except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the trace, not the end
+            if type(e).__name__ not in HARNESS_ERRORS:
+                raise
+            result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+    result.elapsed_s = time.monotonic() - start
+    if result.outcome in ("disagrees", "refused", "harness"):
+        path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
+        path.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}: "
+                                                   f"{result.outcome}: {result.says}",
+                                    "model": model_params(release), "steps": result.steps}, indent=2) + "\n")
+        result.scenario = str(path)
+        if result.shrunk is not None:
+            small = path.with_name(path.stem + "-shrunk.json")
+            small.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}, "
+                                                        f"shrunk in {result.shrink_runs} run(s): still disagrees",
+                                         "model": model_params(release), "steps": result.shrunk}, indent=2) + "\n")
+    return result, tally
+
+
+def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout):
+    result = TraceResult(job.number, job.release, [], "conforms", kind="real")
+    tally: list = []
     start = time.monotonic()
     try:
         with start_cluster(model, Plan([], {}, {}, (), dir_failure_timeout=False)) as cluster:
             # the waits scale with the step timeout as the driver's do (a quarter, at most 10 s still; 20 s quiet)
-            chaos = ChaosRun(model, cluster, random.Random(rng.random()), cluster_has=cluster_has,
+            chaos = ChaosRun(model, cluster, random.Random(job.seed), cluster_has=cluster_has,
                              still=min(10.0, step_timeout / 4), quiet=min(20.0, step_timeout / 2),
                              poll=min(0.5, step_timeout / 20))
             done = chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8)))
         result.steps = list(done.actions)
         result.violations = sorted(done.checks)
         for rule, times in done.rules.items():
-            for _ in range(times):
-                campaign.count(rule, release, "driven")
-                if done.disagreement is None:
-                    campaign.count(rule, release, "driven_agreed")
+            tally += [(rule, job.release, "driven")] * times
+            if done.disagreement is None:
+                tally += [(rule, job.release, "driven_agreed")] * times
         if done.disagreement is not None:
             d = done.disagreement
             result.outcome = "disagrees"
@@ -192,11 +244,11 @@ def _real_run(n, release, model, rng, start_cluster, faults, cluster_has, campai
     except NodeDied as e:
         result.outcome, result.says = "harness", f"a node ended unasked: {e}"
     except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the run, not the end
-        if type(e).__name__ not in ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCandidates"):
+        if type(e).__name__ not in HARNESS_ERRORS:
             raise
         result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
     result.elapsed_s = time.monotonic() - start
-    return result
+    return result, tally
 
 
 def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset: str, settings: dict,
@@ -207,7 +259,7 @@ def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset:
         "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
         "traces": [{"trace": t.number, "kind": t.kind, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
                     "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1),
-                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs}
+                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs, "slow": t.slow}
                    for t in campaign.traces],
         "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
         "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,

@@ -84,7 +84,8 @@ class ChaosRun:
                                                                      frozenset(self.faulted))
                 return False
             if until_quiet and stable and found and (unchanged >= self.still or (
-                    unchanged >= min(self.still, 3.0) and self.tracker.settled(self.tracker.states))):
+                    unchanged >= min(self.still, 3.0)
+                    and self.tracker.settled(self.tracker.states, real, frozenset(self.faulted)))):
                 return True
             if not until_quiet and now - start >= seconds and (found or not stable):
                 return True

@@ -8,7 +8,8 @@ out of here (a disagreement, a harness failure, Ctrl-C) leaves the cleanup to th
 A wait ends
 - when the real view is the planned model run's (the planned interleaving);
 - when it is another view the model allows (some candidate shows it) and has not changed for ``still`` seconds, or
-  for 3 s when no candidate showing it has a step left (by the model, the cluster will not move again): the
+  for 3 s when no state the model's own steps reach from the candidates showing it looks otherwise (by the model,
+  the cluster makes no observable move before the next driven step): the
   cluster took another path of the model, and the run goes on from the states that show it;
 - when no candidate shows it and it has not changed for ``quiet`` seconds: the run left the model, a disagreement,
   and the run stops there (no further step can be judged against states that do not exist);
@@ -335,7 +336,7 @@ class Driver:
                 return real, [], now - start, bool(found)
             unchanged = now - last_change
             if stable and found and (unchanged >= self.still or (
-                    unchanged >= self.settled_after and self.tracker.settled(found))):
+                    unchanged >= self.settled_after and self.tracker.settled(found, real, faulted))):
                 return real, diffs, now - start, True
             if stable and not found and unchanged >= self.quiet:
                 return real, diffs, now - start, False

@@ -173,10 +173,13 @@ class Tracker:
             self.states = frozenset(found)
         return found
 
-    def settled(self, states) -> bool:
-        """None of ``states`` has a step left in this step's graph (own, or timed by a hold): by the model, a cluster
-        in one of them does not move again until the next driven step."""
-        return all(not self.graph.edges.get(s) for s in states)
+    def settled(self, states, real=None, faulted=frozenset()) -> bool:
+        """By the model, a cluster in one of ``states`` makes no observable move before the next driven step: every
+        state its own steps (and the timed ones) reach from them shows ``real`` too (without ``real``: none of them
+        has a step left)."""
+        if real is None:
+            return all(not self.graph.edges.get(s) for s in states)
+        return all(not differences(self.view(s, faulted), real) for s in self.graph.forward(states))
 
     def disagreement(self, step: int, real, faulted) -> Disagreement:
         """Why the real view shows no candidate: the closest reachable state's differences, the steps enabled."""
