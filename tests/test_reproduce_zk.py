@@ -99,10 +99,11 @@ def _observation(m, s) -> ZkObservation:
                          topics={})
 
 
-def fake_cluster_module(model, *, stuck_on=None):
+def fake_cluster_module(model, *, stuck_on=None, dies_on=None):
     """A realkafka.cluster whose ZkCluster runs the model: a driven act steps it, then the cluster's own steps
     (the awaited, untimed rules) run in action order until none is enabled. ``stuck_on``: after that driven rule
-    the cluster takes no step of its own (a controller that never handles the log dir event)."""
+    the cluster takes no step of its own (a controller that never handles the log dir event). ``dies_on``: after
+    that driven rule a broker has died by a signal not the harness's (Cluster.dead says so)."""
     mod = types.ModuleType("realkafka.cluster")
 
     class HarnessError(Exception):
@@ -123,7 +124,7 @@ def fake_cluster_module(model, *, stuck_on=None):
             self.state = model.init_states()[0]
             self.own = [(r, a) for _, r, a in model.action_space
                         if handler(r.name).how == AWAITED and not handler(r.name).timed]
-            self.stuck = False
+            self.stuck = self.died = False
             made.append(self)
 
         def __enter__(self):
@@ -136,6 +137,7 @@ def fake_cluster_module(model, *, stuck_on=None):
             assert model.rule(rule).guard(model, self.state, *args) is None, (rule, args)
             self.state = model.step(self.state, rule, args)[1]
             self.stuck = self.stuck or rule == stuck_on
+            self.died = self.died or rule == dies_on
             while not self.stuck:
                 step = next(((r, a) for r, a in self.own if r.guard(model, self.state, *a) is None
                              and model.step(self.state, r.name, a)[1] != self.state), None)
@@ -171,7 +173,7 @@ def fake_cluster_module(model, *, stuck_on=None):
             return _observation(model, self.state)
 
         def dead(self):
-            return []
+            return ["broker 1 was ended by signal SIGKILL, not by jbodcheck"] if self.died else []
 
     mod.ZkCluster, mod.ClusterSpec, mod.HarnessError, mod.ProbeError = ZkCluster, ClusterSpec, HarnessError, ProbeError
     mod.fetch = lambda release, log=None: None
@@ -214,6 +216,14 @@ def test_a_cluster_that_never_handles_the_log_dir_event_left_the_model_exit_1(mo
     assert _main(["reproduce", str(KIP112_2), "--kafka", "3.9.2", "--step-timeout", "1"]) == 1
     out = capsys.readouterr().out
     assert "Verdict: differs" in out and "step 12 DirFail(broker=0, dir=0)" in out
+    assert made[0].stopped
+
+
+def test_a_broker_killed_from_outside_is_a_harness_failure_exit_3(monkeypatch, capsys):
+    mod, made = fake_cluster_module(_model(KIP112_2), dies_on="DirFail")
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", mod)
+    assert _main(["reproduce", str(KIP112_2), "--kafka", "3.9.2"]) == 3
+    assert "broker 1 was ended by signal SIGKILL, not by jbodcheck" in capsys.readouterr().err.strip().splitlines()[-1]
     assert made[0].stopped
 
 

@@ -75,7 +75,7 @@ def _lines(step) -> list[str]:
 
 
 def _run(scenario_path, release, keep, step_timeout, json_path, header, model, steps) -> int:
-    from realkafka.driver.zk.run import ZkDriver, ZkRunResult
+    from realkafka.driver.zk.run import NodeDied, ZkDriver, ZkRunResult
 
     try:
         from realkafka.cluster import ClusterSpec, HarnessError, ProbeError, ZkCluster, fetch
@@ -105,6 +105,9 @@ def _run(scenario_path, release, keep, step_timeout, json_path, header, model, s
                     raise BadInput(str(e)) from None
                 raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") \
                     from None
+            except NodeDied as e:
+                raise JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says "
+                                       f"nothing about Kafka: {' '.join(str(e).split())}") from None
             except ValueError as e:
                 raise BadInput(str(e)) from None
     except signals.INTERRUPTS as e:

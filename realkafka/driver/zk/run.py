@@ -31,6 +31,11 @@ class RunLeftModel(Exception):
     pass
 
 
+class NodeDied(Exception):
+    """A node of the cluster ended without the harness ending it, not by Kafka's own doing (Cluster.dead): the run
+    says nothing about Kafka (exit 3)."""
+
+
 @dataclass
 class StepResult:
     number: int
@@ -184,7 +189,7 @@ class ZkDriver:
         while True:
             dead = self.cluster.dead()
             if dead:
-                raise RunLeftModel("; ".join(dead))
+                raise NodeDied("; ".join(dead))
             real = self._real(read)
             found = [s for s in reachable if not differences(project(self.model, s), real, read=read)]
             if real == last and found:
