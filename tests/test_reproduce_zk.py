@@ -210,6 +210,16 @@ def test_reproduce_kip112_2_on_a_scripted_cluster_matches_and_prints_both_views(
     assert made[0].stopped
 
 
+def test_a_read_of_one_topic_is_not_compared_at_a_later_read_of_another(monkeypatch, capsys):
+    """LogDirFailureTest's leader case reads t1-0, later loses t1-0's leader, then reads t0-0: only that last read
+    is compared then."""
+    scenario = SCENARIOS / "log-dir-failure-test-leader.json"
+    mod, made = fake_cluster_module(_model(scenario))
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", mod)
+    assert _main(["reproduce", str(scenario), "--kafka", "3.9.2"]) == 0, capsys.readouterr().out[-3000:]
+    assert "Verdict: matched" in capsys.readouterr().out
+
+
 def test_a_cluster_that_never_handles_the_log_dir_event_left_the_model_exit_1(monkeypatch, capsys):
     mod, made = fake_cluster_module(_model(KIP112_2), stuck_on="DirFail")
     monkeypatch.setitem(sys.modules, "realkafka.cluster", mod)

@@ -68,8 +68,9 @@ def _lines(step) -> list[str]:
         left = step.planned[i] if i < len(step.planned) else ""
         right = step.real[i] if i < len(step.real) else ""
         out.append(f"  {left:<{width}} | {right}")
-    mark = ("matches the scenario" if not step.differences else "differs from the scenario: "
-            + "; ".join(step.differences))
+    mark = ("the scenario's state here is not settled (its next driven step comes first): not compared"
+            if not step.compared else "matches the scenario" if not step.differences
+            else "differs from the scenario: " + "; ".join(step.differences))
     out.append(f"  -> {'a state of the model' if step.valid else 'NOT a state of the model'}; {mark}")
     return out
 
@@ -132,6 +133,7 @@ def _run(scenario_path, release, keep, step_timeout, json_path, header, model, s
               "release": release, "settings": settings, "verdict": text, "exit_code": code,
               "left_model": run.left_model, "logs": str(logs) if logs else None,
               "steps": [{"step": s.number, "rule": s.label, "model": s.planned, "real": s.real, "valid": s.valid,
-                         "differences": s.differences, "says": s.says} for s in run.steps]}
+                         "differences": s.differences, "compared": s.compared,
+                         "says": s.says} for s in run.steps]}
     emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
     return code
