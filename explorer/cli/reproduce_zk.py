@@ -30,6 +30,9 @@ def reproduce_zk(scenario_path, scenario, model, release, keep, step_timeout, js
 
     if model.cfg.variant == "kip112-no-isnew-check":
         raise BadInput(f"{scenario_path}: {NO_ISNEW}")
+    if model.cfg.variant == "pre-kip112":
+        raise BadInput(f"{scenario_path}: its model is --variant pre-kip112, the broker before KIP-112 (Kafka before "
+                       "1.0), which the harness does not run (it runs 3.7.0 and later)")
     if model.cfg.variant != "kip112":
         raise BadInput(f"{scenario_path}: its model is --variant {model.cfg.variant}, {UNSHIPPED}: no real "
                        "cluster can judge it")
@@ -118,8 +121,11 @@ def _run(scenario_path, release, keep, step_timeout, json_path, header, model, s
         text = f"interrupted (signal {interrupted}) after {len(run.steps)} driven step(s)"
         code = 128 + interrupted
     elif run.matched:
+        compared = sum(s.compared for s in run.steps)
         text = (f"matched: Kafka {release} in ZooKeeper mode showed, after each of the {len(run.steps)} driven "
-                "steps, a state of the model and the scenario's own view")
+                "steps, a state of the model, and the scenario's own view "
+                + ("at each" if compared == len(run.steps) else
+                   f"at the {compared} where the scenario's state is settled"))
         code = EXIT_OK
     elif run.left_model:
         text = f"differs: the real cluster left the model at {run.left_model}"
