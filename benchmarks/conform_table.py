@@ -9,6 +9,9 @@ import json
 import sys
 from collections import Counter, defaultdict
 
+from realkafka.cluster import Cluster
+from realkafka.driver.mapping import NOT_REPRODUCIBLE, RULES
+
 
 def main(paths: list[str]) -> None:
     reports = [json.load(open(p)) for p in paths]
@@ -27,15 +30,26 @@ def main(paths: list[str]) -> None:
                 rules[rule][release].update(counts)
     releases = sorted({rel for by in rules.values() for rel in by})
     print()
-    print("| rule | " + " | ".join(f"{rel} driven (agreed) | {rel} observed (agreed)" for rel in releases) + " |")
-    print("|---|" + "---|---|" * len(releases))
-    for rule in sorted(rules):
+    print("| rule | how | " + " | ".join(f"{rel} driven (agreed) | {rel} observed (agreed)" for rel in releases)
+          + " | below 20 at a release: why |")
+    print("|---|---|" + "---|---|" * len(releases) + "---|")
+    for rule, h in sorted(RULES.items()):
         cells = []
+        low = False
         for rel in releases:
             c = rules[rule][rel]
             cells.append(f"{c['driven']} ({c['driven_agreed']})")
             cells.append(f"{c['observed']} ({c['observed_agreed']})")
-        print(f"| `{rule}` | " + " | ".join(cells) + " |")
+            low |= c["driven"] + c["observed"] < 20
+        print(f"| `{rule}` | {h.how} | " + " | ".join(cells) + f" | {_why(h) if low else ''} |")
+
+
+def _why(h) -> str:
+    if h.how == NOT_REPRODUCIBLE:
+        return "not reproducible: " + h.says
+    if h.needs is not None and not hasattr(Cluster, h.needs):
+        return f"the harness has no {h.needs}()"
+    return "not yet often enough in the campaigns run (their presets' bounds and the traces' number)"
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ import functools
 
 import attrs
 
-from invariants.plugins import install_sigint_counter, sigints_received
 
 # A message no invariant writes: the first character is a NUL.
 FAILURE_MARK = "\x00jbodcheck-checker-failure\x00"
@@ -54,6 +53,8 @@ def guarded_check(check):
     """``check`` with any exception turned into a FAILURE_MARK message (see the module docstring): also
     SystemExit (``sys.exit()`` in a plugin must not end the run as if it had passed) and a KeyboardInterrupt
     the check raised itself. A real interrupt (SIGINT, or SIGTERM's SearchInterrupted) and MemoryError go on."""
+    from invariants.plugins import sigints_received
+
     from .core import SearchInterrupted
 
     @functools.wraps(check)
@@ -80,6 +81,8 @@ def guarded_check(check):
 def guard_invariants(invariants: list) -> list:
     """The invariants with every plugin invariant's check guarded; built-in ones are left as they are (their
     per-broker memoisation relies on attributes of the check, and an exception in them is an internal error)."""
+    from invariants.plugins import install_sigint_counter
+
     install_sigint_counter()
     return [attrs.evolve(inv, check=guarded_check(inv.check))
             if is_plugin(inv) and not getattr(inv.check, "jbodcheck_guarded", False) else inv

@@ -33,6 +33,7 @@ from model.spec.invariant import Invariant
 from model.spec.model import Action, ActionDisabled, Model
 
 from explorer.reports.render import trace_text
+from . import signals
 from .scenario import Scenario, replay, scenario_dict, scenario_steps  # noqa: F401 - their old home
 
 # Bounds on environment events that `jbodcheck fuzz` uses when no --preset is given (and the pytest
@@ -135,6 +136,14 @@ def minimize(model: Model, invariant: Invariant, actions, invariants: list[Invar
     return tuple(taken), message
 
 
+def _stop_if_signalled() -> None:
+    """A signal received (recorded only: ``fuzz`` runs Hypothesis in mode ``flag``) stops the run here, between two
+    steps, as KeyboardInterrupt: the one exception Hypothesis lets through at once (another BaseException, such as
+    SIGTERM's SearchInterrupted raised in the middle of its data generation, makes it replay the example)."""
+    if signals.received() is not None:
+        raise KeyboardInterrupt
+
+
 @attrs.define
 class FuzzStats:
     """Counters shared by every machine instance of one run (coverage as the explorer's engines count it)."""
@@ -145,6 +154,7 @@ class FuzzStats:
     progress: Callable[[str], None] | None = None
     start: float = attrs.Factory(time.monotonic)
     next_progress: float = 0.0
+    first_failure: "InvariantViolation | None" = None   # kept for a run a signal stops before Hypothesis shrank it
 
     def __attrs_post_init__(self):
         self.next_progress = self.start + 3.0
@@ -154,6 +164,8 @@ class FuzzStats:
         return self.counts.generated
 
     def new_example(self) -> None:
+        signals.test_point("fuzz-example")
+        _stop_if_signalled()
         self.examples += 1
         if self.progress is not None:
             now = time.monotonic()
@@ -162,7 +174,14 @@ class FuzzStats:
                 self.progress(f"examples {self.examples:,}  steps {self.steps:,}  distinct {len(self.seen):,}  "
                               f"{now - self.start:.0f}s")
 
+    def failed(self, failure: "InvariantViolation") -> "InvariantViolation":
+        """Note a failing run (the first, or a shorter one) and return it, to be raised."""
+        if self.first_failure is None or len(failure.actions) < len(self.first_failure.actions):
+            self.first_failure = failure
+        return failure
+
     def count(self, action: Action, after, depth: int) -> None:
+        _stop_if_signalled()
         self.counts.count(action)
         self.seen.add(after)       # the states themselves: distinct by value, symmetry or not
         if depth > self.deepest:
@@ -179,6 +198,10 @@ def make_state_machine(model: Model, invariants: list[Invariant] | None = None, 
     """
     if invariants is None:
         invariants = list(model.invariants)
+
+    def _noted(failure: InvariantViolation) -> InvariantViolation:
+        return stats.failed(failure) if stats is not None else failure
+
     transition_invs = [i for i in invariants if i.kind == "transition"]
     rules = model.rules
     domains = [[] for _ in rules]
@@ -202,7 +225,7 @@ def make_state_machine(model: Model, invariants: list[Invariant] | None = None, 
         for inv in transition_invs:
             message = inv.check(model, before, action, after)
             if message is not None:
-                raise InvariantViolation(model, inv, message, self.actions)
+                raise _noted(InvariantViolation(model, inv, message, self.actions))
         self.state = after
         self._enabled = {}
 
@@ -255,7 +278,7 @@ def make_state_machine(model: Model, invariants: list[Invariant] | None = None, 
                 return
             message = inv.check(model, self.state)
             if message is not None:
-                raise InvariantViolation(model, inv, message, self.actions)
+                raise _noted(InvariantViolation(model, inv, message, self.actions))
 
         check.__name__ = check.__qualname__ = f"invariant_{inv.id}"
         check.__doc__ = inv.statement
@@ -304,22 +327,29 @@ def fuzz(model: Model, invariants: list[Invariant], options: FuzzOptions) -> Fuz
     machine = make_state_machine(model, invariants, stats=stats)
     if options.seed is not None:
         machine = hypothesis_seed(options.seed)(machine)
-    failure = None
+    failure, signum = None, None
     with with_reporter(lambda _text: None):
         try:
-            run_state_machine_as_test(machine, settings=fuzz_settings(options.examples, options.steps))
+            with signals.interruptible(raising=False):
+                run_state_machine_as_test(machine, settings=fuzz_settings(options.examples, options.steps))
         except InvariantViolation as e:
             failure = e
+        except signals.INTERRUPTS as e:
+            # SIGINT or SIGTERM (docs/cli.md, exit codes): the figures so far, and the shortest failing run
+            # Hypothesis had met, as it was (neither Hypothesis's shrinking nor ``minimal``: the run stops now)
+            signum, failure = signals.received() or signals.interrupt_signal(e), stats.first_failure
     violations, shrunk = [], None
     if failure is not None:
-        shrunk = len(failure.actions)
-        failure = failure.minimal(invariants)
+        if signum is None:
+            shrunk = len(failure.actions)
+            failure = failure.minimal(invariants)
         violations.append(replay_failure(model, invariants, failure))
     coverage = stats.counts.coverage_dict()
     result = SearchResult(
-        engine="hypothesis", result=result_status(violations, True), distinct_states=len(stats.seen) + 1,
+        engine="hypothesis", result=result_status(violations, True, signum), distinct_states=len(stats.seen) + 1,
         states_generated=stats.steps, depth=len(failure.actions) if failure is not None else stats.deepest,
         elapsed_s=round(time.monotonic() - stats.start, 3), coverage=coverage, violations=violations,
+        signal=signum,
     )
     return FuzzOutcome(result, failure, stats.examples, shrunk)
 

@@ -1,9 +1,11 @@
 """Output files (--json, --html, --itf, --save-scenario, --save-lasso, --dot, compare's --markdown and
---scenarios DIR, failure scenarios, BFS checkpoints): checked before any search without creating or
-truncating anything (``check_writable``, ``check_directory``), then written atomically (a temporary file in
-the same directory, renamed over the target), so a file at the target is always a whole result of a
-finished run, or what was there before. Several files asked for as one PATH (every counterexample) go to
-``numbered_path``.
+--scenarios DIR, failure scenarios, BFS checkpoints): checked before any search without truncating anything
+(``check_writable``, ``check_directory``: the temporary file the write will use is created in the target's
+directory and removed at once, since ``os.access`` says yes to root in a directory such as ``/proc`` where no
+file can be created), then written atomically (a temporary file in the same directory, renamed over the
+target), so a file at the target is always a whole result of a finished run, or what was there before.
+Several files asked for as one PATH (every counterexample) go to ``numbered_path``. ``check_distinct``
+refuses outputs that name one file, or a command's input.
 
 Targets that are not regular files (``/dev/stdout``, a FIFO, ``/dev/full``) cannot be renamed over: they are
 written directly, and never read (a device such as ``/dev/zero`` never ends; ``/dev/stdout`` on a pipe blocks).
@@ -21,7 +23,8 @@ from .errors import OutputError
 
 
 def check_writable(path: str | None, what: str, dash_is_stdout: bool = True) -> None:
-    """Raise OutputError (the caller maps it to bad input) if ``path`` cannot be written; creates nothing."""
+    """Raise OutputError (the caller maps it to bad input) if ``path`` cannot be written; leaves nothing behind
+    (the probe file it creates is removed)."""
     if path is None or (dash_is_stdout and path == "-"):
         return
     path = os.fspath(path)
@@ -48,6 +51,24 @@ def check_writable(path: str | None, what: str, dash_is_stdout: bool = True) -> 
         raise OutputError(f"cannot write {what} to {path}: no such directory {shown}")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {what} to {path}: its directory is not writable")
+    refused = _cannot_create_in(directory, os.path.basename(target))
+    if refused:
+        raise OutputError(f"cannot write {what} to {path}: {refused}")
+
+
+def _cannot_create_in(directory: str, name: str) -> str | None:
+    """Why the temporary file of an atomic write (``write_bytes``) cannot be created in ``directory``, or None:
+    it is created there, then removed."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        return f"no file can be created in {directory} ({e.strerror or e})"
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    return None
 
 
 def check_directory(path: str, what: str) -> None:
@@ -62,6 +83,9 @@ def check_directory(path: str, what: str) -> None:
             raise OutputError(f"cannot write {what} to {path}: it is not a directory")
         if not os.access(target, os.W_OK | os.X_OK):
             raise OutputError(f"cannot write {what} to {path}: the directory is not writable")
+        refused = _cannot_create_in(target, "probe")
+        if refused:
+            raise OutputError(f"cannot write {what} to {path}: {refused}")
         return
     parent = os.path.dirname(target.rstrip(os.sep)) or "."
     if not os.path.isdir(parent):
@@ -69,6 +93,41 @@ def check_directory(path: str, what: str) -> None:
         raise OutputError(f"cannot write {what} to {path}: no such directory {shown}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {what} to {path}: its parent directory is not writable")
+    refused = _cannot_create_in(parent, "probe")
+    if refused:
+        raise OutputError(f"cannot write {what} to {path}: {refused}")
+
+
+def _file_identity(path: str):
+    """What tells one file from another: (device, inode) of an existing file, else its real path; None for a
+    device, FIFO or socket (``/dev/stdout`` may take several outputs: they are written one after the other)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def check_distinct(outputs: dict, inputs: dict | None = None) -> None:
+    """Raise OutputError when two outputs name one file, or an output names an input (the input would be
+    overwritten). ``outputs``: {the option (``--json``): path or None}; ``inputs``: {what the file is (``the
+    scenario``): path or None}; ``-`` (stdout) is no file."""
+    seen: dict = {}
+    for name, path in (inputs or {}).items():
+        if path not in (None, "-") and (key := _file_identity(os.fspath(path))) is not None:
+            seen.setdefault(key, (name, True))
+    for name, path in outputs.items():
+        if path in (None, "-") or (key := _file_identity(os.fspath(path))) is None:
+            continue
+        if key in seen:
+            other, is_input = seen[key]
+            if is_input:
+                raise OutputError(f"{name} {path} is {other} this command reads: it would be overwritten "
+                                  f"(give {name} another path)")
+            raise OutputError(f"{other} and {name} both name {path}: each output needs its own path")
+        seen[key] = (name, False)
 
 
 def numbered_path(path: str, n: int) -> str:

@@ -179,7 +179,8 @@ def observation(view):
     brokers = {}
     for i, b in enumerate(view.brokers):
         dirs = [SimpleNamespace(online=(status == "online") if b.up else None,
-                                exists=status == "online" or (i, d) not in view.faulted)
+                                exists=status == "online" or (i, d) not in view.faulted,
+                                configured=status != "absent")
                 for d, status in enumerate(b.dirs)]
         replicas = {(t, 0): SimpleNamespace(dir=log.dir, future_dir=log.future_dir, log_end_offset=log.log_end)
                     for t, log in (b.logs or {}).items()}

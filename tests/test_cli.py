@@ -173,7 +173,7 @@ def _scenario(tmp_path, name, data):
      ("step 2", "Explode")),
     ("bad-args.json", {"model": {"preset": "tiny"}, "steps": ["BrokerCrash(node=0)"]}, ("step 1", "broker")),
     ("out-of-range.json", {"model": {"preset": "tiny"}, "steps": ["BrokerCrash(broker=9)"]}, ("step 1",)),
-    ("bad-model.json", {"model": {"preset": "tiny", "rf": 5}, "steps": []}, ("--rf",)),
+    ("bad-model.json", {"model": {"preset": "tiny", "rf": 5}, "steps": []}, ("model.rf 5",)),
     ("unknown-key.json", {"model": {"preset": "tiny"}, "steps": [], "expected": {}}, ("expected",)),
     ("not-an-object.json", '["CreateTopic(partition=0)"]', ()),
 ])
@@ -426,3 +426,42 @@ def test_the_old_console_script_entry_point_still_runs_the_cli():
     p = subprocess.run([sys.executable, "-c", "import sys; from explorer.entry import main; main(sys.argv[1:])",
                         "--version"], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == f"jbodcheck, version {explorer.__version__}", p.stderr
+
+
+# ---- replay's output and a light start (issue 46, item 21) -----------------------------------------------------
+
+def test_replay_prints_its_header_first_and_the_trace_once(capsys):
+    """Finding 1's replay printed the walkthrough, then the header, then each violation's trace again (465 lines):
+    the title and the header first, the trace once, each violation at its step of that trace."""
+    code, out, _ = in_process(capsys, "replay", REPO / "scenarios" / "kraft-finding-1-acked-record-lost.json")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith("Replay of ") and lines[1].startswith("jbodcheck replay: ")
+    assert lines[2] == "Step 0: initial state" and out.count("Step 0: initial state") == 1
+    assert "Trace (" not in out and "At step 12 of the trace above." in out and "At step 10 of the trace above." in out
+    assert len(lines) < 250
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"]])
+def test_version_and_help_load_no_model(args):
+    """`jbodcheck --version` and `--help` import the command group alone (every command is lazy,
+    explorer/cli/app.py): neither the model nor numpy."""
+    probe = ("import sys\nfrom explorer.cli.entry import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('model', 'numpy', 'invariants') "
+             "or m in ('explorer.search', 'explorer.catalog'))\nprint('HEAVY', heavy, file=sys.stderr)\n")
+    p = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=REPO, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert "HEAVY []" in p.stderr, p.stderr[-2000:]
+    assert ("version" in p.stdout) if args == ["--version"] else ("explore" in p.stdout and "reproduce" in p.stdout)
+
+
+def test_the_short_helps_are_the_commands_own():
+    """The short help `jbodcheck --help` shows (given without importing the command), less a closing parenthesis,
+    starts the command's own."""
+    import re
+
+    from explorer.cli.app import cli
+
+    for name, command in cli.commands.items():
+        own = " ".join((command.load().help or "").split())
+        assert own.startswith(re.sub(r" \([^)]*\)\.$|\.$", "", command.short_help)), (name, own[:120])

@@ -160,3 +160,10 @@ def test_a_campaign_run_in_parallel_chooses_the_same_traces_and_counts_alike(tmp
     assert [t.steps for t in one.traces] == [t.steps for t in two.traces]
     assert [t.number for t in two.traces] == [1, 2, 3]
     assert one.rules == two.rules
+
+
+def test_conform_refuses_its_report_on_its_scenario_dir(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    assert _main(["conform", "--kafka", "3.9", "--out", str(out), "--json", str(out)]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

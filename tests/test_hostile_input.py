@@ -112,7 +112,7 @@ def test_many_steps_under_the_size_limit_end_at_the_first_disabled_step(tmp_path
     ({"model": {"brokers": True}, "steps": []}, ("model.brokers",)),
     ({"model": {"brokers": 99 ** 20}, "steps": []}, ("brokers",)),
     ({"model": {"min_isr": "x"}, "steps": []}, ("model.min_isr",)),
-    ({"model": {"preset": "tiny", "max_records": [1, 2, 3]}, "steps": []}, ("--max-records",)),
+    ({"model": {"preset": "tiny", "max_records": [1, 2, 3]}, "steps": []}, ("model.max_records",)),
     ({"model": {"eager_metadata": "yes"}, "steps": []}, ("eager_metadata",)),
     ({"model": {"saturation_recovery": 3}, "steps": []}, ("model.saturation_recovery",)),
     ({"model": {"variant": {"name": "kip112"}}, "steps": []}, ("variant",)),
@@ -161,8 +161,9 @@ def _no_internals(line: str) -> str:
     ({"preset": "tiny", "variant": None}, ("model.variant must be a string, not null",)),
     ({"preset": "tiny", "options": None}, ("model.options must be an object",)),
     ({"preset": "tiny", "max_records": [1, None]}, ("model.max_records must be a whole number or a list",)),
-    ({"preset": "tiny", "max_faults": -1}, ("wrong.json: model: --max-faults must be a whole number of at least 0",)),
-    ({"preset": "tiny", "rf": 5}, ("wrong.json: model: --rf 5 is larger than --brokers 2",)),
+    ({"preset": "tiny", "max_faults": -1}, ("wrong.json: model.max_faults must be a whole number of at least 0",)),
+    ({"preset": "tiny", "rf": 5}, ("wrong.json: model.rf 5 is larger than model.brokers 2",)),
+    ({"preset": "tiny", "brokers": -1}, ("wrong.json: model.brokers must be a whole number of at least 1, not -1",)),
 ])
 def test_a_scenario_s_bad_model_is_named_in_the_file_s_terms(tmp_path, capsys, model, words):
     path = _write(tmp_path, "wrong.json", {"model": model, "steps": []})
@@ -322,7 +323,7 @@ def test_view_refuses_a_report_of_the_wrong_shape(tmp_path, capsys, saved_report
 @pytest.mark.parametrize("content, words", [
     ('{"tool": "jbodcheck", "tool": "jbodcheck", "violations": []}', ('"tool" appears twice',)),
     ('{"tool": "jbodcheck", "version": "\\udc80"}', ("lone surrogate",)),
-    ('{"tool": "jbodcheck", "distinct_states": ' + "9" * 5000 + "}", ("not valid JSON",)),
+    ('{"tool": "jbodcheck", "distinct_states": ' + "9" * 5000 + "}", ("a number of 5,000 digits at line 1",)),
     ('{"tool": "jbodcheck", "model": ' + '{"a": ' * 40 + "1" + "}" * 40 + "}", ("nested more than",)),
 ])
 def test_view_refuses_ambiguous_or_non_text_reports(tmp_path, capsys, content, words):
@@ -933,6 +934,288 @@ def test_a_fifo_is_not_opened_by_the_check(tmp_path):
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     check_writable(str(fifo), "the JSON report")       # no reader: opening it would block or fail
+
+
+# ---- outputs that are one file, or the input (issue 46, items 7 and 8) ----------------------------------------------
+
+_FINDING_1 = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
+
+
+def _copy(tmp_path, source, name):
+    target = tmp_path / name
+    target.write_bytes(source.read_bytes())
+    return target
+
+
+@pytest.mark.parametrize("case", ["explore-json-html", "replay-json-scenario", "reproduce-json-scenario",
+                                  "fuzz-json-save-scenario", "compare-markdown-json", "view-html-report",
+                                  "explore-resume-json", "replay-itf-through-a-link"])
+def test_outputs_that_name_one_file_or_the_input_are_refused_before_any_work(tmp_path, capsys, monkeypatch, case):
+    """One shared check (explorer/outputs.py check_distinct), every command: two outputs on one path, or an output
+    on the command's input (the scenario was lost after a cluster run), is bad input before anything runs."""
+    made = _scripted_cluster(monkeypatch)       # never a real cluster, whatever reproduce does
+    scenario = _copy(tmp_path, SCENARIOS / "kip112-1-dir-failure-at-bootstrap.json", "s.json")
+    kraft = _copy(tmp_path, _FINDING_1, "k.json")
+    (tmp_path / "link.json").symlink_to(scenario)
+    p = tmp_path / "p.out"
+    args, words = {
+        "explore-json-html": (("explore", *SMALL_RUN, "--json", p, "--html", p), ("--json and --html", str(p))),
+        "replay-json-scenario": (("replay", scenario, "--json", scenario), ("--json", "the scenario")),
+        "reproduce-json-scenario": (("reproduce", kraft, "--kafka", "4.4", "--json", kraft),
+                                    ("--json", "the scenario")),
+        "fuzz-json-save-scenario": ((*_FUZZ, "--json", p, "--save-scenario", p), ("--json and --save-scenario",)),
+        "compare-markdown-json": (("compare", "-q", "--markdown", p, "--json", p), ("--markdown and --json",)),
+        "view-html-report": (("view", scenario, "--html", scenario), ("--html", "the report")),
+        "explore-resume-json": (("explore", *SMALL_RUN, "--resume", scenario, "--json", scenario),
+                                ("--json", "--resume")),
+        "replay-itf-through-a-link": (("replay", scenario, "--itf", tmp_path / "link.json"), ("--itf", "the scenario")),
+    }[case]
+    before = {f.name: f.read_bytes() for f in tmp_path.iterdir()}
+    code, out, err = in_process(capsys, *args)
+    one_line(code, out, err, 2, *words)
+    assert out == "" and made == []
+    assert {f.name: f.read_bytes() for f in tmp_path.iterdir()} == before
+
+
+def test_a_checkpoint_may_be_resumed_and_saved_on_one_path(tmp_path, capsys):
+    """--resume C --checkpoint C goes on saving the search it continues: not two outputs on one file."""
+    path = tmp_path / "ck"
+    code, _, err = in_process(capsys, "explore", "--preset", "tiny", "--max-depth", "2", "-q", "--workers", "1",
+                              "--checkpoint", path)
+    assert code == 0 and path.exists(), err
+    code, out, err = in_process(capsys, "explore", "--preset", "tiny", "--max-depth", "3", "-q", "--workers", "1",
+                                "--resume", path, "--checkpoint", path)
+    assert code == 0, err
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/version"), reason="needs /proc")
+@pytest.mark.parametrize("command", [("explore", *SMALL_RUN), _REPLAY, _FUZZ])
+def test_a_directory_where_no_file_can_be_created_is_refused_before_any_work(capsys, command):
+    """os.access says yes to root for /proc; the check creates the atomic write's temporary file there instead."""
+    one_line(*in_process(capsys, *command, "--json", "/proc/version"), 2, "/proc/version", "no file can be created")
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/version"), reason="needs /proc")
+def test_reproduce_json_in_proc_is_refused_before_any_cluster_starts(capsys, monkeypatch):
+    from reproduce_fake import fake_harness
+
+    module, made, made_for = fake_harness(lambda path: None)
+    made_for.append(_FINDING_1)
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    code, out, err = in_process(capsys, "reproduce", _FINDING_1, "--kafka", "4.4", "--json", "/proc/version")
+    one_line(code, out, err, 2, "/proc/version", "no file can be created")
+    assert made == [] and out == ""
+
+
+# ---- a closed standard output (issue 46, item 16) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [("presets",), ("rules", "--json"), ("--help",), ("explore", "--help"),
+                                  ("--version",), ("explore", "--preset", "tiny", "--max-depth", "1", "-q")])
+def test_a_closed_standard_output_exits_141_quietly(args):
+    """`jbodcheck presets | head -c 10` exited 1 (click's EPIPE handling), the code of a violation: a stdout whose
+    reader went away is exit 141 (128 + SIGPIPE), nothing on stderr (docs/cli.md, exit codes). The pipe's read end
+    is closed before the command starts, so its first write fails whatever the output's size."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "JBODCHECK_PLUGINS"}
+        p = subprocess.run([sys.executable, "-m", "explorer", *args], stdout=write_end, stderr=subprocess.PIPE,
+                           text=True, cwd=REPO, env={**env, "PYTHONPATH": str(REPO)}, timeout=120)
+    finally:
+        os.close(write_end)
+    assert p.returncode == 141 and p.stderr == "", (p.returncode, p.stderr[-2000:])
+
+
+# ---- reproduce's report on every exit (issue 46, item 6) --------------------------------------------------------
+
+def _scripted_cluster(monkeypatch, **kw):
+    """The scripted cluster of tests/reproduce_fake.py in place of realkafka.cluster, for finding 1's scenario at
+    4.4.0: (the clusters made)."""
+    from reproduce_fake import fake_harness
+
+    from explorer.cli.reproduce import _kraft_model
+    from explorer.scenario import load_scenario
+
+    module, made, made_for = fake_harness(lambda path: _kraft_model(load_scenario(str(path)), "4.4.0")[2], **kw)
+    made_for.append(_FINDING_1)
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    return made
+
+
+def _boom(name, args):
+    if name == "BrokerCrash":
+        raise RuntimeError("boom")
+    return False
+
+
+@pytest.mark.parametrize("how, code, words", [
+    ({"fail_on": "observe"}, 3, "the real cluster failed: observe failed"),
+    ({"deviate": _boom}, 3, "internal error: RuntimeError: boom"),
+])
+def test_reproduce_that_fails_writes_an_error_report_over_a_previous_one(tmp_path, capsys, monkeypatch, how, code,
+                                                                        words):
+    """Exit 3 used to write no report and leave a previous run's at --json PATH: it reads "error", with the
+    steps done and the failure's line, and no claim that anything was reproduced."""
+    made = _scripted_cluster(monkeypatch, **how)
+    report = tmp_path / "r.json"
+    report.write_text('{"result": "matched", "a previous run": true}')
+    rc, out, err = in_process(capsys, "reproduce", _FINDING_1, "--kafka", "4.4.0", "--json", report)
+    assert rc == code and err.strip().splitlines()[-1].endswith(words), err
+    data = json.loads(report.read_text())
+    assert data["result"] == "error" and data["exit_code"] == code and data["error"].endswith(words)
+    assert data["violation"]["reproduced"] is False and "a previous run" not in data
+    assert bool(data["steps"]) == ("deviate" in how)       # observe fails at the start; BrokerCrash is step 5
+    assert made[0].stopped
+
+
+def test_reproduce_plan_only_writes_the_plan_as_its_report(tmp_path, capsys):
+    scenario = SCENARIOS / "kraft-finding-5-unfenced-leader-on-failed-dir.json"
+    report = tmp_path / "plan.json"
+    code, out, err = in_process(capsys, "reproduce", scenario, "--kafka", "3.9.2", "--plan-only", "--json", report)
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["result"] == "planned" and data["command"] == "reproduce" and data["kafka"] == "3.9.2"
+    assert data["violation"]["expected"] == ["leader_not_acceptable", "leader_on_failed_dir"]
+    steps = data["plan"]["steps"]
+    assert len(steps) == len(load_steps(scenario)) + 2 and steps[-1]["checks"].keys() >= {"leader_on_failed_dir"}
+    assert data["plan"]["heartbeat_windows"] == [[0, 4, 10]] and "heartbeats held" in out
+    code, out, err = in_process(capsys, "reproduce", scenario, "--kafka", "3.9.2", "--plan-only", "--json", "-")
+    assert code == 0 and json.loads(out) == data and "heartbeats held" in err
+
+
+def load_steps(path) -> list:
+    return json.loads(path.read_text())["steps"]
+
+
+def test_reproduce_json_dash_is_json_alone_on_stdout(capsys, monkeypatch):
+    """The header and every step's lines go to stderr with --json -: stdout parses as the report."""
+    _scripted_cluster(monkeypatch)
+    code, out, err = in_process(capsys, "reproduce", _FINDING_1, "--kafka", "4.4.0", "--json", "-")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["result"] == "matched" and data["command"] == "reproduce"
+    assert "model expects:" in err and "Reproduce " in err and "Verdict: " in err
+
+
+# ---- checkpoints whose header lies, and a zlib bomb (issue 46, item 17) ------------------------------------------
+
+def _rewritten(data: bytes, edit_search=None, frontier: bytes | None = None) -> bytes:
+    """The checkpoint with its header's search figures edited (``edit_search(search)``) and/or its frontier
+    section replaced, every checksum recomputed: what a hand edit that knows the format produces."""
+    import hashlib
+
+    from explorer.checkpoint import MAGIC
+
+    start, end = len(MAGIC) + 8, _header_end(data) - 32
+    header = json.loads(data[start:end])
+    sections, offset = [], _header_end(data)
+    for s in header["sections"]:
+        sections.append(data[offset:offset + s["bytes"]])
+        offset += s["bytes"]
+    if edit_search is not None:
+        edit_search(header["search"])
+    if frontier is not None:
+        i = [s["name"] for s in header["sections"]].index("frontier")
+        sections[i] = frontier
+        header["sections"][i].update(bytes=len(frontier), sha256=hashlib.sha256(frontier).hexdigest())
+    raw = json.dumps(header).encode()
+    return MAGIC + len(raw).to_bytes(8, "little") + raw + hashlib.sha256(raw).digest() + b"".join(sections)
+
+
+def _set(key, value):
+    return lambda search: search.__setitem__(key, value(search[key]) if callable(value) else value)
+
+
+@pytest.mark.parametrize("name, edit, words", [
+    ("depth", _set("depth", lambda d: d + 2), ("its depth",)),
+    ("depth-down", _set("depth", lambda d: d - 1), ("its depth",)),
+    ("generated", _set("generated", 1), ("transitions",)),
+    ("generated-up", _set("generated", lambda g: g * 10), ("transitions",)),
+    ("coverage", _set("coverage", lambda c: [0] * len(c)), ("transitions",)),
+    ("coverage-moved", _set("coverage", lambda c: c[1:] + c[:1]), ("coverage",)),
+    ("elapsed", _set("elapsed_s", -5.0), ("impossible time",)),
+    ("failed", _set("failed", ["no_recreate_with_bad_dir"]), ("invariants it says failed",)),
+])
+def test_a_checkpoint_whose_header_figures_were_edited_is_refused(tmp_path, capsys, checkpoint_bytes, name, edit,
+                                                                  words):
+    """A header edited with its checksum recomputed used to resume with its figures (depth, transitions,
+    coverage, time): they are checked against the data they describe."""
+    path = _write(tmp_path, name, _rewritten(checkpoint_bytes, edit))
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--resume", path), 2, str(path), "damaged", *words)
+
+
+def test_an_unedited_rewrite_still_resumes(tmp_path, capsys, checkpoint_bytes):
+    """The rewriting above changes nothing by itself: the refusals come from the edits."""
+    path = _write(tmp_path, "same", _rewritten(checkpoint_bytes))
+    code, out, err = in_process(capsys, "explore", *SMALL_RUN[:2], "--max-depth", "4", "-q", "--workers", "1",
+                                "--resume", path)
+    assert code == 0, err
+
+
+def test_a_frontier_that_is_a_zlib_bomb_is_refused_before_it_is_inflated(tmp_path, capsys, checkpoint_bytes,
+                                                                         monkeypatch):
+    """64 MB of zeros in a 64 KB section: inflated up to the bound a frontier of that size can reach, no further."""
+    import zlib
+
+    import explorer.checkpoint as checkpoint
+
+    inflated = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self):
+            self.inner = real()
+
+        def decompress(self, data, max_length=0):
+            out = self.inner.decompress(data, max_length)
+            inflated.append(len(out))
+            return out
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(checkpoint.zlib, "decompressobj", Counting)
+    path = _write(tmp_path, "bomb", _rewritten(checkpoint_bytes, frontier=zlib.compress(bytes(64 << 20), 9)))
+    one_line(*in_process(capsys, "explore", *SMALL_RUN, "--resume", path), 2, str(path), "frontier", "inflate")
+    assert max(inflated) < 8 << 20
+
+
+# ---- errors in plain words (issue 46, item 22) ------------------------------------------------------------------
+
+_PYTHON_WORDS = ("utf-8-sig", "set_int_max_str_digits", "starting at at", "Expecting", "delimiter", "Errno",
+                 "OSError", "internal error")
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'{"steps": [\n"abc', ('a string is never closed (a " is missing): it starts at line 2, column 1',)),
+    (b'\xef\xbb\xbf{"steps": []}', ("starts with a byte order mark (BOM)",)),
+    (b'{"steps": [], "model": {"brokers": ' + b"9" * 5000 + b"}}", ("a number of 5,000 digits at line 1, column 36",)),
+    (b'{"steps": [],}', ("a key in double quotes is missing (or a comma is one too many) at line 1, column 14",)),
+    (b'{"steps": [] "x": 1}', ("a comma is missing at line 1, column 14",)),
+    (b'{"steps": ["a\tb"]}', ("raw control character", "line 1, column 14")),
+    (b'{"steps": []} x', ("there is more after the JSON value at line 1, column 15",)),
+])
+def test_json_errors_name_the_file_the_place_and_the_cause_in_plain_words(tmp_path, capsys, content, words):
+    path = _write(tmp_path, "s.json", content)
+    line = one_line(*in_process(capsys, "replay", path), 2, f"scenario {path}", *words)
+    assert not any(w in line for w in _PYTHON_WORDS), line
+
+
+def test_a_scenario_field_is_named_as_the_file_names_it_by_reproduce_too(tmp_path, capsys):
+    """`"brokers": -1` in the file was reported as the flag --brokers (and, by reproduce, without the file)."""
+    path = _write(tmp_path, "k.json", {"model": {"preset": "kraft-tiny", "brokers": -1}, "steps": []})
+    one_line(*in_process(capsys, "reproduce", path, "--kafka", "4.4", "--plan-only"), 2,
+             f"scenario {path}: model.brokers must be a whole number of at least 1, not -1")
+
+
+def test_an_os_error_that_escapes_is_one_plain_line_with_its_cause_and_path(capsys, monkeypatch):
+    """"internal error: OSError: [Errno 28] ..." lost the cause in Python's words: the OS's cause and the path."""
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", "/var/cache/jbodcheck/kafka/4.4.0/libs/x.jar")
+
+    monkeypatch.setattr(cli_module, "run_search", full)
+    line = one_line(*in_process(capsys, "explore", *SMALL_RUN), 3)
+    assert line == "jbodcheck: failure: No space left on device: /var/cache/jbodcheck/kafka/4.4.0/libs/x.jar", line
 
 
 # ---- Kafka releases and the cache (`kafka fetch`, realkafka/cluster/release.py; fake Maven: tests/fake_tools.py) ---

@@ -109,6 +109,12 @@ def test_maven_errors_become_one_line():
            "org.apache.kafka:kafka_2.13:jar:3.9.9 was not found in a repository\n[ERROR] -> [Help 1]\n")
     assert _first_error(out) == "the registry does not serve org.apache.kafka:kafka_2.13:jar:3.9.9"
     assert _first_error("[ERROR] Network is unreachable\n[ERROR] To see the full stack") == "Network is unreachable"
+    # Maven's generic line gives way to the cause it wraps (issue 46 item 22: "Error executing Maven.")
+    assert _first_error("[ERROR] Error executing Maven.\n[ERROR] java.lang.IllegalStateException: x\n"
+                        "Caused by: java.nio.file.AccessDeniedException: /root/.m2/repository") \
+        == "java.nio.file.AccessDeniedException: /root/.m2/repository"
+    assert _first_error("[ERROR] Error executing Maven.\n[ERROR] The specified user settings file does not exist") \
+        == "The specified user settings file does not exist"
 
 
 # ---- with a JVM: a real cluster ----------------------------------------------------------------------------------
@@ -315,4 +321,31 @@ def test_a_cluster_formatted_before_directory_assignment_upgrades_its_metadata_v
         assert old == before < new == c.features()["metadata.version"]
         c.wait_until(lambda o: len(o.controller.registrations[0].dirs) == 1, timeout=60,
                      what="broker 0 re-registered with its dir")
+    assert_nothing_left(root, ports)
+
+
+@needs_kafka
+def test_a_failed_dir_replaced_or_removed_while_its_broker_is_down():
+    """replace_dir: an empty dir in place of the failed one; Kafka gives it a new directory.id at the next start,
+    which the harness names dir 0 (the old id: 'before its replacement'). remove_dir: the next start runs without
+    the dir, which the observation reports as not configured and the registration no longer lists."""
+    fetch(RELEASE)
+    with Cluster(ClusterSpec(release=RELEASE, brokers=1, dirs=2)) as c:
+        root, ports = str(c.root), list(c.ports)
+        old = next(u for u, named in c.dir_ids.items() if named == (0, 0))
+        c.fail_dir(0, 0, wait=False)
+        c.crash(0)
+        c.replace_dir(0, 0)
+        c.restart(0)
+        o = c.wait_until(lambda o: len(o.controller.registrations[0].dirs) == 2 and o.brokers[0].dirs[0].online,
+                         timeout=120, what="broker 0 registered with its new dir 0 online")
+        assert 0 in o.controller.registrations[0].dirs and o.brokers[0].dirs[0].id != old
+        assert c.names.index(old, 0) == "dir 0 of broker 0 before its replacement"
+        c.fail_dir(0, 1, wait=False)
+        c.crash(0)
+        c.remove_dir(0, 1)
+        c.restart(0)
+        o = c.wait_until(lambda o: len(o.controller.registrations[0].dirs) == 1, timeout=120,
+                         what="broker 0 registered with one dir")
+        assert o.brokers[0].dirs[1].configured is False and o.brokers[0].dirs[0].online
     assert_nothing_left(root, ports)

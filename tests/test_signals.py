@@ -344,6 +344,40 @@ def test_the_jvm_does_not_outlive_jbodcheck(tmp_path, spec):
     assert not left, f"the JVM outlived jbodcheck: pids {left}"
 
 
+# ---- fuzz and prove write their report (issue 46, item 6) -------------------------------------------------------
+
+@pytest.mark.parametrize("spec, variant, found", [
+    ("fuzz-example#3:2", "kip112", False),                 # SIGINT while it searches: no violation met yet
+    ("fuzz-example#12:15", "kip112-no-isnew-check", True),  # SIGTERM while Hypothesis shrinks a failing run
+])
+def test_fuzz_stopped_by_a_signal_writes_an_interrupted_report(tmp_path, spec, variant, found):
+    """The contract: an interrupted run's summary and report are written, "result": "interrupted" (fuzz used to
+    write nothing; SIGTERM inside Hypothesis's data generation was an internal error). A failing run met before
+    the signal is kept, as it was found."""
+    sig = signals._parse(spec)[2]
+    report = tmp_path / "report.json"
+    code, out, err = _cli(["fuzz", "--preset", "tiny", "--variant", variant, "--examples", "200", "-q", "--json",
+                           str(report)], spec)
+    _one_line(code, out, err, sig)
+    data = json.loads(report.read_text())
+    assert data["result"] == "interrupted" and data["signal"] == sig and "Result: interrupted" in out
+    assert bool(data["violations"]) == found and data["hypothesis"]["shrunk_steps"] is None
+    if found:
+        assert "before it was shrunk" in out
+
+
+@pytest.mark.parametrize("spec, variant", [("prove:2", "kip112"), ("prove:15", "kraft")])
+def test_prove_stopped_by_a_signal_writes_an_interrupted_report(tmp_path, spec, variant):
+    pytest.importorskip("z3")
+    sig = signals._parse(spec)[2]
+    report = tmp_path / "report.json"
+    code, out, err = _cli(["prove", "--variant", variant, "--json", str(report)], spec)
+    _one_line(code, out, err, sig)
+    data = json.loads(report.read_text())
+    assert data["result"] == "interrupted" and data["signal"] == sig and data["command"] == "prove"
+    assert "nothing is proved" in out
+
+
 # ---- Maven and javac (realkafka/cluster/processes.py ``run``) ----------------------------------------------------
 
 def _gone(pid: int) -> bool:

@@ -176,14 +176,20 @@ def test_finding_8s_property_has_a_real_cluster_check():
     assert not C.judge(history[:2])
 
 
-def test_a_view_whose_candidates_have_no_step_left_is_settled():
-    """The wait accepts another path after 3 s only when, by the model, the cluster cannot move again."""
+def _after_the_topic_is_created():
+    """Finding 1's model, plan, and a tracker whose graph is the cluster's own steps after CreateTopic."""
     model, steps = scenario_model(FINDING_1)
     p = plan(model, steps)
     tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
     tracker.open(p.steps[0].holds_after)
     assert tracker.drive("CreateTopic", (0,)) is None
     graph = tracker.open(p.steps[1].holds_during & p.steps[1].holds_after)
+    return model, steps, p, tracker, graph
+
+
+def test_a_view_whose_candidates_have_no_step_left_is_settled():
+    """The wait accepts another path after 3 s only when, by the model, the cluster cannot move again."""
+    model, steps, p, tracker, graph = _after_the_topic_is_created()
     terminal = [s for s, succ in graph.edges.items() if not succ]
     moving = [s for s, succ in graph.edges.items() if succ]
     assert terminal and moving
@@ -207,15 +213,38 @@ def test_migrating_is_flagged_only_after_the_metadata_version_upgrade():
 
 def test_settled_reads_the_views_the_model_can_still_reach():
     """Own steps that change nothing observable (a heartbeat's internal effects) do not keep a wait open."""
-    model, steps = scenario_model(FINDING_1)
-    p = plan(model, steps)
-    tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
-    tracker.open(p.steps[0].holds_after)
-    assert tracker.drive("CreateTopic", (0,)) is None
-    graph = tracker.open(p.steps[1].holds_during & p.steps[1].holds_after)
+    model, steps, p, tracker, graph = _after_the_topic_is_created()
     end = p.steps[1].view
     found = tracker.matching(graph.edges, end, frozenset())
     assert tracker.settled(found, end, frozenset())
     first = tracker.view(next(iter(graph.starts)), frozenset())
     if first != end:
         assert not tracker.settled(list(graph.starts), first, frozenset())
+
+
+def test_a_produce_kafka_refuses_before_any_append_is_a_refusal_the_tracker_judges():
+    """NOT_ENOUGH_REPLICAS: the leader appended nothing, so the states consistent with it are those where the model
+    refuses Produce too (a campaign took the refused record for an appended one: 'ends at offset 0, the model
+    expects 1'). A timeout is no refusal: the record may have been appended."""
+    import types
+
+    from realkafka.driver.run import Refused, Unknown
+
+    model, steps = scenario_model(FINDING_1)
+    p = plan(model, steps)
+    answers = iter(["NotEnoughReplicasException: the ISR is below min.insync.replicas",
+                    "TimeoutException: expired"])
+    cluster = types.SimpleNamespace(produce=lambda *a, **k: types.SimpleNamespace(offset=None, error=next(answers)))
+    driver = Driver(cluster, model, p)
+    with pytest.raises(Refused, match="NotEnoughReplicasException"):
+        driver.produce(0)
+    with pytest.raises(Unknown, match="TimeoutException"):
+        driver.produce(0)      # a timeout: appended or not, nobody knows
+    assert driver.acked() == {"t0": frozenset()}
+    tracker = Tracker(model, cluster_steps(model, steps), model.init_states())
+    tracker.open(frozenset())
+    assert tracker.drive("CreateTopic", (0,)) is None
+    tracker.open(frozenset())
+    before = tracker.extended()
+    assert tracker.drive("Produce", (0, 0), maybe=True) is None
+    assert before <= tracker.states and len(tracker.states) > len(before)

@@ -2,13 +2,15 @@
 and the searches.
 
   entry.py        the console script: the signal handler first, then the imports, then app.py
-  app.py          the command group and ``main`` (every outcome mapped to its exit code: exits.py)
+  app.py          the command group (every command lazy) and ``main`` (every outcome mapped to its exit code:
+                  exits.py; a closed stdout: stdout.py)
   options.py      the shared click options (the model's, --plugin, the trace outputs)
   model_value.py  preset, variant and options -> the one model value (through explorer/catalog.py)
   outputs.py      --json and the trace outputs around a run; checker failures
   exits.py        exit codes and bad input
   explore.py, spark.py, replay.py, fuzz.py, compare.py, prove.py, view.py, listing.py (presets, rules,
-  invariants): the commands; submit.py: the driver script for spark-submit
+  invariants), reproduce.py (its reports without a verdict: reproduce_report.py): the commands; submit.py: the
+  driver script for spark-submit
 
 Importing this package imports none of them (entry.py installs the signal handler before they load): ``main``,
 ``cli`` and ``default_workers`` are looked up when first asked for.

@@ -25,7 +25,7 @@ from explorer import signals
 from explorer.catalog import PRESETS, build_model, canonical_variant, preset_config
 from model.kraft.design import VARIANTS as KRAFT_VARIANTS
 from explorer.errors import OutputError
-from explorer.outputs import check_directory, check_writable, is_regular_file, write_json, write_text
+from explorer.outputs import check_directory, check_distinct, check_writable, is_regular_file, write_json, write_text
 from explorer.reports.report import report_dict
 from explorer.scenario import scenario_dict
 from explorer.search import SearchOptions, bfs
@@ -157,6 +157,7 @@ def check_outputs(markdown_path: str | None, json_path: str | None, scenarios_di
     check_writable(markdown_path, "the Markdown table", dash_is_stdout=False)
     check_writable(json_path, "the JSON comparison")
     check_directory(scenarios_dir, "the scenarios")
+    check_distinct({"--markdown": markdown_path, "--json": json_path, "--scenarios": scenarios_dir})
 
 
 def compare(configs=CONFIGS, workers: int = 1, scenarios_dir: str = "compare-scenarios", progress=None) -> dict:

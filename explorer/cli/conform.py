@@ -19,7 +19,7 @@ from explorer import __version__, signals
 from explorer.errors import JbodcheckFailure, one_line
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
-from .outputs import checked_writable, emit
+from .outputs import checked_distinct, checked_writable, emit
 from .reproduce import _format_at, _kraft_model, _non_default, _release, _settings
 
 EXIT_HARNESS = 3
@@ -60,6 +60,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     from realkafka.campaign.campaign import report_dict, run_campaign
 
     checked_writable(json_path)
+    checked_distinct({"--json": json_path, "--out": out})
     releases = list(dict.fromkeys(_release(k) for k in kafka))
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():

@@ -21,6 +21,15 @@ def exit_code(result) -> int:
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
+def os_error_line(error: OSError) -> str:
+    """An error the system reported, as the system words it: its cause and the path(s) it names ("No space left
+    on device: /path"); Python's own text when it has no cause."""
+    if not error.strerror:
+        return " ".join(str(error).split()) or type(error).__name__
+    paths = [str(p) for p in (error.filename, error.filename2) if p is not None]
+    return error.strerror + (f": {' -> '.join(paths)}" if paths else "")
+
+
 def worker_error_line(error: BaseException) -> str:
     """A BFS worker's failure in one line: what happened, and the worker's exception (its traceback's last
     line) if it sent one."""

@@ -74,6 +74,13 @@ def _checkpoint_options(f):
     return f
 
 
+def _resumed(resume: str | None, checkpoint: str | None) -> dict:
+    """--resume as an input no output may overwrite, but --checkpoint: the same file goes on being saved."""
+    same = resume and checkpoint and os.path.exists(resume) and os.path.exists(checkpoint) and \
+        os.path.samefile(resume, checkpoint)
+    return {} if same else {"the checkpoint --resume names": resume}
+
+
 def _checkpoint_setup(engine: str, kwargs: dict) -> dict | None:
     """--checkpoint, --checkpoint-every and --resume, checked before the model is built: the checkpoint to
     resume is read (a damaged file or another format: bad input); None when none is given."""
@@ -178,7 +185,8 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     """Search the model's state space for invariant violations."""
     checked_writable(json_path)
     kwargs["lasso_path"] = lasso_path
-    outputs = trace_outputs(kwargs)
+    outputs = trace_outputs(kwargs, {"--json": json_path, "--checkpoint": kwargs.get("checkpoint_path")},
+                            _resumed(kwargs.get("resume_path"), kwargs.get("checkpoint_path")))
     if outputs.dot is not None:
         from explorer.reports.dot import DOT_LIMIT
 

@@ -12,7 +12,7 @@ from explorer.reports.bounds import event_bounds_text, search_limits
 from explorer.reports.progress import progress_for
 from explorer.reports.report import report_dict, summary_text
 
-from .exits import EXIT_OK, EXIT_VIOLATION
+from .exits import exit_code
 from .model_value import command_model
 from .optional import needs
 from .options import html_option, itf_option, model_options, model_params, plugin_name, plugin_option
@@ -48,7 +48,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
 
     checked_writable(json_path)
     checked_writable(scenario_path, "the scenario", dash_is_stdout=False)
-    outputs = trace_outputs(kwargs)
+    outputs = trace_outputs(kwargs, {"--json": json_path, "--save-scenario": scenario_path})
     params = model_params(kwargs)
     use_loose = (preset is None) if loose is None else loose
     # The loose bounds go under the flags as a base, not as flags: a bound the design's model does not read
@@ -74,9 +74,9 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
                             "shrunk_steps": outcome.shrunk_steps}
     if failure is not None:
         report["violations"][0]["steps"] = failure.steps
-        lines.append(f"Counterexample ({len(failure.steps)} steps; Hypothesis shrank the run to "
-                     f"{outcome.shrunk_steps}, then every step it does not need was removed): "
-                     + "; ".join(failure.steps))
+        how = ("as Hypothesis found it: the signal stopped the run before it was shrunk" if result.signal else
+               f"Hypothesis shrank the run to {outcome.shrunk_steps}, then every step it does not need was removed")
+        lines.append(f"Counterexample ({len(failure.steps)} steps; {how}): " + "; ".join(failure.steps))
         if scenario_path is not None:
             inv = failure.invariant
             description = f"jbodcheck fuzz --seed {seed}: violation of {inv.id}: {failure.message}"
@@ -98,4 +98,4 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
     outputs.write(model, result, report)
     if scenario_error is not None:
         raise scenario_error
-    return EXIT_VIOLATION if result.violations else EXIT_OK
+    return exit_code(result)

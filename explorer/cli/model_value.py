@@ -45,14 +45,35 @@ def model_config(preset: str | None, params: dict, base: dict | None = None,
 
 
 def _source_of(error: ConfigError, preset, base: dict | None, base_name: str | None, extra_presets: dict) -> str:
-    """The error's line, naming the file when the file's model alone (under the preset) has it."""
+    """The error's line, naming the file when the file's model alone (under the preset) has it, and then its
+    fields as the file names them (``model.brokers``), not as the flags that set them (``--brokers``)."""
     if not base or base_name is None:
         return str(error)
     try:
         configure(preset, dict(base), extra_presets)
     except ConfigError as alone:
-        return f"{base_name}: {alone}"
+        return _in_file_terms(base_name, str(alone))
     return str(error)
+
+
+def _in_file_terms(base_name: str, message: str) -> str:
+    """``base_name`` ("scenario PATH: model") and ``message`` with each flag of a model field (``--max-faults``)
+    written as the file's field (``model.max_faults``)."""
+    import re
+
+    import attrs
+
+    fields = {f.name for f in attrs.fields(ModelConfig)} | {"preset"}
+    owner = base_name.rpartition(": ")[2] if ": " in base_name else "model"
+
+    def field(match):
+        name = match.group(1).replace("-", "_")
+        return f"{owner}.{name}" if name in fields else match.group(0)
+
+    text = re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", field, message)
+    if text.startswith(f"{owner}.") and base_name.endswith(f": {owner}"):
+        return f"{base_name[:-len(owner) - 2]}: {text}"
+    return f"{base_name}: {text}"
 
 
 def checked_model(preset: str | None, cfg: ModelConfig, invariant_ids=(), symmetry: bool = False,

@@ -58,8 +58,12 @@ class LazyCommand(click.Command):
         self.target = target
 
     def load(self) -> click.Command:
+        """The command. A signal while its modules load is only recorded, then raised once they are in
+        (explorer/signals.py ``held``: an interrupt inside a C extension's set-up leaves a half-built object)."""
+        from explorer import signals
+
         module, _, attribute = self.target.partition(":")
-        with needs(f"jbodcheck {self.name}"):
+        with needs(f"jbodcheck {self.name}"), signals.held():
             return getattr(importlib.import_module(module), attribute)
 
     def make_context(self, info_name, args, parent=None, **extra):

@@ -12,7 +12,7 @@ import stat
 import click
 
 from explorer.errors import CheckerFailure, OutputError, failure_detail, is_failure, is_plugin
-from explorer.outputs import check_writable, write_json
+from explorer.outputs import check_distinct, check_writable, write_json
 from explorer.reports.artifacts import TraceOutputs
 
 from .exits import BadInput
@@ -27,6 +27,16 @@ def checked_writable(path: str | None, what: str = "the JSON report", dash_is_st
         raise BadInput(str(e)) from None
 
 
+def checked_distinct(outputs: dict, inputs: dict | None = None) -> None:
+    """Refuse, before any work, two outputs that name one file or an output that names an input (bad input,
+    exit 2): ``outputs`` {option: path or None}, ``inputs`` {what the file is: path or None}. Every command
+    that writes more than one file, or writes beside an input file, calls it (explorer/outputs.py)."""
+    try:
+        check_distinct(outputs, inputs)
+    except OutputError as e:
+        raise BadInput(str(e)) from None
+
+
 def emit(report: dict, summary: str, json_path: str | None) -> None:
     """The text summary to stdout (stderr when the JSON takes stdout), then the JSON report to a file
     (atomically) or stdout. The summary is out before the file is written: a failed write (OutputError,
@@ -35,7 +45,13 @@ def emit(report: dict, summary: str, json_path: str | None) -> None:
         click.echo(summary, err=True)
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(summary)
+    try:
+        click.echo(summary)
+    except BrokenPipeError:
+        # stdout's reader went away (explorer/cli/stdout.py): the report file is still this run's result
+        if json_path is not None:
+            write_json(json_path, report, "the JSON report")
+        raise
     if json_path is not None:
         write_json(json_path, report, "the JSON report")
 
@@ -115,9 +131,10 @@ def raise_checker_failures(model, result, json_path, scenario: str | None = None
                          f"{depth}: the checker failed, no result; {where}", inv.id, depth, path)
 
 
-def trace_outputs(kwargs: dict) -> TraceOutputs:
+def trace_outputs(kwargs: dict, others: dict | None = None, inputs: dict | None = None) -> TraceOutputs:
     """--html, --itf, --save-scenario, --dot, --save-lasso (explorer/reports/artifacts.py), checked before the
-    search."""
+    search: each writable, and none the same file as another or as one of the command's ``others`` outputs
+    (--json) or ``inputs`` (checked_distinct)."""
     outputs = TraceOutputs(kwargs.pop("html_path", None), kwargs.pop("itf_path", None),
                            kwargs.pop("save_scenario", None), kwargs.pop("dot_path", None),
                            kwargs.pop("lasso_path", None), plugin_name=plugin_name)
@@ -125,4 +142,5 @@ def trace_outputs(kwargs: dict) -> TraceOutputs:
         outputs.check()
     except OutputError as e:
         raise BadInput(str(e)) from None
+    checked_distinct({**(others or {}), **outputs.named()}, inputs)
     return outputs

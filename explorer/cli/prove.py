@@ -10,7 +10,7 @@ Exit codes: 0 every property proved (with --bmc: no violation up to K) and the e
 check was turned off, which the verdict says); 1 a property not proved (a counterexample to induction printed;
 with --bmc: a violation found, its path printed), an action never enabled, or the explicit model does not conform
 to the z3 model (the proof does not apply to it); 2 bad input; 3 the checker failed (the conformance check raised:
-a plugin's rule, z3 answering unknown).
+a plugin's rule, z3 answering unknown); 130 / 143 interrupted (the report says "interrupted").
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import time
 
 import click
 
+from explorer import signals
 from explorer.cli import prove_conformance, prove_kraft
 from explorer.cli.prove_report import induction_report, with_conformance
 from explorer.errors import OutputError
@@ -99,19 +100,39 @@ def prove_command(variant, property_ids, bmc_depth, preset, no_conformance, conf
         check_writable(json_path, "the JSON result")
     except OutputError as e:
         raise _BadInput(str(e)) from None
+    def work(lines):
+        if bmc_depth is None:
+            report, ok, verdict = _induction(variant, property_ids, lines)
+        else:
+            report, ok, verdict = _bmc(variant, property_ids, bmc_depth, preset, cfg, lines)
+        if no_conformance:
+            conf_lines, conf, conforms = prove_conformance.not_checked("--no-conformance")
+        else:
+            conf_lines, conf, conforms = prove_conformance.kip112(preset, bool(params), cfg, variant,
+                                                                  conformance_max_states)
+        lines += [""] + conf_lines
+        return with_conformance(report, ok, verdict, conf, conforms)
+
+    return _interruptible(work, variant, json_path)
+
+
+def _interruptible(work, variant, json_path):
+    """Run ``work(lines)`` (-> report, ok, verdict) and finish; SIGINT or SIGTERM stops it (docs/cli.md, exit codes):
+    the lines so far, a report with "result": "interrupted" and its signal, exit 128 + the signal."""
     start = time.monotonic()
     lines: list[str] = []
-    if bmc_depth is None:
-        report, ok, verdict = _induction(variant, property_ids, lines)
-    else:
-        report, ok, verdict = _bmc(variant, property_ids, bmc_depth, preset, cfg, lines)
-    if no_conformance:
-        conf_lines, conf, conforms = prove_conformance.not_checked("--no-conformance")
-    else:
-        conf_lines, conf, conforms = prove_conformance.kip112(preset, bool(params), cfg, variant,
-                                                              conformance_max_states)
-    lines += [""] + conf_lines
-    report, ok, verdict = with_conformance(report, ok, verdict, conf, conforms)
+    try:
+        with signals.interruptible():
+            signals.test_point("prove")
+            report, ok, verdict = work(lines)
+    except signals.INTERRUPTS as e:
+        sig = signals.interrupt_signal(e)
+        report = {"schema": SCHEMA, "tool": "jbodcheck", "command": "prove", "variant": variant,
+                  "result": "interrupted", "signal": sig}
+        _finish(lines, report, False, f"interrupted by signal {sig} before the proofs and the conformance check "
+                                      "ended: nothing is proved", start, json_path)
+        click.echo(f"jbodcheck: interrupted by signal {sig}: the result is partial", err=True)
+        return 128 + sig
     return _finish(lines, report, ok, verdict, start, json_path)
 
 
@@ -177,15 +198,17 @@ def _prove_kraft(property_ids, bmc_depth, preset, params, no_conformance, max_st
         check_writable(json_path, "the JSON result")
     except OutputError as e:
         raise _BadInput(str(e)) from None
-    start = time.monotonic()
-    lines, report, ok, verdict = prove_kraft.run(property_ids, SCHEMA)
-    if no_conformance:
-        conf_lines, conf, conforms = prove_conformance.not_checked("--no-conformance")
-    else:
-        conf_lines, conf, conforms = prove_conformance.kraft(preset, cfg, max_states)
-    lines += [""] + conf_lines
-    report, ok, verdict = with_conformance(report, ok, verdict, conf, conforms)
-    return _finish(lines, report, ok, verdict, start, json_path)
+    def work(lines):
+        proved, report, ok, verdict = prove_kraft.run(property_ids, SCHEMA)
+        lines += proved
+        if no_conformance:
+            conf_lines, conf, conforms = prove_conformance.not_checked("--no-conformance")
+        else:
+            conf_lines, conf, conforms = prove_conformance.kraft(preset, cfg, max_states)
+        lines += [""] + conf_lines
+        return with_conformance(report, ok, verdict, conf, conforms)
+
+    return _interruptible(work, prove_kraft.KRAFT_VARIANT, json_path)
 
 
 def _finish(lines, report, ok, verdict, start, json_path):

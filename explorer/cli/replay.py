@@ -24,7 +24,7 @@ from .outputs import checked_writable, emit, guard_report, raise_checker_failure
 def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     """Replay a scenario file step by step, checking every invariant after each step."""
     checked_writable(json_path)
-    outputs = trace_outputs(kwargs)
+    outputs = trace_outputs(kwargs, {"--json": json_path}, {"the scenario": scenario_path})
     try:
         scenario = load_scenario(scenario_path)
         file_model = dict(scenario.model)
@@ -38,8 +38,10 @@ def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     raise_checker_failures(model, result, json_path, scenario=scenario_path)
     from explorer.reports.render import trace_text
 
+    # the header, the replayed trace once, then the violations (each at its step of that trace) and the result
+    header, _, rest = summary_text(model, result, shown=trace).partition("\n")
     summary = [f"Replay of {scenario_path}" + (f": {scenario.description}" if scenario.description else ""),
-               trace_text(model, trace), summary_text(model, result)]
+               header, trace_text(model, trace), rest.lstrip("\n")]
     if failed:
         summary.append("Expectations that do not hold at the end:")
         summary.extend(f"  - {line}" for line in failed)

@@ -8,20 +8,27 @@ on it (for a scenario that expects none: none happened); 1 the real cluster diff
 violation did not happen; 2 bad input (not a KRaft scenario, an unknown release, a rule with no mapping or one the
 harness cannot drive, no such release, an unusable Kafka cache); 3 the harness failed (no JVM, a jar not fetched, a
 broker that would not start); 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (the cluster is stopped and
-the report written first).
+the report written first). A run that fails (2 or 3 once the cluster's work began) still writes its report, with
+"result": "error" (explorer/cli/reproduce_report.py); --plan-only's report has "result": "planned". With --json -
+stdout holds the JSON report alone.
 """
 from __future__ import annotations
+
+import contextlib
+import json
 
 import click
 
 from explorer import __version__, signals
-from explorer.errors import JbodcheckFailure, one_line
+from explorer.errors import JbodcheckFailure, OutputError, one_line
+from explorer.outputs import write_json
 from explorer.scenario import ScenarioError, load_scenario, parse_step
 
-from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
+from .exits import EXIT_OK, EXIT_VIOLATION, BadInput, os_error_line
 from .model_value import command_model
 from .numbers import Seconds
-from .outputs import checked_writable, emit
+from .outputs import checked_distinct, checked_writable, emit, guard_report
+
 
 def _version(text: str) -> tuple:
     return tuple(int(x) for x in text.split("."))
@@ -37,14 +44,15 @@ def release_bugs(model, release: str) -> tuple:
     return tuple(i for i in implied(_version(release)) if BUGS[i].feature is None or BUGS[i].feature in have)
 
 
-def _kraft_model(scenario, release: str, elr: str = "default"):
+def _kraft_model(scenario, release: str, elr: str = "default", path: str | None = None):
     """The scenario's model, following ``release`` (the model's release option ``kafka``: its rules, its ELR default
     unless ``elr`` says on or off, and the bug switches it implies, listed), with the data path on where the
     scenario's model allows it (a real cluster's followers always fetch: without records the model leaves ISR
     expansions out)."""
     base = dict(scenario.model)
     preset = base.pop("preset", None)
-    first = command_model(preset, {}, base=base, quiet=True)
+    named = f"scenario {path}: model" if path is not None else None     # a field of the file is named as such
+    first = command_model(preset, {}, base=base, quiet=True, base_name=named)
     if first.cfg.variant != "kraft":
         raise BadInput(f"reproduce runs KRaft scenarios: this one's model is --variant {first.cfg.variant}")
     options = dict(first.cfg.options)     # the preset's options with the file's over them
@@ -121,6 +129,7 @@ def _release(text: str) -> str:
                    "cluster.")
 @click.option("--step-timeout", type=Seconds(min=1), default=180.0, show_default=True, metavar="SECONDS",
               help="How long a step waits for the real cluster to match the model before it counts as a difference.")
+@guard_report
 def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
     from model.kraft.controller import elr_enabled
@@ -128,6 +137,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     from realkafka.driver.report import plan_lines
 
     checked_writable(json_path)
+    checked_distinct({"--json": json_path}, {"the scenario": scenario_path})
     release = _release(kafka)
     try:
         scenario = load_scenario(scenario_path)
@@ -135,7 +145,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
         if zk is not None:
             from .reproduce_zk import reproduce_zk
             return reproduce_zk(scenario_path, scenario, zk, release, keep, step_timeout, json_path, plan_only)
-        preset, base, model, bugs = _kraft_model(scenario, release, elr)
+        preset, base, model, bugs = _kraft_model(scenario, release, elr, scenario_path)
         steps = _steps(scenario, model)
         planned = plan(model, steps)
     except (ScenarioError, PlanError) as e:
@@ -148,8 +158,13 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
               f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "
               f"RF {model.cfg.rf}; following Kafka {release} (ELR {'on' if elr_enabled(model) else 'off'}): bug "
               "switches " + (", ".join(bugs) if bugs else "none")]
+    common = {"scenario": scenario_path, "release": release, "elr": elr, "model_params": base, "bugs": bugs,
+              "version": __version__}
     if plan_only:
-        click.echo("\n".join(header + plan_lines(model, planned)))
+        from .reproduce_report import plan_report
+
+        emit(plan_report({**common, "settings": _non_default(model, planned)}, planned),
+             "\n".join(header + plan_lines(model, planned)), json_path)
         return EXIT_OK
     unforced = why_unforced(model, steps, planned)
     if unforced is not None:
@@ -162,8 +177,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
                        + ", which no real-cluster check shows on its trace (docs/reproduce.md, 'When a violation "
                        "happened'): "
                        "a real run could not say whether it happened")
-    return _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs,
-                           planned)
+    return _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned)
 
 
 def _described(scenario, release: str) -> list[str]:
@@ -213,7 +227,36 @@ def _non_default(model, planned) -> dict:
     return non_default_settings(_settings(model, planned))
 
 
-def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, header, model, base, bugs, planned):
+def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned):
+    """The run, its report and its exit code; a failure (exit 2 or 3) writes a report that says so (result
+    "error", explorer/cli/reproduce_report.py) before its one line, so that no file at --json PATH is a previous
+    run's. With ``--json -`` every line but the JSON goes to stderr."""
+    from realkafka.driver.run import RunResult
+
+    from .reproduce_report import error_report
+
+    state = {"driver": None, "logs": None, "settings": None}
+    try:
+        return _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state)
+    except Exception as e:  # noqa: BLE001 - reported in the JSON report, then as ever (app.py main)
+        if json_path is None:
+            raise
+        message = " ".join(e.format_message().split()) if isinstance(e, click.ClickException) else \
+            " ".join(str(e).split()) if isinstance(e, JbodcheckFailure) else \
+            os_error_line(e) if isinstance(e, OSError) else f"internal error: {one_line(e)}"
+        code = e.exit_code if isinstance(e, click.ClickException) else 3
+        run = state["driver"].result if state["driver"] is not None else RunResult([])
+        report = error_report({**common, "settings": state["settings"]}, planned, run, message, code,
+                              str(state["logs"]) if state["logs"] else None)
+        with contextlib.suppress(OutputError):   # then guard_report removes a previous run's report
+            if json_path == "-":
+                click.echo(json.dumps(report, indent=2))
+            else:
+                write_json(json_path, report, "the JSON report")
+        raise
+
+
+def _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state):
     from realkafka.driver.report import report_dict, step_lines, verdict
     from realkafka.driver.run import Driver, HarnessCannot, NodeDied, RunResult
     from realkafka.driver.validate import TooManyCandidates
@@ -227,9 +270,10 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
     if missing:
         raise BadInput(f"this harness cannot drive the scenario: it has no {', '.join(m + '()' for m in missing)}")
     total = len(planned.steps) - 2
-    settings = _non_default(model, planned)
+    settings = state["settings"] = _non_default(model, planned)
+    to_stderr = json_path == "-"           # stdout holds the JSON report alone
     click.echo("\n".join(header + ["Kafka settings the harness sets (the release's defaults otherwise): "
-                                   + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]))
+                                   + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]), err=to_stderr)
     driver = None
     logs = None
     interrupted = None
@@ -247,9 +291,10 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
                 click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "
                            f"{model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs", err=True)
                 with Cluster(spec, log=lambda line: click.echo(f"jbodcheck: {line}", err=True)) as cluster:
-                    logs = getattr(cluster, "root", None) if keep else None
-                    driver = Driver(cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
-                                    echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total))))
+                    logs = state["logs"] = getattr(cluster, "root", None) if keep else None
+                    driver = state["driver"] = Driver(
+                        cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
+                        echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total)), err=to_stderr))
                     driver.run()
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
@@ -270,8 +315,7 @@ def _run_on_cluster(scenario_path, release, elr, keep, step_timeout, json_path, 
     run.interrupted = interrupted
     text, ok, violation = verdict(planned, run, release, settings)
     code = 128 + interrupted if interrupted is not None else (EXIT_OK if ok else EXIT_VIOLATION)
-    report = report_dict(scenario=scenario_path, release=release, elr=elr, model_params=base, bugs=bugs,
-                         plan=planned, run=run, text=text, violation=violation, exit_code=code, version=__version__,
+    report = report_dict(**common, plan=planned, run=run, text=text, violation=violation, exit_code=code,
                          logs=str(logs) if logs else None, settings=settings)
     emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
     return code

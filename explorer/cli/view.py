@@ -12,7 +12,7 @@ from explorer.outputs import write_text
 from .exits import EXIT_OK, BadInput
 from .model_value import model_config
 from .options import plugin_option, plugins
-from .outputs import checked_writable
+from .outputs import checked_distinct, checked_writable
 
 
 @click.command()
@@ -25,6 +25,7 @@ def view(report_path, html_path):
     from explorer.reports.html import load_report, page, references
 
     checked_writable(html_path, "the HTML page", dash_is_stdout=False)
+    checked_distinct({"--html": html_path}, {"the report": report_path})
     try:
         report = load_report(report_path)
     except ValueError as e:

@@ -32,6 +32,12 @@ class TraceOutputs:
     # How the user named the plugin that defines a module (--plugin or JBODCHECK_PLUGINS), for a replay hint.
     plugin_name: Callable[[str], str] = str
 
+    def named(self) -> dict:
+        """{option: path} of the outputs asked for (explorer/outputs.py ``check_distinct``)."""
+        named = {"--html": self.html, "--itf": self.itf, "--save-scenario": self.scenario, "--dot": self.dot,
+                 "--save-lasso": self.lasso}
+        return {option: path for option, path in named.items() if path is not None}
+
     def check(self) -> None:
         """OutputError (the caller maps it to bad input) for a path that cannot be written; creates nothing."""
         for path, what in ((self.html, "the HTML page"), (self.itf, "the ITF trace"),

@@ -72,7 +72,16 @@ def violation_dict(model: Model, v) -> dict:
     }
 
 
-def summary_text(model: Model, result: SearchResult) -> str:
+def _prefix_of(violation, shown: list | None) -> bool:
+    """The violation's trace (no lasso) is the start of the trace ``shown``: the same actions, step by step."""
+    if shown is None or getattr(violation, "loop_start", None) is not None or len(violation.trace) > len(shown):
+        return False
+    return all(a == b for (a, _), (b, _) in zip(violation.trace, shown))
+
+
+def summary_text(model: Model, result: SearchResult, shown: list | None = None) -> str:
+    """The text summary. ``shown``: a trace printed already (replay's, after the header line): a violation whose
+    trace is a prefix of it names its step there instead of printing the trace again."""
     cfg = model.cfg
     lines = [
         f"jbodcheck {result.engine}: {preset_of(model) or 'custom'} model, variant {cfg.variant}, "
@@ -83,6 +92,9 @@ def summary_text(model: Model, result: SearchResult) -> str:
         lines.append(f"VIOLATION of {v.invariant.id} ({v.invariant.kind} invariant): {v.message}")
         lines.append(f"  {v.invariant.statement}")
         lines.append(f"  Reference: {v.invariant.reference}")
+        if _prefix_of(v, shown):
+            lines.append(f"  At step {len(v.trace) - 1} of the trace above.")
+            continue
         lines.append(f"Trace ({len(v.trace) - 1} steps):")
         lines.append(trace_text(model, v.trace, getattr(v, "loop_start", None)))
     for v in result.inconclusive:

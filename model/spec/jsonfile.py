@@ -3,6 +3,7 @@ no key twice in one object, bounded nesting, no lone surrogate; every refusal on
 from __future__ import annotations
 
 import json
+import re
 
 
 def read_json(path: str, what: str, limit: int):
@@ -15,19 +16,25 @@ def read_json(path: str, what: str, limit: int):
         raise ValueError(f"cannot read {what} {path}: {e.strerror or e}") from None
     if len(raw) > limit:
         raise ValueError(f"{what} {path} is larger than {limit >> 20} MB: not a {what} file")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise ValueError(f"{what} {path} starts with a byte order mark (BOM): save it as UTF-8 without one")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"{what} {path} is not UTF-8 text (byte {e.start}: 0x{raw[e.start]:02x})") from None
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_whole_number)
     except json.JSONDecodeError as e:
-        raise ValueError(f"{what} {path} is not valid JSON: {e.msg} at line {e.lineno}") from None
+        raise ValueError(f"{what} {path} is not valid JSON: {_plain(e.msg)} at line {e.lineno}, column "
+                         f"{e.colno}") from None
     except RecursionError:
         raise ValueError(f"{what} {path} is not a {what} file: its JSON is nested too deeply") from None
     except DuplicateKey as e:
         raise ValueError(f"{what} {path} is ambiguous: {e}") from None
-    except ValueError as e:  # e.g. an integer with too many digits
+    except NumberTooLong as e:
+        raise ValueError(f"{what} {path} has a number of {e.digits:,} digits{_place_of_digits(text, e.digits)}: "
+                         f"no number jbodcheck reads has more than {MAX_DIGITS:,}") from None
+    except ValueError as e:  # noqa: TRY302 - nothing else is known to get here; one line all the same
         raise ValueError(f"{what} {path} is not valid JSON: {' '.join(str(e).split())[:200]}") from None
     problem = _unusable_value(data)
     if problem:
@@ -37,6 +44,58 @@ def read_json(path: str, what: str, limit: int):
 
 class DuplicateKey(ValueError):
     pass
+
+
+# json's messages (json.decoder) in plain words; the place (line, column) is added to each
+_PLAIN = (
+    ("Unterminated string starting at", "a string is never closed (a \" is missing): it starts"),
+    ("Expecting value", "a value is missing (or a comma is one too many)"),
+    ("Expecting ',' delimiter", "a comma is missing"),
+    ("Expecting ':' delimiter", "a colon is missing after a key"),
+    ("Expecting property name enclosed in double quotes", "a key in double quotes is missing (or a comma is "
+                                                          "one too many)"),
+    ("Extra data", "there is more after the JSON value"),
+    ("Invalid control character at", "a string holds a raw control character (a line break or a tab: write \\n "
+                                      "or \\t)"),
+    ("Invalid \\uXXXX escape", "a \\u escape is not 4 hex digits"),
+    ("Invalid \\escape", "a backslash escape is not one of JSON's"),
+)
+
+
+def _plain(message: str) -> str:
+    for python, plain in _PLAIN:
+        if message.startswith(python):
+            return plain
+    return message
+
+
+# Python's own limit on converting digits to an int (sys.get_int_max_str_digits): no bound, count or id of a
+# scenario, report or manifest comes near it.
+MAX_DIGITS = 4300
+
+
+class NumberTooLong(ValueError):
+    def __init__(self, digits: int):
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _whole_number(text: str) -> int:
+    """json's parse_int: a number of more than MAX_DIGITS digits is refused by name (Python's own error says
+    "use sys.set_int_max_str_digits()")."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise NumberTooLong(digits)
+    return int(text)
+
+
+def _place_of_digits(text: str, digits: int) -> str:
+    """ " at line L, column C": where the first run of ``digits`` digits outside a string is (best effort)."""
+    match = re.search(r"(?<![\d\w\\.])-?(\d{%d})(?!\d)" % digits, text)
+    if match is None:
+        return ""
+    line = text.count("\n", 0, match.start()) + 1
+    return f" at line {line}, column {match.start() - (text.rfind(chr(10), 0, match.start()) + 1) + 1}"
 
 
 def _unique_keys(pairs: list) -> dict:

@@ -149,6 +149,17 @@ def _progress(t: TraceResult, traces: int) -> str:
             + (f": {t.says}" if t.outcome not in ("matched", "conforms") else ""))
 
 
+def _harness_failed(result: TraceResult, e: Exception) -> None:
+    """The trace's outcome when the harness failed on it (a node that died unasked, a cluster that did not start,
+    too many candidates); any other exception is a bug of the tool, raised on."""
+    if isinstance(e, NodeDied):
+        result.outcome, result.says = "harness", f"a node ended unasked: {e}"
+    elif type(e).__name__ in HARNESS_ERRORS:
+        result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+    else:
+        raise e
+
+
 def _driver(cluster, model, planned, step_timeout) -> Driver:
     return Driver(cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
                   poll=min(1.0, step_timeout / 20))
@@ -195,12 +206,8 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
             else:
                 result.outcome = "matched" if run.matched else "conforms"
                 result.says = "every observation a behaviour of the model"
-        except NodeDied as e:
-            result.outcome, result.says = "harness", f"a node ended unasked: {e}"
         except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the trace, not the end
-            if type(e).__name__ not in HARNESS_ERRORS:
-                raise
-            result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+            _harness_failed(result, e)
     result.elapsed_s = time.monotonic() - start
     if result.outcome in ("disagrees", "refused", "harness"):
         path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
@@ -241,12 +248,8 @@ def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout
             result.says = f"{done.observations} observations, every one a behaviour of the model"
             if done.checks:
                 result.says += "; finding candidates: " + "; ".join(f"{c}: {w}" for c, (_, w) in done.checks.items())
-    except NodeDied as e:
-        result.outcome, result.says = "harness", f"a node ended unasked: {e}"
     except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the run, not the end
-        if type(e).__name__ not in HARNESS_ERRORS:
-            raise
-        result.outcome, result.says = "harness", " ".join(str(e).split())[:300]
+        _harness_failed(result, e)
     result.elapsed_s = time.monotonic() - start
     return result, tally
 

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from realkafka.driver.checks import judge
 from realkafka.driver.mapping import handler
 from realkafka.driver.plan import Plan, cluster_steps
-from realkafka.driver.run import Driver
+from realkafka.driver.run import Driver, Refused, Unknown
 
 from .generate import drivable
 
@@ -45,6 +45,7 @@ class ChaosRun:
         empty = Plan([], {}, {}, ())
         self.driver = Driver(cluster, model, empty, timeout=3600.0, still=still, poll=poll, quiet=quiet)
         self.driver.tracker.own = cluster_steps(model, [])
+        self.driver.produce_timeout = 20.0     # a produce the ISR cannot take ends in 20 s (its outcome unknown)
         self.tracker = self.driver.tracker
         self.faulted: set = set()
         self.actions = [(r, a) for r, a in drivable(model, cluster_has) if r.name != "ControllerAssignReplicasToDirs"]
@@ -101,18 +102,21 @@ class ChaosRun:
 
     def act(self, rule, args) -> bool:
         """Do one action on the cluster and in the tracker; False when the run left the model."""
-        refused = False
+        refused = unknown = False
         try:
             handler(rule.name).act(self.driver, *args)
+        except Unknown:
+            unknown = True
         except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model
-            if type(e).__name__ != "ProbeError":
+            if type(e).__name__ != "ProbeError" and not isinstance(e, Refused):
                 raise
             refused = True
         if rule.name == "DirFail":
             self.faulted.add(tuple(args))
-        self.result.actions.append(rule.label(args) + (" (refused)" if refused else ""))
+        self.result.actions.append(rule.label(args) + (" (refused)" if refused else " (outcome unknown)" if unknown
+                                                       else ""))
         self.result.rules[rule.name] += 1
-        left = self.tracker.drive(rule.name, tuple(args), refused=refused)
+        left = self.tracker.drive(rule.name, tuple(args), refused=refused, maybe=unknown)
         if left is not None:
             real = self.driver.observe(self._expected())
             self.result.disagreement = self.tracker.disagreement(len(self.result.actions), real,

@@ -127,6 +127,7 @@ class Node:
         self.proc: subprocess.Popen | None = None
         self.held = False
         self.expected = False          # started by the harness and not since crashed or shut down by it
+        self.removed: set = set()      # dir indexes taken out of its log.dirs (remove_dir)
 
     def died(self) -> str | None:
         """A line saying how the node ended when the harness did not end it, else None."""
@@ -189,7 +190,8 @@ class Cluster:
         self.controller: Node | None = None
         self.brokers: dict[int, Node] = {}
         self.ports: list[int] = []
-        self.dir_ids: dict[str, tuple[int, int]] = {}
+        self.dir_ids: dict[str, tuple[int, int] | str] = {}
+        self._replaced: set = set()     # (broker, dir) replaced whose new directory.id is not known yet
         self._gate_rules: list[tuple[str, str, str, str]] = []
         self._started = False
 
@@ -292,15 +294,16 @@ class Cluster:
         conf.write_text(text)
         return [option.format(conf)]
 
-    def _format(self) -> None:
-        """Every node's dirs, formatted by the release's storage tool with one cluster id, in parallel."""
+    def _format(self, nodes=None, extra: tuple = ()) -> None:
+        """Every node's dirs (or ``nodes``'), formatted by the release's storage tool with one cluster id, in
+        parallel; ``extra``: more arguments (``--ignore-formatted`` for a new disk)."""
         features = config.format_features(self.version, self.spec.elr)
         running = []
-        for node in [self.controller, *self.brokers.values()]:
-            out = open(node.home / "format.log", "wb")
+        for node in nodes or [self.controller, *self.brokers.values()]:
+            out = open(node.home / "format.log", "ab")
             argv = [self._java, "-Xmx128m", *JVM_OPTIONS, *self._logging_options(node.home / "format"),
                     "-cp", self.kafka.classpath, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                    "-c", str(node.properties), *features,
+                    "-c", str(node.properties), *features, *extra,
                     *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
             running.append((node, processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT), out))
         failures = []
@@ -317,11 +320,12 @@ class Cluster:
                 failures.append(f"node {node.id}: {tail[0][:200]} (exit {code})")
         if failures:
             raise HarnessError(f"the storage tool of Kafka {self.spec.release} could not format: {'; '.join(failures)}")
-        for b, node in self.brokers.items():
-            for d, path in enumerate(node.dirs):
-                props = _read_properties(path / "meta.properties")
-                self.dir_ids[props["directory.id"]] = (b, d)
-        self.names = DirNames(self.dir_ids)
+        if nodes is None:
+            for b, node in self.brokers.items():
+                for d, path in enumerate(node.dirs):
+                    props = _read_properties(path / "meta.properties")
+                    self.dir_ids[props["directory.id"]] = (b, d)
+            self.names = DirNames(self.dir_ids)
 
     def _start_node(self, node: Node) -> None:
         out = open(node.stdout, "ab")
@@ -373,6 +377,59 @@ class Cluster:
         path.unlink()
         os.rename(aside, path)
         self._log(f"cluster: broker {b}'s dir {d} repaired")
+
+    def replace_dir(self, b: int, d: int) -> None:
+        """A new disk in place of broker b's failed dir d, while the broker is down, as an operator brings one in:
+        an empty dir, formatted by the release's storage tool with ``--ignore-formatted`` (a broker refuses to
+        start with an unformatted log dir: "No meta.properties found", 3.7 to 4.4), which writes a new
+        directory.id. Its old contents (kept aside as ``dir-d.failed``) become ``dir-d.replaced``: gone for Kafka
+        and for the failed-copy view. The harness names the new id dir d and the old one "dir d of broker b before
+        its replacement", never dir d (the model keeps one id across a replacement, Kafka does not: the views show
+        the difference)."""
+        if self._broker(b).up:
+            raise HarnessError(f"broker {b} is running: a disk is replaced while its broker is down")
+        path = self.dir_path(b, d)
+        aside = path.with_name(path.name + ".failed")
+        if not path.is_file():
+            raise HarnessError(f"broker {b}'s dir {d} is not failed")
+        path.unlink()
+        if aside.exists():
+            os.rename(aside, path.with_name(path.name + ".replaced"))
+        path.mkdir()
+        self._format([self._broker(b)], ("--ignore-formatted",))
+        self._replaced.add((b, d))
+        self._learn_replaced_ids()
+        self._log(f"cluster: broker {b}'s dir {d} replaced by a new, formatted one")
+
+    def remove_dir(self, b: int, d: int) -> None:
+        """Broker b's dir d leaves its log.dirs, while the broker is down (its next start runs without it)."""
+        node = self._broker(b)
+        if node.up:
+            raise HarnessError(f"broker {b} is running: log.dirs changes while its broker is down")
+        if d in node.removed:
+            raise HarnessError(f"broker {b}'s dir {d} is not in its log.dirs")
+        node.removed.add(d)
+        aside = self.dir_path(b, d).with_name(f"dir-{d}.failed")
+        if aside.exists():     # no longer the broker's: not a failed copy it holds
+            os.rename(aside, aside.with_name(f"dir-{d}.removed"))
+        props = _read_properties(node.properties)
+        props["log.dirs"] = ",".join(str(p) for i, p in enumerate(node.dirs) if i not in node.removed)
+        config.write_properties(node.properties, props)
+        self._log(f"cluster: broker {b}'s dir {d} removed from its log.dirs")
+
+    def _learn_replaced_ids(self) -> None:
+        """The new directory.id Kafka wrote into a replaced dir, once it did (see replace_dir)."""
+        for b, d in sorted(self._replaced):
+            props = self.dir_path(b, d) / "meta.properties"
+            new = _read_properties(props).get("directory.id") if props.exists() else None
+            if not new or new in self.dir_ids:
+                continue
+            for u, named in list(self.dir_ids.items()):
+                if named == (b, d):
+                    self.dir_ids[u] = f"dir {d} of broker {b} before its replacement"
+            self.dir_ids[new] = (b, d)
+            self.names = DirNames(self.dir_ids)
+            self._replaced.discard((b, d))
 
     def crash(self, b: int) -> None:
         """SIGKILL: no controlled shutdown, no flush."""
@@ -564,6 +621,7 @@ class Cluster:
 
     def _controller_view(self) -> tuple:
         """(the controller's image, the metadata records but NoOpRecords) from its metadata log."""
+        self._learn_replaced_ids()
         builder = ImageBuilder(self.names)
         records = []
         for r in self.metadata_records():
@@ -602,8 +660,9 @@ class Cluster:
             dir_id = next((u for u, bd in self.dir_ids.items() if bd == (b, d)), "")
             info = by_path.get(str(path.resolve())) if path.is_dir() else by_path.get(str(path))
             online = None if info is None else info["error"] is None
-            dirs.append(Dir(index=d, path=str(path), id=dir_id, exists=path.is_dir(), online=online))
-            if not path.is_dir() or not props_path.exists():
+            dirs.append(Dir(index=d, path=str(path), id=dir_id, exists=path.is_dir(), online=online,
+                            configured=d not in node.removed))
+            if not path.is_dir() or not props_path.exists() or d in node.removed:
                 continue
             for entry in sorted(os.listdir(path)):
                 m = PARTITION_DIR.match(entry)

@@ -56,6 +56,7 @@ class Dir:
     id: str                        # directory.id
     exists: bool                   # a directory at its path (False: failed by the harness, a file in its place)
     online: bool | None            # describeLogDirs: no error; None when the broker could not be asked
+    configured: bool = True        # in the broker's log.dirs (False: removed from its config, remove_dir)
 
 
 @attrs.frozen

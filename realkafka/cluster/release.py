@@ -219,9 +219,13 @@ def _first_error(output: str) -> str:
     if missing:
         return f"the registry does not serve {missing}"
     errors = [line.split("[ERROR]", 1)[1].strip() for line in output.splitlines() if "[ERROR]" in line]
-    errors = [e for e in errors if e and not e.startswith(("->", "To see", "Re-run", "For more", "[Help"))]
+    # Maven's generic lines ("Error executing Maven.", "Failed to execute goal ...: Execution ... failed") say
+    # nothing of the cause: a "Caused by:" line, or a specific [ERROR] line, does.
+    causes = [line.split("Caused by:", 1)[1].strip() for line in output.splitlines() if "Caused by:" in line]
+    errors = [e for e in errors if e and not e.startswith(("->", "To see", "Re-run", "For more", "[Help",
+                                                           "Error executing Maven"))]
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    return _shorten(errors[0] if errors else (lines[-1] if lines else "no output"))
+    return _shorten(causes[-1] if causes else errors[0] if errors else (lines[-1] if lines else "no output"))
 
 
 def _fetch_libs(version: str, libs: Path, log) -> None:

@@ -124,10 +124,12 @@ RULES: dict[str, Handler] = {
     "BrokerCrash": Handler(DRIVEN, "SIGKILL of the broker's JVM", crash),
     "BrokerRestart": Handler(DRIVEN, "the broker's JVM started again with the same log.dirs (a failed dir stays "
                              "failed)", restart),
-    "ReplaceDisk": Handler(DRIVEN, "while the broker is down, its failed dir becomes an empty dir (a new disk; "
-                           "Kafka formats it with a new directory.id where the model keeps the id)", replace_disk,
-                           needs="replace_dir"),
-    "RemoveDirFromConfig": Handler(DRIVEN, "while the broker is down, the failed dir leaves its log.dirs",
+    "ReplaceDisk": Handler(DRIVEN, "while the broker is down, its failed dir becomes an empty dir that the "
+                           "storage tool formats (--ignore-formatted), as an operator brings in a new disk: a new "
+                           "directory.id where the model keeps the id (the views name the old id apart, so a "
+                           "Directories entry that still names it differs)", replace_disk, needs="replace_dir"),
+    "RemoveDirFromConfig": Handler(DRIVEN, "while the broker is down, the failed dir leaves its log.dirs (its "
+                                   "next start runs without it)",
                                    remove_dir_from_config, needs="remove_dir"),
     "BrokerRegister": Handler(AWAITED, "a started broker's BrokerRegistration: awaited in the controller's image",
                               order=0),

@@ -150,6 +150,24 @@ class HarnessCannot(Exception):
     """The harness lacks what a step needs (a method of the Cluster): the scenario cannot run with it."""
 
 
+class Refused(Exception):
+    """Kafka refused a driven request outright, with nothing done (a produce answered NOT_ENOUGH_REPLICAS before
+    any append): the model's states where the rule is disabled are the ones consistent with it."""
+
+
+class Unknown(Exception):
+    """A driven request whose outcome the client cannot tell (a produce that timed out: the producer retries a
+    NOT_ENOUGH_REPLICAS refusal until its delivery timeout, so the leader may have appended the record or not):
+    the model's states with and without the step are consistent with it."""
+
+
+# The producer's errors that mean the leader appended nothing (Partition.appendRecordsToLeader checks the ISR
+# against min.insync.replicas before it appends; a broker that does not lead, or whose log is offline, appends
+# nothing either). A timeout or NotEnoughReplicasAfterAppendException may follow an append: not a refusal.
+REFUSED_PRODUCE = ("NotEnoughReplicasException", "NotLeaderOrFollowerException", "UnknownTopicOrPartitionException",
+                   "KafkaStorageException")
+
+
 class NodeDied(Exception):
     """A node of the cluster ended without the harness ending it (killed by a signal: the OOM killer, a stray
     kill; or the controller gone): the harness failed, the run says nothing about Kafka (exit 3)."""
@@ -232,7 +250,11 @@ class Driver:
             self.deferred.setdefault(later, []).append((topic, offset))
             self.unobserved = f"not observed: its record is sent with step {later}, whose acknowledgement it awaits"
             return
-        self._send(topic, offset)
+        error = self._send(topic, offset)
+        if error is not None and error.split(":", 1)[0] in REFUSED_PRODUCE:
+            raise Refused(f"the producer was refused: {error}")
+        if error is not None:
+            raise Unknown(f"the producer's outcome is unknown: {error}")
 
     def _ack_step(self, topic: str, offset: int) -> int | None:
         """The first planned step (from the current one) whose view has the record at ``offset`` acknowledged."""
@@ -242,12 +264,13 @@ class Driver:
                 return step.number
         return None
 
-    def _send(self, topic: str, offset: int) -> None:
+    def _send(self, topic: str, offset: int) -> str | None:
         slot = self.produced[topic][offset]
         result = self.cluster.produce(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
         got = getattr(result, "offset", result)
         ok = getattr(result, "error", None) is None and isinstance(got, int)
         slot[0], slot[1], slot[2] = (got if ok else None), True, ok
+        return getattr(result, "error", None)
 
     def restart(self, broker: int) -> None:
         """The broker's JVM started again; the driver awaits the model's view (registration, unfencing) itself."""
@@ -360,13 +383,16 @@ class Driver:
             if h.how == DRIVEN:
                 if h.needs is not None and not hasattr(self.cluster, h.needs):
                     raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
+                unknown = False
                 try:
                     h.act(self, *planned.args)
+                except Unknown:
+                    unknown = True
                 except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model, not a failure
-                    if type(e).__name__ != "ProbeError":
+                    if type(e).__name__ != "ProbeError" and not isinstance(e, Refused):
                         raise
                     refused = f"Kafka refused {planned.text}: {' '.join(str(e).split())}"
-                left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None)
+                left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None, maybe=unknown)
         if left is None:
             self.tracker.open(planned.holds_during & planned.holds_after)
         elif planned.holds_during != planned.holds_after:

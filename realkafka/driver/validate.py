@@ -141,11 +141,16 @@ class Tracker:
         last observation)."""
         return self.graph.forward(self.states) if self.graph is not None else set(self.states)
 
-    def drive(self, rule: str, args: tuple, refused: bool = False) -> str | None:
+    def drive(self, rule: str, args: tuple, refused: bool = False, maybe: bool = False) -> str | None:
         """Apply a driven step to the (extended) candidates (``refused``: Kafka refused it: keep the states where
-        the model disables it); None, or why no candidate is left."""
+        the model disables it; ``maybe``: its outcome is unknown: keep the states with it and without it); None,
+        or why no candidate is left."""
         before = self.extended()
         r = self.model.rule(rule)
+        if maybe:
+            self.states = frozenset(before | {self.model.step(s, rule, args)[1] for s in before
+                                              if r.guard(self.model, s, *args) is None})
+            return None
         if refused:
             kept = {s for s in before if r.guard(self.model, s, *args) is not None}
             self.states = frozenset(kept)
