@@ -207,6 +207,8 @@ def test_reproduce_kip112_2_on_a_scripted_cluster_matches_and_prints_both_views(
     assert "Verdict: matched" in out
     data = json.loads(report.read_text())
     assert data["mode"] == "zookeeper" and data["exit_code"] == 0 and len(data["steps"]) == 6
+    assert data["kafka"] == "3.9.2" and data["result"] == "matched"
+    assert data["steps"][3]["action"] == "DirFail(broker=0, dir=0)" and data["steps"][3]["conforms"]
     assert made[0].stopped
 
 
@@ -256,7 +258,7 @@ def test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2(tmp_path)
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     data = json.loads(report.read_text())
-    assert data["verdict"].startswith("matched") and all(s["valid"] and not s["differences"] for s in data["steps"])
+    assert data["result"] == "matched" and all(s["conforms"] and not s["differences"] for s in data["steps"])
     root = next(line.rsplit(", ", 1)[1].rstrip(")") for line in p.stderr.splitlines() if "starting (Kafka" in line)
     assert not os.path.exists(root)
     assert not subprocess.run(["pgrep", "-f", root], capture_output=True).stdout

@@ -135,11 +135,14 @@ def _run(scenario_path, release, keep, step_timeout, json_path, header, model, s
         text = (f"differs from the scenario: every view was a state of the model, but the real cluster took another "
                 f"path than the scenario's at step {off[0].number} ({'; '.join(off[0].differences)})")
         code = EXIT_VIOLATION
-    report = {"jbodcheck": __version__, "command": "reproduce", "mode": "zookeeper", "scenario": scenario_path,
-              "release": release, "settings": settings, "verdict": text, "exit_code": code,
-              "left_model": run.left_model, "logs": str(logs) if logs else None,
-              "steps": [{"step": s.number, "rule": s.label, "model": s.planned, "real": s.real, "valid": s.valid,
-                         "differences": s.differences, "compared": s.compared,
+    result = ("interrupted" if interrupted is not None else "matched" if run.matched
+              else "left the model" if run.left_model else "another path")
+    # the KRaft report's common keys (realkafka/driver/report.py), with "mode" naming the cluster's
+    report = {"tool": "jbodcheck", "command": "reproduce", "version": __version__, "mode": "zookeeper",
+              "scenario": scenario_path, "kafka": release, "settings": settings, "result": result,
+              "disagreement": run.left_model, "verdict": text, "exit_code": code, "logs": str(logs) if logs else None,
+              "steps": [{"step": s.number, "action": s.label, "expected": s.planned, "observed": s.real,
+                         "conforms": s.valid, "compared": s.compared, "differences": s.differences,
                          "says": s.says} for s in run.steps]}
     emit(report, "Verdict: " + text + (f"\nThe cluster's directory is kept at {logs}" if logs else ""), json_path)
     return code
