@@ -71,7 +71,8 @@ def _lines(step) -> list[str]:
         left = step.planned[i] if i < len(step.planned) else ""
         right = step.real[i] if i < len(step.real) else ""
         out.append(f"  {left:<{width}} | {right}")
-    mark = ("the scenario's state here is not settled (its next driven step comes first): not compared"
+    mark = ("the cluster's own steps would change the scenario's view here (its next driven step comes first): "
+            "not compared"
             if not step.compared else "matches the scenario" if not step.differences
             else "differs from the scenario: " + "; ".join(step.differences))
     out.append(f"  -> {'a state of the model' if step.valid else 'NOT a state of the model'}; {mark}")
@@ -125,7 +126,7 @@ def _run(scenario_path, release, keep, step_timeout, json_path, header, model, s
         text = (f"matched: Kafka {release} in ZooKeeper mode showed, after each of the {len(run.steps)} driven "
                 "steps, a state of the model, and the scenario's own view "
                 + ("at each" if compared == len(run.steps) else
-                   f"at the {compared} where the scenario's state is settled"))
+                   f"at the {compared} where it can be compared"))
         code = EXIT_OK
     elif run.left_model:
         text = f"differs: the real cluster left the model at {run.left_model}"

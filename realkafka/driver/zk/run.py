@@ -11,9 +11,9 @@ rules (docs/reproduce-zk.md, "Judging a run"), as the KRaft driver's Tracker doe
   cluster did not take the steps the model says it takes by itself (named): a difference too.
 
 Each driven step prints the scenario's own state at that point (its planned view: after the awaited steps it lists
-before its next driven step) beside the real view; the two are compared where that state is settled (where the
-scenario takes its next driven step first, the cluster's own steps cannot be kept from happening: trace validation
-alone judges that point).
+before its next driven step) beside the real view; the two are compared where the cluster's own steps change nothing
+seen of that state (where the scenario takes its next driven step before such a step, the cluster cannot be kept
+from taking it: trace validation alone judges that point).
 """
 from __future__ import annotations
 
@@ -48,8 +48,9 @@ class StepResult:
     differences: list                  # real vs planned (the scenario's own path)
     valid: bool                        # the real view is a settled state of the model reachable so far
     says: str = ""
-    # the scenario's state here is settled, so the real view is compared with it; False: the scenario takes its next
-    # driven step before the cluster's own steps (which the cluster cannot be kept from): trace validation only
+    # the cluster's own steps change nothing seen of the scenario's state here, so the real view is compared with it;
+    # False: the scenario takes its next driven step before such steps (which the cluster cannot be kept from
+    # taking): trace validation only
     compared: bool = True
 
 
@@ -61,8 +62,8 @@ class ZkRunResult:
 
     @property
     def matched(self) -> bool:
-        """Every view a settled state of the model, and the scenario's own wherever its path is settled, the end
-        included."""
+        """Every view a settled state of the model, and the scenario's own wherever it can be compared (the end
+        included)."""
         return (self.left_model is None and bool(self.steps) and self.steps[-1].compared
                 and all(s.valid and not s.differences for s in self.steps))
 
@@ -108,6 +109,19 @@ class ZkDriver:
 
     def settled(self, state) -> bool:
         return not self._successors(state, timed_too=False)
+
+    def view_stable(self, state) -> bool:
+        """No step the cluster takes by itself (a timed one aside) changes what is seen of ``state``: the scenario's
+        state there can be compared with a real view (the cluster cannot be kept from taking those steps)."""
+        seen, queue, view = {state}, deque([state]), project(self.model, state)
+        while queue:
+            for nxt in self._successors(queue.popleft(), timed_too=False):
+                if nxt not in seen:
+                    if project(self.model, nxt) != view:
+                        return False
+                    seen.add(nxt)
+                    queue.append(nxt)
+        return True
 
     def apply(self, rule, args, refused: bool) -> None:
         before = self.reach(self.states)
@@ -162,7 +176,7 @@ class ZkDriver:
                 real, valid, diffs = self._real(rule == "Consume"), False, []
             at = plan[self._next_driven(number)]
             planned = project(self.model, at)
-            comparable = self.settled(at)
+            comparable = self.view_stable(at)
             step = StepResult(number, label, text(planned), text(real),
                               differences(planned, real, read=rule == "Consume") if comparable else [], valid,
                               answer.get("says", ""), comparable)
