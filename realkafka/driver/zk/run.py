@@ -110,14 +110,14 @@ class ZkDriver:
     def settled(self, state) -> bool:
         return not self._successors(state, timed_too=False)
 
-    def view_stable(self, state) -> bool:
+    def view_stable(self, state, read: bool = False) -> bool:
         """No step the cluster takes by itself (a timed one aside) changes what is seen of ``state``: the scenario's
         state there can be compared with a real view (the cluster cannot be kept from taking those steps)."""
         seen, queue, view = {state}, deque([state]), project(self.model, state)
         while queue:
             for nxt in self._successors(queue.popleft(), timed_too=False):
                 if nxt not in seen:
-                    if project(self.model, nxt) != view:
+                    if differences(view, project(self.model, nxt), read=read):
                         return False
                     seen.add(nxt)
                     queue.append(nxt)
@@ -176,7 +176,7 @@ class ZkDriver:
                 real, valid, diffs = self._real(rule == "Consume"), False, []
             at = plan[self._next_driven(number)]
             planned = project(self.model, at)
-            comparable = self.view_stable(at)
+            comparable = self.view_stable(at, read=rule == "Consume")
             step = StepResult(number, label, text(planned), text(real),
                               differences(planned, real, read=rule == "Consume") if comparable else [], valid,
                               answer.get("says", ""), comparable)
