@@ -169,9 +169,9 @@ def test_a_bug_with_a_switch_is_not_listed_as_not_expressed(monkeypatch):
 # ---- the metadata.version upgrade: KAFKA-16162 and KAFKA-16757 ------------------------------------------------------
 
 from explorer.catalog import build_model, preset_config  # noqa: E402
-from explorer.scenario import load_scenario, replay  # noqa: E402
+from explorer.scenario import load_scenario, parse_step, replay  # noqa: E402
 from explorer.search import SearchOptions, bfs  # noqa: E402
-from model.kraft.metadata import MIGRATING, UNASSIGNED, is_online  # noqa: E402
+from model.kraft.metadata import K_REGISTER, MIGRATING, UNASSIGNED, is_online  # noqa: E402
 from model.spec.errors import ConfigError  # noqa: E402
 
 MV_SCENARIOS = {"KAFKA-16162": "kraft-kafka-16162-no-leader-after-the-mv-upgrade.json",
@@ -179,11 +179,11 @@ MV_SCENARIOS = {"KAFKA-16162": "kraft-kafka-16162-no-leader-after-the-mv-upgrade
 LEADERSHIP = "kraft_leadership_as_leader_acceptor_allows"
 
 
-def _replay(file: str, switches=()):
+def _replay(file: str, switches=(), **extra):
     scenario = load_scenario(str(SCENARIOS / file))
     params = dict(scenario.model)
     preset = params.pop("preset")
-    options = {**params.pop("options", {}), "mv_upgrade": True}
+    options = {**params.pop("options", {}), "mv_upgrade": True, **extra}
     if switches:
         options["bugs"] = tuple(switches)
     model = build_model(preset_config(preset, **params, options=options))
@@ -215,9 +215,28 @@ def test_kafka_16162_leaves_the_partition_without_a_leader_while_an_isr_member_c
     assert "expected partition 0's leader to be 0, found None" in failed
 
 
-def test_kafka_16757_fences_the_leader_by_its_reregistration():
-    result, _ = _replay(MV_SCENARIOS["KAFKA-16757"], ("KAFKA-16757",))
+@pytest.mark.parametrize("kafka", ["3.7", "4.0", "4.4"])
+def test_kafka_16757_fences_the_leader_by_its_reregistration(kafka):
+    # The same incarnation writes no shutdown records at any release (3.7.0's registerBroker has none; from 4.0
+    # handleBrokerShutdown is for a new incarnation), so the fenced broker keeps leading from 4.0 too.
+    result, _ = _replay(MV_SCENARIOS["KAFKA-16757"], ("KAFKA-16757",), kafka=kafka)
+    assert [len(v.trace) - 1 for v in result.violations] == [5]
     assert "broker 0 leads partition 0 but LeaderAcceptor refuses it" in result.violations[0].message
+
+
+def test_kafka_16757s_reregistration_is_a_register_broker_record_alone():
+    """At 4.4 the switch's re-registration (step 5) writes one batch, the RegisterBrokerRecord alone: fenced, the
+    broker still leading (no handleBrokerShutdown record before it, as the same incarnation gets none)."""
+    model = build_model(preset_config("kraft-mv-upgrade", options={"mv_upgrade": True, "bugs": ["KAFKA-16757"],
+                                                                   "kafka": "4.4"}))
+    scenario = load_scenario(str(SCENARIOS / MV_SCENARIOS["KAFKA-16757"]))
+    s = model.init_states()[0]
+    for number, text in enumerate(scenario.steps, 1):
+        before = s
+        s = model.step(s, *parse_step(model, text, number))[1]
+    (batch,) = s.controller.log[len(before.controller.log):]
+    assert [r.kind for r in batch] == [K_REGISTER]
+    assert s.controller.registrations[0].fenced and s.controller.partitions[0].leader == 0
 
 
 def test_is_online_of_an_empty_list_before_and_after_kafka_16162():
@@ -234,7 +253,7 @@ def test_before_kafka_16162s_fix_no_broker_reregisters():
 
 @pytest.mark.parametrize("bug_id", MV_SCENARIOS)
 def test_the_search_finds_each_switch(bug_id):
-    # at 3.7, the bugs' release: from 4.0 registerBroker's handleBrokerShutdown moves KAFKA-16757's fenced leader
+    # at 3.7, the bugs' release (KAFKA-16757's at 4.4 too: test_kafka_16757_fences_the_leader_by_its_reregistration)
     model = build_model(preset_config("kraft-mv-upgrade", options={"mv_upgrade": True, "bugs": [bug_id],
                                                                    "kafka": "3.7"}),
                         invariants=[LEADERSHIP])

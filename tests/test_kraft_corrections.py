@@ -38,8 +38,8 @@ SCENARIOS_OF_ISSUE_40 = {
 
 
 # Scenarios whose end state names an ISR member: with ELR (the default release, 4.4) the fencing or the dir failure
-# empties the ISR into the ELR, and no_leaderless_partition_with_live_isr_copy reads the ISR; they run at 3.9, the
-# release they were written against (docs/kraft.md, "Findings by release": finding 8 at 4.4 is another, 18-step trace).
+# empties the ISR into the ELR, so their expectations (ISR [0]) hold only without it; they run at 3.9, the release
+# they were written against (finding 8's at 4.1 to 4.4: test_the_leaderless_property_reads_the_elr_and_...).
 AT_3_9 = {"kraft-finding-8-partition-leaderless-with-its-data.json", "kraft-finding-1-rf1-acked-record-lost.json"}
 
 
@@ -200,6 +200,28 @@ def test_the_leaderless_property_breaks_on_finding_8_and_holds_where_it_should()
     # state with the revert still queued is not quiescent, and the revert may yet elect).
     quiet = [x for x in s[:-1] if model.is_quiescent(x)]
     assert quiet and all(leaderless.invariant.check(model, x) is None for x in quiet)
+
+
+@pytest.mark.parametrize("kafka, who", [("4.1", "its last known leader 0"), ("4.2", "its last known leader 0"),
+                                         ("4.3", "ELR member 0"), ("4.4", "ELR member 0")])
+def test_the_leaderless_property_reads_the_elr_and_the_last_known_leader(kafka, who):
+    """With ELR (4.1+) finding 8's scenario ends with ISR [] (the dir failure's handleDirectoriesOffline moved
+    broker 0 into the ELR): at 4.3+ the ELR keeps it (isValidNewLeader: an ELR member leads while the ISR is
+    empty); at 4.1 and 4.2 the assignment's change, built without ELR, clears the ELR and LastKnownElr [0] is
+    left (canElectLastKnownLeader). Either way an election would pick broker 0, and the property flags it."""
+    _, model, s = _states("kraft-finding-8-partition-leaderless-with-its-data.json", kafka=kafka)
+    end, name = s[-1], "kraft-finding-8-partition-leaderless-with-its-data.json"
+    part = end.controller.partitions[0]
+    assert model.is_quiescent(end) and part.leader == NO_LEADER and part.isr == 0
+    assert (part.elr, part.last_known_elr) == ((0b1, (0,)) if kafka >= "4.3" else (0, (0,)))
+    assert who in leaderless.invariant.check(model, end)
+    assert all(leaderless.invariant.check(model, x) is None for x in s[:-1] if model.is_quiescent(x))
+    fenced = end._replace(controller=end.controller._replace(
+        registrations=(end.controller.registrations[0]._replace(fenced=True),)))
+    assert leaderless.invariant.check(model, fenced) is None  # an ELR member leads once unfenced, not before
+    scenario = load_scenario(str(SCENARIOS / name))
+    result, _trace, _failed = replay(_model_of(scenario, name, kafka=kafka), scenario, [leaderless.invariant])
+    assert [len(v.trace) - 1 for v in result.violations] == [17]
 
 
 def test_the_leaderless_property_asks_for_the_acknowledged_records():

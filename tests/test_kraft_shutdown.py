@@ -160,3 +160,18 @@ def test_the_feature_rules_stay_within_their_declared_footprints():
         fired = {model.rules[a.rule].name for s in states for a, _ in model.successors(s)}
         assert SHUTDOWN_RULES <= fired
         assert footprint_violations(model, states) == []
+
+
+def test_a_leader_outside_its_isr_has_no_leadership_for_the_shutdown():
+    """BrokersToIsrs.hasLeaderships reads the ISR index, where a partition is under its ISR members only: a leader
+    outside its ISR (finding 3 with ELR: ISR empty) leads nothing there, and its wantShutDown heartbeat, unfenced,
+    gets SHUTDOWN_NOW (BrokerHeartbeatManager.calculateNextBrokerState)."""
+    from model.kraft.shutdown import CONTROLLED_SHUTDOWN, SHUTDOWN_NOW, has_leaderships, next_state
+    m = _model()
+    s = run_labels(m, LEADING, m.init_states()[0])
+    part = s.controller.partitions[0]
+    assert part.leader == 0 and part.isr >> 0 & 1
+    assert has_leaderships(s, 0) and next_state(s, 0) == CONTROLLED_SHUTDOWN
+    outside = part._replace(isr=part.isr & ~1, elr=0)
+    s = s._replace(controller=s.controller._replace(partitions=(outside,) + s.controller.partitions[1:]))
+    assert not has_leaderships(s, 0) and next_state(s, 0) == SHUTDOWN_NOW

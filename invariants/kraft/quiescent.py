@@ -9,14 +9,16 @@ flight) and its no-cascade property, from the facts file's list (docs/kraft.md, 
   resolves an id among its own features' claims, so ``--invariant metadata_shows_offline_replicas`` on a KRaft
   model is this one; ZooKeeper's core claims the original, the built-in one that `jbodcheck invariants` lists);
 - ``no_dir_failure_cascade``: a dir goes offline only by its own failure (KAFKA-16082's symptom);
-- ``no_leaderless_partition_with_live_isr_copy``: a partition has a leader whenever an ISR member could lead it
-  with its data (issue 40: LeaderAcceptor judging an old, failed dir can leave a partition leaderless for good).
+- ``no_leaderless_partition_with_live_isr_copy``: a partition has a leader whenever an ISR member (or, the ISR
+  empty, an ELR member) could lead it with its data (issue 40: LeaderAcceptor judging an old, failed dir can leave
+  a partition leaderless for good).
 """
 from __future__ import annotations
 
 import attrs
 
 from invariants.storage import safety as storage_safety
+from model.kraft.controller import elr_enabled
 from model.kraft.metadata import dir_name, image_of, is_online
 from model.spec.invariant import invariant
 from model.storage.broker import live_copy_dir
@@ -126,8 +128,20 @@ def no_dir_failure_cascade(model, state, action, after):
     return None
 
 
+def eligible_members(model, part) -> int:
+    """The replicas an election may pick (PartitionChangeBuilder.electAnyLeader), as a bitmask: the ISR; the ISR
+    empty, the ELR (isValidNewLeader: an ELR member passes once it is active with an online dir, LeaderAcceptor);
+    both empty, with ELR on, the last known leader alone (canElectLastKnownLeader: LastKnownElr of one member; at
+    4.1 and 4.2 an assignment's change, built without ELR, clears the ELR and leaves it there). Without ELR
+    (eligible.leader.replicas.version 0: 3.7 to 4.0) the ELR and LastKnownElr stay empty: the ISR."""
+    if part.isr or part.elr:
+        return part.isr or part.elr
+    lkl = part.last_known_elr
+    return 1 << lkl[0] if elr_enabled(model) and len(lkl) == 1 and lkl[0] >= 0 else 0
+
+
 def could_lead(model, state, p: int, b: int) -> bool:
-    """Whether ISR member b of partition p could lead it with its data: b runs, is registered and active
+    """Whether eligible member b of partition p could lead it with its data: b runs, is registered and active
     (unfenced, not in controlled shutdown: ClusterControlManager.isActive), hosts p Online in a leader or follower
     role from a log on a dir that is online for its registration (DirectoryId.isOnline of the dir the log is
     actually on, not of the Directories entry), and that log holds every acknowledged record of p."""
@@ -145,11 +159,16 @@ def could_lead(model, state, p: int, b: int) -> bool:
     "no_leaderless_partition_with_live_isr_copy", kind="quiescent", symmetric=True,
     statement="When nothing is pending (every running broker caught up with the metadata log, no heartbeat, "
               "assignment or move left to do), no existing partition is without a leader while one of its ISR "
-              "members could lead it with its data: a running broker, registered and active, that hosts the "
+              "members (or, its ISR empty, one of its ELR members: PartitionChangeBuilder.isValidNewLeader; both "
+              "empty, with ELR, its last known leader: canElectLastKnownLeader) "
+              "could lead it with its data: a running broker, registered and active, that hosts the "
               "partition Online from a log on a dir online for its registration and holding every acknowledged "
               "record. At quiescence no protocol step of the model would elect it (Kafka's periodic preferred-"
-              "leader election, auto.leader.rebalance.enable, is not modelled: docs/kraft.md).",
+              "leader election, auto.leader.rebalance.enable, every leader.imbalance.check.interval.seconds, is not "
+              "modelled: docs/kraft.md).",
     reference="KIP-858 (a failed dir costs only its own replicas); PartitionChangeBuilder.electAnyLeader; "
+              "PartitionChangeBuilder.isValidNewLeader (KIP-966: an ELR member while the ISR is empty) and "
+              "canElectLastKnownLeader; "
               "ReplicationControlManager.LeaderAcceptor (issue 40: judged on the Directories entry before the "
               "change)",
 )
@@ -157,10 +176,12 @@ def no_leaderless_partition_with_live_isr_copy(model, state):
     for p, part in enumerate(state.controller.partitions):
         if not _exists(part) or part.leader != NO_LEADER:
             continue
-        able = [b for b in bits(part.isr) if could_lead(model, state, p, b)]
+        able = [b for b in bits(eligible_members(model, part)) if could_lead(model, state, p, b)]
         if able:
             b = able[0]
-            return (f"partition {p} has no leader although ISR member {b} runs active and serves it from dir "
+            who = (f"ISR member {b}" if part.isr else f"ELR member {b}" if part.elr
+                   else f"its last known leader {b} (ISR and ELR empty)")
+            return (f"partition {p} has no leader although {who} runs active and serves it from dir "
                     f"{live_copy_dir(state.brokers[b], p)}, online for its registration (Directories entry "
                     f"{dir_name(part.dirs[part.replicas.index(b)])})")
     return None

@@ -67,17 +67,19 @@ def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1
                      judged_by: Image | None = None):
     """PartitionChangeBuilder.build (ONLINE election, no unclean election): the target ISR (the given one, or the
     current one without ``remove`` and ``unclean``: generateLeaderAndIsrUpdates' setTargetIsr); a reassignment in
-    progress completes when the target ISR without the removing replicas holds every remaining replica
-    (completeReassignmentIfNeeded: Replicas and ISR lose the removing ones, Adding and Removing empty, Directories
-    follow Replicas); with ELR the target ELR (maybePopulateTargetElr: empty when the target ISR reaches min ISR,
+    progress completes when the target ISR without the removing replicas holds the replicas the release asks for
+    (release.needed_in_isr_to_complete; completeReassignmentIfNeeded: Replicas and ISR lose the removing ones,
+    Adding and Removing empty, Directories follow Replicas), and a completion that drops a replica
+    bumps the leader epoch (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: the leader field set, to the same
+    leader if it stays); with ELR the target ELR (maybePopulateTargetElr: empty when the target ISR reaches min ISR,
     else the current ELR and ISR, less the target ISR and the broker whose unclean shutdown is handled); an election
     on every build (tryElection, electAnyLeader): the current leader if it is valid (in the target ISR, or in the
-    ELR while the target ISR is empty, and passing LeaderAcceptor), else the first replica in Replicas order that
-    is valid (one from the ELR becomes the ISR alone and leaves the ELR), else, with ELR, the last known leader
-    when the target ISR and ELR are empty and it passes LeaderAcceptor (canElectLastKnownLeader; KAFKA-19522:
-    whether or not it passes): an unclean election, ISR = it alone, LeaderRecoveryState RECOVERING, ELR cleared;
-    else none. Without ELR an ISR that would be empty keeps its last member (the leader goes to none), and the ELR
-    is cleared (maybeUpdateRecordElr). ``elr``: this builder's ELR flag (the model's by default).
+    ELR while the target ISR is empty, and passing LeaderAcceptor), else the first replica in Replicas order that is
+    valid (one from the ELR becomes the ISR alone and leaves the ELR), else, with ELR, the last known leader when
+    the target ISR and ELR are empty and it passes LeaderAcceptor (canElectLastKnownLeader; KAFKA-19522: whether or
+    not it passes): an unclean election, ISR = it alone, LeaderRecoveryState RECOVERING, ELR cleared; else none.
+    Without ELR an ISR that would be empty keeps its last member (the leader goes to none), and the ELR is cleared
+    (maybeUpdateRecordElr). ``elr``: this builder's ELR flag (the model's by default).
     ``judged_by``: the image LeaderAcceptor reads (``image`` unless a candidate fix says otherwise). The record, or
     None when nothing changes."""
     part = image.partitions[p]
@@ -88,10 +90,11 @@ def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1
     if unclean >= 0:
         target &= ~(1 << unclean)
     replicas, adding, removing, new_dirs = part.replicas, part.adding, part.removing, dirs
-    if adding or removing:
+    if adding or removing:                                  # PartitionReassignmentReplicas.maybeCompleteReassignment
         kept_isr = target & ~sum(1 << b for b in removing)
         kept = tuple(b for b in replicas if b not in removing)
-        if kept_isr and all(kept_isr >> b & 1 for b in kept):
+        needed = release.needed_in_isr_to_complete(m, adding, removing, kept)
+        if kept_isr and all(kept_isr >> b & 1 for b in needed):
             base = part.dirs if dirs is None else dirs
             new_dirs = tuple(base[replicas.index(b)] for b in kept)
             target, replicas, adding, removing = kept_isr, kept, (), ()
@@ -129,6 +132,8 @@ def partition_change(m, image: Image, p: int, *, remove: int = -1, add: int = -1
     if record_isr is None and (target or with_elr) and target != part.isr:
         record_isr = target
     record_leader = None if leader == part.leader else leader
+    if record_leader is None and any(b not in replicas for b in part.replicas):
+        record_leader = part.leader         # triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: a replica removed
     changed_isr = None if record_isr is None or record_isr == part.isr and not unclean_election else record_isr
     lke = part.last_known_elr                               # maybeUpdateLastKnownLeader
     if with_elr:

@@ -11,6 +11,7 @@ AssignReplicasToDirs is sent (ReplicaManager.applyDelta). KAFKA-16162 (before 3.
 from __future__ import annotations
 
 from model.kraft.bugs import bugs
+from model.kraft.controller import register
 from model.kraft.metadata import K_BROKER_CHANGE, K_FEATURE_LEVEL, MV_UPGRADE_OPTION, BrokerChange, FeatureLevel, image_of
 from model.kraft.rules import (
     CONTROLLER_EVENT, KRAFT, broker_image, broker_register, register_broker, register_guard, write,
@@ -109,12 +110,17 @@ def broker_reregister(m, s, broker):
     """A broker whose published image is at 3.7-IV2 and shows its own registration without dirs registers again,
     the same incarnation, with the dirs it can read. The controller amends the registration: the dirs replace the
     empty list, its broker epoch and fencing stay (written here as a BrokerRegistrationChangeRecord with the dirs:
-    the same image). With KAFKA-16757 (3.7.0) the re-registration is a new one: a RegisterBrokerRecord, fenced,
-    with a new broker epoch."""
+    the same image). With KAFKA-16757 (3.7.0) the amended registration does not keep the old one's state: a
+    RegisterBrokerRecord with the record's defaults, fenced and not in controlled shutdown, and a new broker epoch
+    (3.7.0 set neither setFenced(existing.fenced()) nor, KAFKA-16952, setBrokerEpoch(existing.epoch())). The
+    incarnation is the same, so no shutdown records come first: 3.7.0's registerBroker writes none (its unclean
+    shutdown branch is a TODO(KIP-966)), and from 4.0 registerBroker calls handleBrokerShutdown only for a new
+    incarnation ID; so the fenced broker keeps its leaderships at every release (the bug back-ported to 4.x as
+    its code reads: docs/kraft.md, "The metadata.version upgrade")."""
     b = s.brokers[broker]
     dirs = live_dirs(b)
     if "KAFKA-16757" in bugs(m):
-        return register_broker(m, s, broker, dirs)
+        return write(m, s, [register(broker, dirs)])
     return write(m, s, [BrokerChange(K_BROKER_CHANGE, broker, None, dirs)])
 
 

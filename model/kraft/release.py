@@ -110,6 +110,19 @@ def elr_in_assignment(m) -> bool:
     return version_of(m) >= (4, 3, 0)
 
 
+def needed_in_isr_to_complete(m, adding: tuple, removing: tuple, remaining: tuple) -> tuple:
+    """PartitionReassignmentReplicas.maybeCompleteReassignment: the replicas the target ISR (less the removing ones,
+    not empty) must hold for a reassignment to complete. 3.7.x: the adding ones; 3.8.0 to 4.2 (KAFKA-15665,
+    apache/kafka#15359): every remaining one; 4.3+ (KAFKA-19975, apache/kafka#21114): the adding ones, and every
+    remaining one when fewer are added than removed."""
+    version = version_of(m)
+    if version < (3, 8, 0):
+        return adding
+    if version < (4, 3, 0) or len(adding) < len(removing):
+        return remaining
+    return adding
+
+
 def last_known_leader_when_leaderless(m) -> bool:
     """4.1.1+ (apache/kafka#20629): PartitionChangeBuilder.maybeUpdateLastKnownLeader records the leader as the
     last known one when a change leaves the partition without a leader; 4.0.0 to 4.1.0 did when a change empties

@@ -139,8 +139,11 @@ def others_caught_up(s, broker) -> bool:
 
 
 def has_leaderships(s, broker) -> bool:
-    """BrokersToIsrs.hasLeaderships: the broker leads a partition in the controller's image."""
-    return any(part.leader == broker and part.leader_epoch >= 0 for part in s.controller.partitions)
+    """BrokersToIsrs.hasLeaderships: the broker leads a partition in the controller's image and is in its ISR.
+    BrokersToIsrs indexes a partition under its ISR members only (the leader's entry flagged), so a leader outside
+    its ISR (finding 3 with ELR: an empty ISR) is not counted: the controller may answer SHUTDOWN_NOW."""
+    return any(part.leader == broker and part.leader_epoch >= 0 and part.isr >> broker & 1
+               for part in s.controller.partitions)
 
 
 def next_state(s, broker) -> str:

@@ -200,12 +200,15 @@ def leaderless_with_live_isr_copy(history: Sequence[View]) -> str | None:
             continue
         acked = view.data.get(topic)
         need = max(acked.acked) + 1 if acked is not None and acked.acked else 0
-        members = sorted(part.isr | (part.elr or frozenset()))
-        able = [b for b in members if _could_lead(view, b, topic, need)]
+        # the replicas an election may pick (PartitionChangeBuilder.isValidNewLeader, canElectLastKnownLeader): the
+        # ISR; the ELR while the ISR is empty; the last known leader while both are
+        members, kind = ((part.isr, "ISR") if part.isr else (part.elr, "ELR") if part.elr
+                         else (part.last_known_elr or frozenset(), "last known leader"))
+        able = [b for b in sorted(members) if _could_lead(view, b, topic, need)]
         if able:
             b = able[0]
-            return (f"{tp(topic)} has no leader although {'ISR' if b in part.isr else 'ELR'} member broker {b} runs "
-                    f"active and holds its log on dir {_live_log(view, b, topic).dir}, online for its registration")
+            return (f"{tp(topic)} has no leader although {kind} member broker {b} runs active and holds its log on "
+                    f"dir {_live_log(view, b, topic).dir}, online for its registration")
     return None
 
 
@@ -238,8 +241,9 @@ CHECKS: dict[str, Check] = {c.id: c for c in (
     Check("offline_replica_shown_online", "a replica on a failed dir is shown online by the metadata (registered, "
           "unfenced, its Directories entry online)", ("metadata_shows_offline_replicas",), True,
           offline_replica_shown_online),
-    Check("leaderless_with_live_isr_copy", "a partition has no leader although an ISR (or ELR) member runs active "
-          "with a live log of it, on a dir online for its registration, holding every acknowledged record",
+    Check("leaderless_with_live_isr_copy", "a partition has no leader although a replica an election may pick (an "
+          "ISR member; an ELR member while the ISR is empty; the last known leader while both are) runs active with a "
+          "live log of it, on a dir online for its registration, holding every acknowledged record",
           ("no_leaderless_partition_with_live_isr_copy",), True, leaderless_with_live_isr_copy),
     Check("assignments_never_drain", "a broker retries an assignment the controller refuses, for ever",
           ("kraft_assignments_drain", "kraft_assignments_drained_or_down"), False, assignments_never_drain),
