@@ -226,4 +226,17 @@ LONG_RUNS = (
             "the KRaft leader properties are not proved, and their CTIs name the steps that break the lemmas",
             "each proved KRaft property is inductive for every cluster size; z3 bugs planted in the relation break "
             "the proof at their action (tests/test_proofs_kraft.py)"),
+    LongRun("tests/test_realkafka_zk.py::test_a_leader_dir_failure_in_zookeeper_mode_moves_leadership_and_leaves_nothing",
+            "a ZooKeeper-mode cluster of Kafka 3.9.2 (3 brokers x 2 dirs): the leader's dir fails, the controller moves "
+            "leadership to broker 1 with ISR [1, 2] in the state znode, the record is read back; nothing left after",
+            "the controller state read from znodes as Kafka writes them (tests/test_realkafka_zk.py, a fake client)"),
+    LongRun("tests/test_realkafka_zk.py::test_a_signal_to_the_harness_leaves_no_zookeeper_or_kafka_process_or_port",
+            "SIGINT or SIGKILL of a harness running a ZooKeeper-mode cluster: no ZooKeeper or Kafka JVM, no port left "
+            "(and no directory after SIGINT)",
+            "the KRaft harness's hygiene shares processes.py; its own SIGINT test is in the default profile"),
+    LongRun("tests/test_reproduce_zk.py::test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2",
+            "reproduce runs kip112-2 on a real ZooKeeper-mode cluster of Kafka 3.9.2: matched at every driven step, "
+            "exit 0, nothing left",
+            "reproduce of kip112-2 against a scripted cluster that follows the model, and one that leaves it "
+            "(tests/test_reproduce_zk.py)"),
 )

@@ -1,5 +1,6 @@
 """`jbodcheck reproduce SCENARIO --kafka VERSION`: a KRaft scenario file on a real KRaft cluster of that Kafka
-release, step by step beside the model (docs/reproduce.md; realkafka/driver/ does the work, realkafka/cluster/
+release (a ZooKeeper-mode one, ``--variant kip112``, on a ZooKeeper-mode cluster: reproduce_zk.py), step by step
+beside the model (docs/reproduce.md; realkafka/driver/ does the work, realkafka/cluster/
 runs the cluster). Imported only when the command runs (explorer/cli/app.py LazyCommand).
 
 Exit codes: 0 the real cluster matched the model at every observable point and the scenario's violation happened
@@ -71,6 +72,13 @@ def _kraft_model(scenario, release: str, elr: str = "default", path: str | None 
     return preset, base, model, bugs + tuple(b for b in release_bugs(model, release) if b not in bugs)
 
 
+def _zk_model(scenario):
+    """The scenario's model when it is a ZooKeeper-mode one (explorer/cli/reproduce_zk.py runs it), else None."""
+    base = dict(scenario.model)
+    model = command_model(base.pop("preset", None), {}, base=base, quiet=True)
+    return None if model.cfg.variant == "kraft" else model
+
+
 def _steps(scenario, model) -> list:
     """The scenario's steps on the run's model. A step the scenario's own model takes but the run's leaves without
     actions is the plan's to map (realkafka/driver/plan.py ``data_path_step``: a reassignment's catch-up written
@@ -133,6 +141,10 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     release = _release(kafka)
     try:
         scenario = load_scenario(scenario_path)
+        zk = _zk_model(scenario)
+        if zk is not None:
+            from .reproduce_zk import reproduce_zk
+            return reproduce_zk(scenario_path, scenario, zk, release, keep, step_timeout, json_path, plan_only)
         preset, base, model, bugs = _kraft_model(scenario, release, elr, scenario_path)
         steps = _steps(scenario, model)
         planned = plan(model, steps)

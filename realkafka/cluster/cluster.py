@@ -139,7 +139,7 @@ class Node:
             errors = [l for l in lines if " ERROR " in l or " FATAL " in l]
             last = errors[-1][:300] if errors else ""
             tail = [l[:200] for l in lines[-2:]]
-        name = "the controller" if self.kind == "controller" else f"broker {self.id}"
+        name = {"controller": "the controller", "zookeeper": "the ZooKeeper server"}.get(self.kind, f"broker {self.id}")
         code = self.proc.returncode
         how = (f"was ended by signal {signal.Signals(-code).name}, not by jbodcheck" if code < 0 and
                -code in signal.valid_signals() else f"exited with code {code}")
@@ -153,7 +153,7 @@ class Node:
         timeout, a halt) is Kafka's behaviour: observed as down, judged by the model. None otherwise."""
         if not self.expected or self.proc is None or self.proc.poll() is None:
             return None
-        if self.kind == "controller" or self.proc.returncode < 0:
+        if self.kind != "broker" or self.proc.returncode < 0:
             return self.died()
         return None
 
@@ -177,6 +177,8 @@ def _point_at_removed_logs(error: BaseException | None, root: Path | None, keep:
 class Cluster:
     """A started cluster (``with Cluster(spec) as c``: formatted, started, every broker registered and
     unfenced; stopped and removed at the end, also on an exception or Ctrl-C)."""
+
+    OBSERVATION = ClusterObservation
 
     def __init__(self, spec: ClusterSpec, *, log: Callable[[str], None] | None = None):
         self.spec = spec
@@ -218,8 +220,7 @@ class Cluster:
             self._start_node(self.controller)
             for b in self.brokers:
                 self._start_node(self.brokers[b])
-            self._log(f"cluster: controller {config.CONTROLLER_ID} and brokers {list(self.brokers)} starting "
-                      f"(Kafka {spec.release}, {self.root})")
+            self._log(f"cluster: {self._nodes_line()} starting (Kafka {spec.release}, {self.root})")
             bootstrap = ",".join(f"127.0.0.1:{self._broker_port[b]}" for b in self.brokers)
             self.probe = Probe(self._java, self.kafka.classpath, bootstrap, self.root,
                                ["-Xms16m", "-Xmx160m", *JVM_OPTIONS, *self._logging_options(self.root / "probe-client")])
@@ -232,6 +233,9 @@ class Cluster:
             _point_at_removed_logs(e, root, spec.keep)
             raise
         return self
+
+    def _nodes_line(self) -> str:
+        return f"controller {config.CONTROLLER_ID} and brokers {list(self.brokers)}"
 
     def stop(self) -> None:
         """Kill every process of the cluster (a held controller too) and remove its temporary directory, unless
@@ -603,14 +607,7 @@ class Cluster:
     def observe(self, *, topics: list[str] | None = None, light: bool = False) -> ClusterObservation:
         """The cluster now. ``light``: the controller's image, processes and (for brokers that are up) their dirs'
         online-ness only, without reading replica logs or describing topics (for waits)."""
-        self._learn_replaced_ids()
-        builder = ImageBuilder(self.names)
-        records = []
-        for r in self.metadata_records():
-            builder.replay(r)
-            if r.type != "NoOpRecord":
-                records.append(r)
-        controller = builder.image(up=self.controller.up, held=self.controller.held)
+        controller, records = self._controller_view()
         described = self._describe_log_dirs([b for b, n in self.brokers.items() if n.up], controller)
         brokers = {b: self._observe_broker(b, described.get(b), light) for b in self.brokers}
         topic_names = topics if topics is not None else sorted({t for t, _ in controller.partitions})
@@ -620,7 +617,18 @@ class Cluster:
                 topic_view = self.describe_topics(topic_names, timeout=15)
             except ProbeError:
                 topic_view = {}
-        return ClusterObservation(brokers=brokers, controller=controller, records=tuple(records), topics=topic_view)
+        return self.OBSERVATION(brokers=brokers, controller=controller, records=tuple(records), topics=topic_view)
+
+    def _controller_view(self) -> tuple:
+        """(the controller's image, the metadata records but NoOpRecords) from its metadata log."""
+        self._learn_replaced_ids()
+        builder = ImageBuilder(self.names)
+        records = []
+        for r in self.metadata_records():
+            builder.replay(r)
+            if r.type != "NoOpRecord":
+                records.append(r)
+        return builder.image(up=self.controller.up, held=self.controller.held), records
 
     def _describe_log_dirs(self, up: list[int], controller: ControllerImage) -> dict:
         """describeLogDirs of each running broker that the cluster's metadata can reach (a broker never

@@ -97,6 +97,39 @@ def node_properties(*, node_id: int, roles: str, listener_port: int, controller_
     return props
 
 
+# ZooKeeper mode (docs/realkafka.md, "ZooKeeper mode"): the KRaft-only heartbeat settings left out; a broker's
+# ZooKeeper session expires 6 s after its last heartbeat (a crash is seen in seconds, as KRaft's broker session),
+# and a broker waits as long as the cluster's start-up for its first ZooKeeper connection (a JVM on a loaded machine).
+KRAFT_ONLY = {"broker.heartbeat.interval.ms", "broker.session.timeout.ms"}
+ZK_BROKER = {"zookeeper.session.timeout.ms": "6000"}
+
+
+def zk_broker_properties(*, broker_id: int, listener_port: int, zookeeper_port: int, log_dirs: list[Path],
+                         connection_timeout_ms: int, settings: dict[str, str]) -> dict[str, str]:
+    """One ZooKeeper-mode broker's server.properties (no process.roles: 3.9 runs ZooKeeper mode)."""
+    props = dict(COMMON)
+    props.update({k: v for k, v in BROKER.items() if k not in KRAFT_ONLY})
+    props.update(ZK_BROKER)
+    props.update({
+        "broker.id": str(broker_id),
+        "zookeeper.connect": f"127.0.0.1:{zookeeper_port}",
+        "zookeeper.connection.timeout.ms": str(connection_timeout_ms),
+        "listeners": f"PLAINTEXT://127.0.0.1:{listener_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{listener_port}",
+        "log.dirs": ",".join(str(d) for d in log_dirs),
+    })
+    props.update({k: str(v) for k, v in settings.items()})
+    return props
+
+
+def zookeeper_properties(*, port: int, data_dir: Path) -> dict[str, str]:
+    """A standalone ZooKeeper server on loopback (ZooKeeperServerMain): no admin server (its Jetty port), a
+    500 ms tick (sessions of 1 to 10 s allowed: the brokers' 6 s fits)."""
+    return {"dataDir": str(data_dir), "clientPort": str(port), "clientPortAddress": "127.0.0.1",
+            "tickTime": "500", "maxClientCnxns": "0", "admin.enableServer": "false",
+            "4lw.commands.whitelist": "ruok,srvr"}
+
+
 def format_features(version: tuple[int, int, int], elr: bool | None) -> list[str]:
     """The storage tool's ``--feature`` arguments for ELR: from 4.0 ELR is the feature
     ``eligible.leader.replicas.version``, whose level a new cluster gets from the bootstrap metadata version (off

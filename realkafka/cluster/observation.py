@@ -127,11 +127,7 @@ class ClusterObservation:
 
     def summary(self) -> str:
         """One line: each broker's process and dirs, each registration and partition in the controller."""
-        parts = []
-        for b in sorted(self.brokers):
-            o = self.brokers[b]
-            dirs = "".join("?" if d.online is None else ("+" if d.online else "x") for d in o.dirs)
-            parts.append(f"broker {b} {'up' if o.up else 'down'} dirs {dirs}")
+        parts = brokers_summary(self.brokers)
         c = self.controller
         parts.append("controller " + ("held" if c.held else "up" if c.up else "down"))
         for b in sorted(c.registrations):
@@ -145,6 +141,16 @@ class ClusterObservation:
             parts.append(f"{t}-{p} leader {x.leader} epoch {x.leader_epoch} isr {list(x.isr)} "
                          f"dirs {list(x.directories)}" + (f" elr {list(x.elr)}" if x.elr else ""))
         return "; ".join(parts)
+
+
+def brokers_summary(brokers: dict) -> list[str]:
+    """Each broker's process and dirs (+ online, x offline, ? not known), a part of a summary line."""
+    parts = []
+    for b in sorted(brokers):
+        o = brokers[b]
+        dirs = "".join("?" if d.online is None else ("+" if d.online else "x") for d in o.dirs)
+        parts.append(f"broker {b} {'up' if o.up else 'down'} dirs {dirs}")
+    return parts
 
 
 def _ints(xs) -> tuple:

@@ -1,0 +1,264 @@
+"""`jbodcheck reproduce` of a ZooKeeper-mode scenario without a cluster (docs/reproduce-zk.md): the mapping of
+every rule of ``--variant kip112``, the projection against a scripted cluster that follows the model (and one that
+leaves it), and the refusals. The real run of kip112-2 on Kafka 3.9.2 is in the thorough profile (tests/long_runs.py)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+
+import pytest
+
+from explorer.scenario import load_scenario, parse_step
+from helpers import REPO, SCENARIOS
+from realkafka.cluster.observation import BrokerObservation, Dir, Replica
+from realkafka.cluster.zkstate import ZkControllerState, ZkObservation, ZkPartitionState, ZkRegistration
+from realkafka.driver.mapping import AWAITED, DRIVEN, NOT_REPRODUCIBLE
+from realkafka.driver.zk.mapping import RULES, handler
+from realkafka.driver.zk.view import differences, project
+from invariants.storage.durability import serving_leader
+from model.storage.broker import live_copy_dir
+from model.storage.state import LIVE_DIR, bits
+
+KIP112_2 = SCENARIOS / "kip112-2-leader-dir-failure-at-runtime.json"
+
+
+def _model(path):
+    from explorer.cli.model_value import command_model
+
+    base = dict(load_scenario(str(path)).model)
+    return command_model(base.pop("preset", None), {}, base=base, quiet=True)
+
+
+# ---- the mapping -------------------------------------------------------------------------------------------------
+
+def _kip112_rules() -> set:
+    """Every rule of the kip112 design, those of features a configuration leaves out too (`rules` lists them)."""
+    out = subprocess.run([sys.executable, "-m", "explorer", "rules", "--variant", "kip112", "--json"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return {r["name"] for r in json.loads(out.stdout)}
+
+
+def test_every_kip112_rule_has_a_zookeeper_mode_mapping():
+    names = _kip112_rules()
+    assert len(names) >= 27
+    assert names - set(RULES) == set(), "rules without a mapping onto a ZooKeeper-mode cluster"
+    assert set(RULES) - names == set(), "mapping entries for no rule of the kip112 design"
+
+
+def test_every_handler_says_how_and_acts_where_it_drives():
+    for name, h in RULES.items():
+        assert h.how in (DRIVEN, AWAITED, NOT_REPRODUCIBLE), name
+        assert h.says and (h.act is not None) == (h.how == DRIVEN), name
+        assert not h.timed or h.how == AWAITED, name
+
+
+def test_the_zookeeper_mode_mapping_table_in_the_docs_matches_the_code():
+    doc = (REPO / "docs" / "reproduce-zk.md").read_text()
+    for name, h in RULES.items():
+        assert f"| `{name}` | {h.how} |" in doc, name
+
+
+def test_the_projection_of_kip112_2_moves_leadership_off_the_failed_dir():
+    m = _model(KIP112_2)
+    state = m.init_states()[0]
+    views = []
+    for n, text in enumerate(load_scenario(str(KIP112_2)).steps, start=1):
+        rule, args = parse_step(m, text, n)
+        state = m.step(state, rule, args)[1]
+        views.append(project(m, state))
+    before, after = views[10], views[-1]          # after the first Consume; at the end
+    assert before.partitions["t0"] == (0, frozenset({0, 1, 2})) and before.brokers[0].logs["t0"] == (0, 1)
+    assert after.partitions["t0"] == (1, frozenset({1, 2})) and after.brokers[0].dirs[0] == "offline"
+    assert "t0" not in after.brokers[0].logs and after.acked["t0"] == frozenset({0, 1}) and after.read["t0"] == 2
+    assert differences(after, after) == []
+    assert differences(before, after) != []
+
+
+# ---- a scripted cluster that follows the model ------------------------------------------------------------------
+
+def _observation(m, s) -> ZkObservation:
+    brokers = {}
+    for i, b in enumerate(s.brokers):
+        dirs = tuple(Dir(d, f"/dir-{d}", "", LIVE_DIR[st], LIVE_DIR[st] if b.up else None) for d, st in enumerate(b.dirs))
+        replicas = {}
+        for p in range(m.cfg.partitions):
+            d = live_copy_dir(b, p)
+            if d >= 0:
+                replicas[(f"t{p}", 0)] = Replica(d, None, len(b.logs[p]), ())
+        brokers[i] = BrokerObservation(i, b.up, dirs, replicas, b.up)
+    parts = {(f"t{p}", 0): ZkPartitionState(f"t{p}", 0, tuple(m.assignments[p]), tuple(bits(x.isr)), x.leader,
+                                            x.leader_epoch, 1)
+             for p, x in enumerate(s.controller.partitions) if x.leader_epoch >= 0}
+    regs = {i: ZkRegistration(i, 1) for i, b in enumerate(s.brokers) if b.up}
+    return ZkObservation(brokers=brokers, controller=ZkControllerState(True, False, 0, 1, regs, parts, (), (), ()),
+                         topics={})
+
+
+def fake_cluster_module(model, *, stuck_on=None, dies_on=None):
+    """A realkafka.cluster whose ZkCluster runs the model: a driven act steps it, then the cluster's own steps
+    (the awaited, untimed rules) run in action order until none is enabled. ``stuck_on``: after that driven rule
+    the cluster takes no step of its own (a controller that never handles the log dir event). ``dies_on``: after
+    that driven rule a broker has died by a signal not the harness's (Cluster.dead says so)."""
+    mod = types.ModuleType("realkafka.cluster")
+
+    class HarnessError(Exception):
+        pass
+
+    class ProbeError(Exception):
+        pass
+
+    class ClusterSpec:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    made = []
+
+    class ZkCluster:
+        def __init__(self, spec, log=None):
+            self.spec, self.root, self.stopped = spec, None, False
+            self.state = model.init_states()[0]
+            self.own = [(r, a) for _, r, a in model.action_space
+                        if handler(r.name).how == AWAITED and not handler(r.name).timed]
+            self.stuck = self.died = False
+            made.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.stopped = True
+
+        def _do(self, rule, args):
+            assert model.rule(rule).guard(model, self.state, *args) is None, (rule, args)
+            self.state = model.step(self.state, rule, args)[1]
+            self.stuck = self.stuck or rule == stuck_on
+            self.died = self.died or rule == dies_on
+            while not self.stuck:
+                step = next(((r, a) for r, a in self.own if r.guard(model, self.state, *a) is None
+                             and model.step(self.state, r.name, a)[1] != self.state), None)
+                if step is None:
+                    break
+                self.state = model.step(self.state, step[0].name, step[1])[1]
+
+        def create_topic(self, topic, assignment, configs=None, wait=True):
+            self._do("CreateTopic", (int(topic[1:]),))
+
+        def fail_dir(self, b, d, wait=True):
+            self._do("DirFail", (b, d))
+
+        def crash(self, b):
+            self._do("BrokerCrash", (b,))
+
+        def restart(self, b, wait=None):
+            self._do("BrokerRestart", (b,))
+
+        def produce(self, topic, partition, value):
+            p = int(topic[1:])
+            leader = serving_leader(self.state, p)
+            before = len(self.state.brokers[leader].logs[p])
+            self._do("Produce", (leader, p))
+            return types.SimpleNamespace(offset=before, error=None)
+
+        def consume(self, topic, partition):
+            p = int(topic[1:])
+            hw = self.state.brokers[serving_leader(self.state, p)].hw[p]
+            return types.SimpleNamespace(records=tuple((i, b"r") for i in range(hw)))
+
+        def observe(self, light=False, topics=None):
+            return _observation(model, self.state)
+
+        def dead(self):
+            return ["broker 1 was ended by signal SIGKILL, not by jbodcheck"] if self.died else []
+
+    mod.ZkCluster, mod.ClusterSpec, mod.HarnessError, mod.ProbeError = ZkCluster, ClusterSpec, HarnessError, ProbeError
+    mod.fetch = lambda release, log=None: None
+    return mod, made
+
+
+@pytest.fixture(autouse=True)
+def fast_polls(monkeypatch):
+    import realkafka.driver.zk.run as run
+
+    monkeypatch.setattr(run, "POLL", 0.01)
+
+
+def _main(args) -> int:
+    from explorer.cli.app import main
+
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    return e.value.code
+
+
+def test_reproduce_kip112_2_on_a_scripted_cluster_matches_and_prints_both_views(monkeypatch, tmp_path, capsys):
+    mod, made = fake_cluster_module(_model(KIP112_2))
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", mod)
+    report = tmp_path / "r.json"
+    assert _main(["reproduce", str(KIP112_2), "--kafka", "3.9.2", "--json", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "model (the scenario's path)" in out and "| real" in out
+    assert "t0-0: leader 1, ISR [1, 2]; acked [0, 1]; readable 2 | t0-0: leader 1, ISR [1, 2]; acked [0, 1]; " \
+           "readable 2" in " ".join(out.split())
+    assert "Verdict: matched" in out
+    data = json.loads(report.read_text())
+    assert data["mode"] == "zookeeper" and data["exit_code"] == 0 and len(data["steps"]) == 6
+    assert data["kafka"] == "3.9.2" and data["result"] == "matched"
+    assert data["steps"][3]["action"] == "DirFail(broker=0, dir=0)" and data["steps"][3]["conforms"]
+    assert made[0].stopped
+
+
+def test_a_read_of_one_topic_is_not_compared_at_a_later_read_of_another(monkeypatch, capsys):
+    """LogDirFailureTest's leader case reads t1-0, later loses t1-0's leader, then reads t0-0: only that last read
+    is compared then."""
+    scenario = SCENARIOS / "log-dir-failure-test-leader.json"
+    mod, made = fake_cluster_module(_model(scenario))
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", mod)
+    assert _main(["reproduce", str(scenario), "--kafka", "3.9.2"]) == 0, capsys.readouterr().out[-3000:]
+    assert "Verdict: matched" in capsys.readouterr().out
+
+
+def test_a_cluster_that_never_handles_the_log_dir_event_left_the_model_exit_1(monkeypatch, capsys):
+    mod, made = fake_cluster_module(_model(KIP112_2), stuck_on="DirFail")
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", mod)
+    assert _main(["reproduce", str(KIP112_2), "--kafka", "3.9.2", "--step-timeout", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "Verdict: differs" in out and "step 12 DirFail(broker=0, dir=0)" in out
+    assert made[0].stopped
+
+
+def test_a_broker_killed_from_outside_is_a_harness_failure_exit_3(monkeypatch, capsys):
+    mod, made = fake_cluster_module(_model(KIP112_2), dies_on="DirFail")
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", mod)
+    assert _main(["reproduce", str(KIP112_2), "--kafka", "3.9.2"]) == 3
+    assert "broker 1 was ended by signal SIGKILL, not by jbodcheck" in capsys.readouterr().err.strip().splitlines()[-1]
+    assert made[0].stopped
+
+
+def test_zookeeper_mode_scenarios_are_refused_where_no_real_cluster_can_judge_them(capsys):
+    assert _main(["reproduce", str(KIP112_2), "--kafka", "4.0.2"]) == 2
+    assert "no ZooKeeper mode" in capsys.readouterr().err
+    for name in ("kip112-draft-1-topic-gets-created.json", "kip46-1-broker-dies-and-its-replica-moves.json"):
+        assert _main(["reproduce", str(SCENARIOS / name), "--kafka", "3.9.2"]) == 2
+        assert "never shipped" in capsys.readouterr().err
+
+
+# ---- the real run (thorough profile) ----------------------------------------------------------------------------
+
+@pytest.mark.skipif(any(shutil.which(t) is None for t in ("java", "javac", "mvn")),
+                    reason="the real-cluster harness needs java, javac and mvn")
+def test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2(tmp_path):
+    report = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "explorer", "reproduce", str(KIP112_2), "--kafka", "3.9.2", "--json",
+                        str(report)], cwd=REPO, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    data = json.loads(report.read_text())
+    assert data["result"] == "matched" and all(s["conforms"] and not s["differences"] for s in data["steps"])
+    root = next(line.rsplit(", ", 1)[1].rstrip(")") for line in p.stderr.splitlines() if "starting (Kafka" in line)
+    assert not os.path.exists(root)
+    assert not subprocess.run(["pgrep", "-f", root], capture_output=True).stdout
