@@ -22,38 +22,12 @@ projection (projection.py): nothing is written twice.
 """
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .compare import differences
+from .reach import MAX_REACHABLE, Graph, TooManyCandidates, reach
 from .mapping import FETCH, HEARTBEAT, handler
 from .projection import project
-
-MAX_REACHABLE = 200_000   # states in one step's graph: more means the cluster's own steps do not settle
-
-
-class TooManyCandidates(Exception):
-    """The model states the cluster's own steps reach from the candidates exceed MAX_REACHABLE: the harness cannot
-    judge the run (a harness limit, exit 3)."""
-
-
-@dataclass
-class Graph:
-    """The states reachable from ``starts`` through the cluster's own steps: each state's successors with the
-    steps' labels."""
-    starts: frozenset
-    edges: dict = field(default_factory=dict)    # state -> ((label, next state), ...)
-
-    def forward(self, sources) -> set:
-        seen = set(sources)
-        queue = deque(seen)
-        while queue:
-            for _, nxt in self.edges.get(queue.popleft(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    queue.append(nxt)
-        return seen
-
 
 def timed_steps(model, holds) -> list[tuple]:
     """(rule, args) of the steps a hold in force brings about in time: LeaderShrinkIsr of a follower whose fetches
@@ -68,38 +42,12 @@ def timed_steps(model, holds) -> list[tuple]:
     return out
 
 
-def _successors(model, state, steps, holds) -> tuple:
-    out = []
-    for rule, args in steps:
+def held_by(holds):
+    """A ``blocked`` test for reach(): the step's hold (mapping.py's ``held_by``) is in force."""
+    def blocked(rule, args) -> bool:
         h = handler(rule.name)
-        if h.held_by is not None and h.held_by(*args) in holds:
-            continue
-        if rule.guard(model, state, *args) is None:
-            _, nxt = model.step(state, rule.name, args)
-            if nxt != state:
-                out.append((rule.label(args), nxt))
-    return tuple(out)
-
-
-def reach(model, starts, own, holds, timed=()) -> Graph:
-    """Every state the cluster's own steps (``own``: mapping.own_steps entries) and the ``timed`` steps reach from
-    ``starts``, a step that a hold in ``holds`` stops left out."""
-    steps = [(rule, args) for _, _, rule, args in own] + list(timed)
-    graph = Graph(frozenset(starts))
-    queue = deque(graph.starts)
-    seen = set(graph.starts)
-    while queue:
-        state = queue.popleft()
-        succ = _successors(model, state, steps, holds)
-        graph.edges[state] = succ
-        for _, nxt in succ:
-            if nxt not in seen:
-                if len(seen) >= MAX_REACHABLE:
-                    raise TooManyCandidates(f"the cluster's own steps reach more than {MAX_REACHABLE:,} model states "
-                                            "from one observation: the run cannot be judged")
-                seen.add(nxt)
-                queue.append(nxt)
-    return graph
+        return h.held_by is not None and h.held_by(*args) in holds
+    return blocked
 
 
 @dataclass
@@ -167,7 +115,8 @@ class Tracker:
 
     def open(self, holds) -> Graph:
         """The graph of this step: from the candidates through the cluster's own steps and the timed ones."""
-        self.graph = reach(self.model, self.states, self.own, holds, timed_steps(self.model, holds))
+        steps = [(rule, args) for _, _, rule, args in self.own] + timed_steps(self.model, holds)
+        self.graph = reach(self.model, self.states, steps, held_by(holds))
         return self.graph
 
     def narrow(self, real, faulted, parts=None) -> list:
@@ -198,4 +147,5 @@ class Tracker:
                             len(self.states))
 
 
-__all__ = ["Tracker", "Disagreement", "Graph", "reach", "timed_steps", "TooManyCandidates", "MAX_REACHABLE"]
+__all__ = ["Tracker", "Disagreement", "Graph", "reach", "held_by", "timed_steps", "TooManyCandidates",
+           "MAX_REACHABLE"]

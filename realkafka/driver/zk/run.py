@@ -22,11 +22,11 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..mapping import AWAITED, DRIVEN
+from ..reach import TooManyCandidates, reach
 from ..view import topic_of
 from .mapping import awaited_steps, handler
 from .view import differences, observed, project, text
 
-MAX_REACHABLE = 200_000
 POLL = 0.5                # seconds between two observations of a step
 
 
@@ -91,16 +91,11 @@ class ZkDriver:
         return out
 
     def reach(self, starts) -> set:
-        seen, queue = set(starts), deque(starts)
-        while queue:
-            for nxt in self._successors(queue.popleft()):
-                if nxt not in seen:
-                    if len(seen) >= MAX_REACHABLE:
-                        raise RunLeftModel(f"the cluster's own steps reach more than {MAX_REACHABLE:,} model states: "
-                                           "the run cannot be judged")
-                    seen.add(nxt)
-                    queue.append(nxt)
-        return seen
+        """The states the cluster's own steps reach from ``starts`` (validate.reach: one search for both modes)."""
+        try:
+            return set(reach(self.model, starts, self.own).edges)
+        except TooManyCandidates as e:
+            raise RunLeftModel(str(e)) from None
 
     def _enabled(self, state) -> list[str]:
         return [rule.label(args) for rule, args in self.own if not handler(rule.name).timed
