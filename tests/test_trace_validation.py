@@ -248,3 +248,20 @@ def test_a_produce_kafka_refuses_before_any_append_is_a_refusal_the_tracker_judg
     before = tracker.extended()
     assert tracker.drive("Produce", (0, 0), maybe=True) is None
     assert before <= tracker.states and len(tracker.states) > len(before)
+
+
+def test_a_failed_dirs_copy_of_an_earlier_topic_of_the_same_name_is_no_copy_of_todays(tmp_path):
+    """KAFKA-16157's scenario re-creates a deleted topic: the failed dir still holds the old t0-0 (its
+    partition.metadata names the old topic id), which is no copy of the new t0-0 (every release left the model
+    there before: 'broker 0's failed dirs holding t0-0 are {0}, the model expects {}')."""
+    import types
+
+    from realkafka.driver.run import failed_copies
+
+    aside = tmp_path / "dir-0.failed" / "t0-0"
+    aside.mkdir(parents=True)
+    (aside / "partition.metadata").write_text("version: 0\ntopic_id: OLDoldOLDoldOLDoldOLDold\n")
+    cluster = types.SimpleNamespace(dir_path=lambda b, d: tmp_path / f"dir-{d}")
+    assert failed_copies(cluster, {(0, 0)}, {"t0": "NEWnewNEWnewNEWnewNEWnew"}) == {0: {0: frozenset()}}
+    assert failed_copies(cluster, {(0, 0)}, {"t0": "OLDoldOLDoldOLDoldOLDold"}) == {0: {0: frozenset({"t0"})}}
+    assert failed_copies(cluster, {(0, 0)}, {}) == {0: {0: frozenset({"t0"})}}, "a deleted topic's copy stays"

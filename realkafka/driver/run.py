@@ -179,9 +179,24 @@ def _gate(cluster, hold: Hold, on: bool) -> None:
     (cluster.hold if on else cluster.release)(hold.api, broker=hold.broker)
 
 
-def failed_copies(cluster, faulted) -> dict:
+def _topic_id_of(partition_dir) -> str | None:
+    """The topic id a partition directory's ``partition.metadata`` names (Kafka writes "topic_id: ID"), or None."""
+    try:
+        text = (partition_dir / "partition.metadata").read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "topic_id":
+            return value.strip()
+    return None
+
+
+def failed_copies(cluster, faulted, topic_ids=None) -> dict:
     """broker -> dir -> the driver's topics whose directory the moved-aside contents of a dir the harness failed
-    still hold (the harness moves a failed dir to ``<dir>.failed``)."""
+    still hold (the harness moves a failed dir to ``<dir>.failed``). ``topic_ids`` (topic -> the id it has now):
+    a directory of an earlier topic of the same name (deleted, then created again) is no copy of today's: Kafka
+    names partition directories by topic name and keeps the topic id in ``partition.metadata``."""
     out: dict = {}
     for b, d in faulted:
         aside = cluster.dir_path(b, d).with_name(cluster.dir_path(b, d).name + ".failed")
@@ -190,8 +205,12 @@ def failed_copies(cluster, faulted) -> dict:
         topics = set()
         for entry in os.listdir(aside):
             topic, _, partition = entry.rpartition("-")
-            if partition == "0" and (aside / entry).is_dir():
-                topics.add(topic)
+            if partition != "0" or not (aside / entry).is_dir():
+                continue
+            now, then = (topic_ids or {}).get(topic), _topic_id_of(aside / entry)
+            if now is not None and then is not None and now != then:
+                continue
+            topics.add(topic)
         out.setdefault(b, {})[d] = frozenset(topics)
     return out
 
@@ -326,8 +345,10 @@ class Driver:
         self.check_nodes()
         obs = self.cluster.observe()
         self.last_records = tuple(getattr(obs, "records", ()) or ())
+        ids = {key[0]: getattr(part, "topic_id", None)
+               for key, part in (getattr(obs.controller, "partitions", None) or {}).items()}
         return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
-                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted))
+                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted, ids))
 
     def check_nodes(self) -> None:
         """A node that ended without the harness ending it: NodeDied (the harness's ``dead()``: lines naming each
