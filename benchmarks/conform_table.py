@@ -21,8 +21,13 @@ def main(paths: list[str]) -> None:
         o = r["outcomes"]
         times = sorted(t["elapsed_s"] for t in r["traces"] if t["outcome"] in ("matched", "conforms"))
         median = times[len(times) // 2] if times else "-"
-        print(f"| {r['preset']} | {', '.join(r['kafka'])} | {r.get('mode', 'model')} | {len(r['traces'])} | "
+        timers = " (Kafka timers)" if r.get("settings", {}).get("broker.session.timeout.ms") == "9000" else ""
+        print(f"| {r['preset']}{timers} | {', '.join(r['kafka'])} | {r.get('mode', 'model')} | {len(r['traces'])} | "
               f"{o['matched']} | {o['conforms']} | {o['disagrees']} | {o['refused']} | {o['harness']} | {median} |")
+    traces = [t for r in reports for t in r["traces"]]
+    kinds = Counter(t.get("kind", "model") for t in traces)
+    print(f"\n{len(traces)} traces: {kinds['model']} model -> real, {kinds['real']} real -> model; by release: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(Counter(t["kafka"] for t in traces).items())) + ".")
     rules: dict = defaultdict(lambda: defaultdict(Counter))
     for r in reports:
         for rule, by in r["rules"].items():
