@@ -87,7 +87,7 @@ def test_a_scenario_file_with_a_zookeeper_value_for_kraft_is_refused(tmp_path, c
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"model": {"preset": "kraft-tiny", field: value}, "steps": []}))
     _one_line_exit_2(*in_process(capsys, "replay", path), f"{field}={json.dumps(value)}",
-                     "not a parameter of --variant kraft")
+                     "not a parameter of model.variant kraft")
 
 
 def test_a_kraft_scenario_with_every_field_at_its_default_is_accepted(tmp_path, capsys):
