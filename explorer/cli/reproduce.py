@@ -72,10 +72,12 @@ def _kraft_model(scenario, release: str, elr: str = "default", path: str | None 
     return preset, base, model, bugs + tuple(b for b in release_bugs(model, release) if b not in bugs)
 
 
-def _zk_model(scenario):
-    """The scenario's model when it is a ZooKeeper-mode one (explorer/cli/reproduce_zk.py runs it), else None."""
+def _zk_model(scenario, path: str | None = None):
+    """The scenario's model when it is a ZooKeeper-mode one (explorer/cli/reproduce_zk.py runs it), else None (a
+    field of the file named as such: ``scenario PATH: model.brokers``)."""
     base = dict(scenario.model)
-    model = command_model(base.pop("preset", None), {}, base=base, quiet=True)
+    named = f"scenario {path}: model" if path is not None else None
+    model = command_model(base.pop("preset", None), {}, base=base, quiet=True, base_name=named)
     return None if model.cfg.variant == "kraft" else model
 
 
@@ -141,7 +143,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     release = _release(kafka)
     try:
         scenario = load_scenario(scenario_path)
-        zk = _zk_model(scenario)
+        zk = _zk_model(scenario, scenario_path)
         if zk is not None:
             from .reproduce_zk import reproduce_zk
             return reproduce_zk(scenario_path, scenario, zk, release, keep, step_timeout, json_path, plan_only)
@@ -215,6 +217,21 @@ def _format_at(model) -> dict:
     """The cluster's metadata.version at format (ClusterSpec.metadata_version) where the model starts before
     3.7-IV2; the release's latest otherwise."""
     return {"metadata_version": BEFORE_JBOD_MV} if dict(model.cfg.options).get("mv_upgrade") else {}
+
+
+def harness_failure(e: Exception) -> Exception:
+    """What a real run's harness failure is for the command (either controller mode): bad input where the harness
+    says so (no such release, an unusable cache), else the tool's failure (exit 3), in one line; a node that ended
+    unasked says the run says nothing about Kafka."""
+    text = " ".join(str(e).split()) or one_line(e)
+    if getattr(e, "bad_input", False):
+        return BadInput(str(e))
+    if type(e).__name__ == "NodeDied":
+        return JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says nothing "
+                                f"about Kafka: {text}")
+    if type(e).__name__ == "TooManyCandidates":
+        return JbodcheckFailure(str(e))
+    return JbodcheckFailure(f"the real cluster failed: {text}")
 
 
 def _non_default(model, planned) -> dict:
@@ -298,17 +315,8 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
                     driver.run()
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
-            except HarnessError as e:
-                if getattr(e, "bad_input", False):       # no such release, an unusable cache
-                    raise BadInput(str(e)) from None
-                raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
-            except ProbeError as e:
-                raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") from None
-            except NodeDied as e:
-                raise JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says "
-                                       f"nothing about Kafka: {' '.join(str(e).split())}") from None
-            except TooManyCandidates as e:
-                raise JbodcheckFailure(str(e)) from None
+            except (HarnessError, ProbeError, NodeDied, TooManyCandidates) as e:
+                raise harness_failure(e) from None
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
     run = driver.result if driver is not None else RunResult([])

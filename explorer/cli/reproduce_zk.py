@@ -12,6 +12,7 @@ from explorer.scenario import ScenarioError, parse_step
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import emit
+from .reproduce import harness_failure
 
 # The ZooKeeper-mode designs Kafka never shipped, and the one whose difference a real Kafka cannot show.
 UNSHIPPED = "a design Kafka never shipped (only --variant kip112 is KIP-112 as Kafka 1.0 to 3.9 implement it)"
@@ -105,14 +106,8 @@ def _run(scenario_path, release, keep, step_timeout, json_path, header, model, s
                     driver = ZkDriver(cluster, model, steps, timeout=step_timeout,
                                       echo=lambda step: click.echo("\n".join(_lines(step))))
                     driver.run()
-            except (HarnessError, ProbeError) as e:
-                if getattr(e, "bad_input", False):
-                    raise BadInput(str(e)) from None
-                raise JbodcheckFailure(f"the real cluster failed: {' '.join(str(e).split()) or one_line(e)}") \
-                    from None
-            except NodeDied as e:
-                raise JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says "
-                                       f"nothing about Kafka: {' '.join(str(e).split())}") from None
+            except (HarnessError, ProbeError, NodeDied) as e:
+                raise harness_failure(e) from None
             except ValueError as e:
                 raise BadInput(str(e)) from None
     except signals.INTERRUPTS as e:
