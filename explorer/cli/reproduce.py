@@ -27,6 +27,7 @@ from explorer.scenario import ScenarioError, load_scenario, parse_step
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput, os_error_line
 from .model_value import command_model
 from .numbers import Seconds
+from .harness_failure import harness_failure
 from .outputs import checked_distinct, checked_writable, emit, guard_report
 
 
@@ -217,21 +218,6 @@ def _format_at(model) -> dict:
     """The cluster's metadata.version at format (ClusterSpec.metadata_version) where the model starts before
     3.7-IV2; the release's latest otherwise."""
     return {"metadata_version": BEFORE_JBOD_MV} if dict(model.cfg.options).get("mv_upgrade") else {}
-
-
-def harness_failure(e: Exception) -> Exception:
-    """What a real run's harness failure is for the command (either controller mode): bad input where the harness
-    says so (no such release, an unusable cache), else the tool's failure (exit 3), in one line; a node that ended
-    unasked says the run says nothing about Kafka."""
-    text = " ".join(str(e).split()) or one_line(e)
-    if getattr(e, "bad_input", False):
-        return BadInput(str(e))
-    if type(e).__name__ == "NodeDied":
-        return JbodcheckFailure(f"a node of the cluster ended without jbodcheck ending it, so the run says nothing "
-                                f"about Kafka: {text}")
-    if type(e).__name__ == "TooManyCandidates":
-        return JbodcheckFailure(str(e))
-    return JbodcheckFailure(f"the real cluster failed: {text}")
 
 
 def _non_default(model, planned) -> dict:

@@ -12,7 +12,7 @@ from explorer.scenario import ScenarioError, parse_step
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import emit
-from .reproduce import harness_failure
+from .harness_failure import harness_failure
 
 # The ZooKeeper-mode designs Kafka never shipped, and the one whose difference a real Kafka cannot show.
 UNSHIPPED = "a design Kafka never shipped (only --variant kip112 is KIP-112 as Kafka 1.0 to 3.9 implement it)"
