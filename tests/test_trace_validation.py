@@ -265,3 +265,14 @@ def test_a_failed_dirs_copy_of_an_earlier_topic_of_the_same_name_is_no_copy_of_t
     assert failed_copies(cluster, {(0, 0)}, {"t0": "NEWnewNEWnewNEWnewNEWnew"}) == {0: {0: frozenset()}}
     assert failed_copies(cluster, {(0, 0)}, {"t0": "OLDoldOLDoldOLDoldOLDold"}) == {0: {0: frozenset({"t0"})}}
     assert failed_copies(cluster, {(0, 0)}, {}) == {0: {0: frozenset({"t0"})}}, "a deleted topic's copy stays"
+
+
+def test_a_leader_shrinks_a_follower_that_cannot_fetch_without_any_hold():
+    """A follower whose replica went offline (or whose broker crashed) fetches nothing, and its leader shrinks it
+    out of the ISR after replica.lag.time.max.ms: a step time brings about with no hold in force (a campaign at
+    4.4.0 left the model there before: 'ISR {0}, the model expects {0, 1}', its record acknowledged)."""
+    from realkafka.driver.validate import timed_steps
+
+    model, _ = scenario_model(FINDING_1)
+    steps = timed_steps(model, frozenset())
+    assert {(rule.name, args) for rule, args in steps} >= {("LeaderShrinkIsr", (0, 0)), ("LeaderShrinkIsr", (0, 1))}

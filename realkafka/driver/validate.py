@@ -26,17 +26,16 @@ from dataclasses import dataclass
 
 from .compare import differences
 from .reach import MAX_REACHABLE, Graph, TooManyCandidates, reach
-from .mapping import FETCH, HEARTBEAT, handler
+from .mapping import HEARTBEAT, handler
 from .projection import project
 
 def timed_steps(model, holds) -> list[tuple]:
-    """(rule, args) of the steps a hold in force brings about in time: LeaderShrinkIsr of a follower whose fetches
-    are held, ControllerExpireSession of a broker whose heartbeats are held (where the model has the rule)."""
-    out = []
+    """(rule, args) of the steps time brings about: LeaderShrinkIsr of any lagging follower (a leader shrinks a
+    follower that did not catch up within replica.lag.time.max.ms: one whose fetches are held, and also one whose
+    replica went offline or whose broker crashed, which fetches nothing; the rule's guard asks that it lags), and
+    ControllerExpireSession of a broker whose heartbeats are held (where the model has the rule)."""
+    out = [(rule, args) for _, rule, args in model.action_space if rule.name == "LeaderShrinkIsr"]
     for hold in sorted(holds):
-        if hold.api == FETCH and "LeaderShrinkIsr" in model.rule_index:
-            parts = range(model.cfg.partitions) if hold.partition is None else (hold.partition,)
-            out += [(model.rule("LeaderShrinkIsr"), (p, hold.broker)) for p in parts]
         if hold.api == HEARTBEAT and "ControllerExpireSession" in model.rule_index:
             out.append((model.rule("ControllerExpireSession"), (hold.broker,)))
     return out
