@@ -20,8 +20,8 @@ from types import SimpleNamespace
 
 from realkafka.driver.checks import judge
 from realkafka.driver.mapping import handler
-from realkafka.driver.plan import Plan, cluster_steps
-from realkafka.driver.run import Driver, Refused, Unknown
+from realkafka.driver.plan import Plan
+from realkafka.driver.run import Driver, do_act
 
 from .generate import drivable
 
@@ -44,7 +44,6 @@ class ChaosRun:
         self.quiet, self.still, self.poll = quiet, still, poll
         empty = Plan([], {}, {}, ())
         self.driver = Driver(cluster, model, empty, timeout=3600.0, still=still, poll=poll, quiet=quiet)
-        self.driver.tracker.own = cluster_steps(model, [])
         self.driver.produce_timeout = 20.0     # a produce the ISR cannot take ends in 20 s (its outcome unknown)
         self.tracker = self.driver.tracker
         self.faulted: set = set()
@@ -102,15 +101,8 @@ class ChaosRun:
 
     def act(self, rule, args) -> bool:
         """Do one action on the cluster and in the tracker; False when the run left the model."""
-        refused = unknown = False
-        try:
-            handler(rule.name).act(self.driver, *args)
-        except Unknown:
-            unknown = True
-        except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model
-            if type(e).__name__ != "ProbeError" and not isinstance(e, Refused):
-                raise
-            refused = True
+        why, unknown = do_act(handler(rule.name).act, self.driver, *args)
+        refused = why is not None
         if rule.name == "DirFail":
             self.faulted.add(tuple(args))
         self.result.actions.append(rule.label(args) + (" (refused)" if refused else " (outcome unknown)" if unknown

@@ -168,6 +168,20 @@ REFUSED_PRODUCE = ("NotEnoughReplicasException", "NotLeaderOrFollowerException",
                    "KafkaStorageException")
 
 
+def do_act(act, ctx, *args) -> tuple[str | None, bool]:
+    """Do a driven step's act; (Kafka's refusal in a line, or None; whether its outcome is unknown). A refusal is
+    the probe's error or ``Refused``; anything else raised is the harness's, raised on."""
+    try:
+        act(ctx, *args)
+    except Unknown:
+        return None, True
+    except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model, not a failure
+        if type(e).__name__ != "ProbeError" and not isinstance(e, Refused):
+            raise
+        return " ".join(str(e).split()), False
+    return None, False
+
+
 class NodeDied(Exception):
     """A node of the cluster ended without the harness ending it (killed by a signal: the OOM killer, a stray
     kill; or the controller gone): the harness failed, the run says nothing about Kafka (exit 3)."""
@@ -404,15 +418,9 @@ class Driver:
             if h.how == DRIVEN:
                 if h.needs is not None and not hasattr(self.cluster, h.needs):
                     raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
-                unknown = False
-                try:
-                    h.act(self, *planned.args)
-                except Unknown:
-                    unknown = True
-                except Exception as e:  # noqa: BLE001 - Kafka refused the call: judged by the model, not a failure
-                    if type(e).__name__ != "ProbeError" and not isinstance(e, Refused):
-                        raise
-                    refused = f"Kafka refused {planned.text}: {' '.join(str(e).split())}"
+                why, unknown = do_act(h.act, self, *planned.args)
+                if why is not None:
+                    refused = f"Kafka refused {planned.text}: {why}"
                 left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None, maybe=unknown)
         if left is None:
             self.tracker.open(planned.holds_during & planned.holds_after)
