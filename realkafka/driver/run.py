@@ -422,28 +422,31 @@ class Driver:
                 if why is not None:
                     refused = f"Kafka refused {planned.text}: {why}"
                 left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None, maybe=unknown)
-        if left is None:
-            self.tracker.open(planned.holds_during & planned.holds_after)
-        elif planned.holds_during != planned.holds_after:
+        result.model_checks = dict(planned.checks)
+        history_model.append(planned.view)
+        if left is not None:
+            # the driven step is no behaviour of the model from the candidates: the run left it here
             self.set_holds(planned.holds_after)
-        if left is None and planned.holds_during != planned.holds_after:
+            result.observed = self.observe(planned.view)
+            result.differences, result.conforms = differences(planned.view, result.observed), False
+            return self._judged(result, planned, refused, history_real, left)
+        self.tracker.open(planned.holds_during & planned.holds_after)
+        if planned.holds_during != planned.holds_after:
             # The step's own effect first (a released AssignReplicasToDirs handled), then the holds after it.
             self.await_view(planned.view, controller_only=True)
             self.set_holds(planned.holds_after)
-        waited = self._final_reads(planned.view) if left is None and planned.number == len(self.plan.steps) - 1 \
-            else 0.0
-        result.model_checks = dict(planned.checks)
-        history_model.append(planned.view)
-        if self.unobserved is not None and left is None:
+        waited = self._final_reads(planned.view) if planned.number == len(self.plan.steps) - 1 else 0.0
+        if self.unobserved is not None:
             result.unobserved = self.unobserved
             result.candidates = len(self.tracker.states)
             return result
-        if left is None:
-            result.observed, result.differences, result.waited_s, result.conforms = self.await_view(planned.view)
-        else:
-            result.observed = self.observe(planned.view)
-            result.differences, result.conforms = differences(planned.view, result.observed), False
+        result.observed, result.differences, result.waited_s, result.conforms = self.await_view(planned.view)
         result.waited_s += waited
+        return self._judged(result, planned, refused, history_real)
+
+    def _judged(self, result: StepResult, planned, refused, history_real: list, left: str | None = None):
+        """The step's records, its refusal, how its real view is read when it is another path of the model, the
+        disagreement where the run left the model, and the checks on the real views."""
         result.records = [{"offset": r.offset, "type": r.type, "data": self._named(r.data)} for r in self.last_records
                           if r.offset > self.seen_offset and r.type in SHOWN_RECORDS]
         self.seen_offset = max([self.seen_offset] + [r.offset for r in self.last_records])
