@@ -168,6 +168,10 @@ LONG_RUNS = (
     LongRun("tests/test_reproduce_real.py::test_a_broker_killed_from_outside_mid_run_is_a_harness_failure_exit_3",
             "a broker SIGKILLed from outside mid-reproduce on a real cluster: exit 3 naming it, nothing left",
             "the driver's dead-node check and exit 3 against a scripted cluster (tests/test_trace_validation.py)"),
+    LongRun("tests/test_conform_real.py::test_a_short_campaign_on_a_real_cluster_stays_a_behaviour_of_the_model",
+            "a two-trace conform campaign (one model -> real, one real -> model) of kraft-tiny-faults on a real cluster",
+            "campaigns against a scripted cluster (tests/test_conform.py); the campaigns' last results are in "
+            "docs/conform.md"),
     LongRun("tests/test_reproduce_real.py::test_finding_1_reproduces_on_a_real_cluster",
             "reproduce runs finding 1's scenario on a real cluster and matches the model at every step",
             "reproduce against a scripted cluster (tests/test_reproduce.py) and a real 2x2 cluster's dir failure "
