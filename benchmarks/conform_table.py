@@ -1,5 +1,6 @@
 """The campaign table of docs/conform.md from `jbodcheck conform --json` reports: per campaign its outcomes, then per
-rule and release how often it was driven and observed and how often the real cluster agreed.
+rule and release how often it was driven and observed and how often the real cluster agreed, then per KRaft preset
+which of the rules its `ok` verdict stands on a real cluster has agreed with (issue 45, item 5).
 
     python3 benchmarks/conform_table.py REPORT.json ...
 """
@@ -47,6 +48,31 @@ def main(paths: list[str]) -> None:
             cells.append(f"{c['observed']} ({c['observed_agreed']})")
             low |= c["driven"] + c["observed"] < 20
         print(f"| `{rule}` | {h.how} | " + " | ".join(cells) + f" | {_why(h) if low else ''} |")
+    print()
+    preset_standing(rules, releases)
+
+
+def preset_standing(rules: dict, releases: list[str]) -> None:
+    """Per KRaft preset: the rules of its configuration (a non-empty domain), how many a real cluster agreed with
+    at least once and at least 20 times at each release, and the rules no real cluster agreed with at a release."""
+    from explorer.catalog import PRESETS, build_model, preset_config
+
+    print("| preset | rules | " + " | ".join(f"{rel}: agreed (20 or more)" for rel in releases)
+          + " | not agreed at every release |")
+    print("|---|---|" + "---|" * len(releases) + "---|")
+    for name in PRESETS:
+        cfg = preset_config(name)
+        if cfg.variant != "kraft":
+            continue
+        model = build_model(cfg)
+        names = sorted(r.name for r in model.rules if r.domain(model))
+        agreed = {rel: {n: rules[n][rel]["driven_agreed"] + rules[n][rel]["observed_agreed"] for n in names}
+                  for rel in releases}
+        cells = [f"{sum(1 for v in agreed[rel].values() if v)} ({sum(1 for v in agreed[rel].values() if v >= 20)})"
+                 for rel in releases]
+        missing = sorted(n for n in names if any(not agreed[rel][n] for rel in releases))
+        print(f"| {name} | {len(names)} | " + " | ".join(cells) + " | "
+              + (", ".join(f"`{n}`" for n in missing) or "none") + " |")
 
 
 def _why(h) -> str:

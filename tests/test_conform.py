@@ -124,6 +124,19 @@ def test_a_real_to_model_run_checks_every_observation_and_the_properties(tmp_pat
     assert outcomes == ({"conforms"} if warp is None else {"disagrees"}), [t.says for t in campaign.traces]
     assert all(t.steps and t.steps[0] == "CreateTopic(partition=0)" for t in campaign.traces)
     assert campaign.rules["CreateTopic"]["3.9.2"]["driven"] == 2
+    if warp is None:       # the topic's creation is seen only once the brokers replayed its records
+        assert campaign.rules["BrokerReplay"]["3.9.2"]["observed"] >= 2
+        assert campaign.rules["BrokerReplay"]["3.9.2"]["observed_agreed"] >= 2
+
+
+def test_an_observation_proves_the_rules_every_path_to_it_takes():
+    from realkafka.driver.reach import Graph
+
+    chain = Graph(frozenset("a"), {"a": (("X(b=0)", "b"),), "b": (("Y(b=0)", "c"),)})
+    assert chain.necessary({"a"}, {"c"}) == ["X", "Y"] and chain.necessary({"a"}, {"b"}) == ["X"]
+    two_ways = Graph(frozenset("a"), {"a": (("X(b=0)", "b"), ("Z(b=1)", "c")), "b": (("Y(b=0)", "c"),)})
+    assert two_ways.necessary({"a"}, {"c"}) == []
+    assert two_ways.necessary({"a"}, {"a", "c"}) == []      # a source shown again proves nothing moved
 
 
 def test_a_disagreement_is_shrunk_to_the_driven_steps_that_still_disagree(tmp_path):

@@ -236,10 +236,11 @@ def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout
             done = chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8)))
         result.steps = list(done.actions)
         result.violations = sorted(done.checks)
-        for rule, times in done.rules.items():
-            tally += [(rule, job.release, "driven")] * times
-            if done.disagreement is None:
-                tally += [(rule, job.release, "driven_agreed")] * times
+        for what, counts in (("driven", done.rules), ("observed", done.observed)):
+            for rule, times in counts.items():
+                tally += [(rule, job.release, what)] * times
+                if done.disagreement is None:
+                    tally += [(rule, job.release, f"{what}_agreed")] * times
         if done.disagreement is not None:
             d = done.disagreement
             result.outcome = "disagrees"

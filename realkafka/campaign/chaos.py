@@ -35,6 +35,7 @@ class ChaosResult:
     disagreement: object | None = None                # validate.Disagreement
     checks: dict = field(default_factory=dict)        # check id -> (action index, what it says), first shown
     rules: Counter = field(default_factory=Counter)   # rule -> times driven
+    observed: Counter = field(default_factory=Counter)  # rule -> observations that prove a step of it (the cluster's own)
 
 
 class ChaosRun:
@@ -119,6 +120,7 @@ class ChaosRun:
         return True
 
     def run(self, faults: int, gap: tuple = (0.0, 4.0)) -> ChaosResult:
+        self.result.observed = self.tracker.proven
         self.tracker.open(frozenset())
         if not self.watch(0.0, until_quiet=True):
             return self.result

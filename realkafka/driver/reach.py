@@ -21,15 +21,30 @@ class Graph:
     starts: frozenset
     edges: dict = field(default_factory=dict)    # state -> ((label, next state), ...)
 
-    def forward(self, sources) -> set:
+    def forward(self, sources, without: str | None = None) -> set:
+        """The states reachable from ``sources`` (``without``: through no step of that rule)."""
         seen = set(sources)
         queue = deque(seen)
         while queue:
-            for _, nxt in self.edges.get(queue.popleft(), ()):
-                if nxt not in seen:
+            for label, nxt in self.edges.get(queue.popleft(), ()):
+                if nxt not in seen and (without is None or rule_of(label) != without):
                     seen.add(nxt)
                     queue.append(nxt)
         return seen
+
+    def necessary(self, sources, targets) -> list[str]:
+        """The rules every path from ``sources`` to ``targets`` takes a step of: what reaching ``targets`` proves
+        happened (none when a source is a target)."""
+        targets = set(targets)
+        if targets & set(sources):
+            return []
+        rules = {rule_of(label) for s in self.forward(sources) for label, _ in self.edges.get(s, ())}
+        return sorted(r for r in rules if not targets & self.forward(sources, without=r))
+
+
+def rule_of(label: str) -> str:
+    """The rule's name in a step's label (``BrokerHeartbeat(broker=0)``)."""
+    return label.split("(", 1)[0]
 
 
 def reach(model, starts, steps, blocked=lambda rule, args: False) -> Graph:
@@ -58,4 +73,4 @@ def reach(model, starts, steps, blocked=lambda rule, args: False) -> Graph:
     return graph
 
 
-__all__ = ["Graph", "reach", "TooManyCandidates", "MAX_REACHABLE"]
+__all__ = ["Graph", "reach", "rule_of", "TooManyCandidates", "MAX_REACHABLE"]

@@ -22,6 +22,7 @@ projection (projection.py): nothing is written twice.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from .compare import differences
@@ -67,6 +68,7 @@ class Tracker:
         self.states: frozenset = frozenset(initial)
         self.graph: Graph | None = None
         self._views: dict = {}
+        self.proven: Counter = Counter()   # rule -> narrowings whose every explanation took a step of it
 
     # ---- projections, cached per (state, faulted) ------------------------------------------------------------------
     def view(self, state, faulted):
@@ -123,6 +125,7 @@ class Tracker:
         none does: the caller decides whether that is a disagreement)."""
         found = self.matching(self.graph.forward(self.states), real, faulted, parts)
         if found:
+            self.proven.update(self.graph.necessary(self.states, found))
             self.states = frozenset(found)
         return found
 
