@@ -9,6 +9,7 @@
 
 The designs, bound to the invariants they claim, and the presets are in ``explorer.catalog``
 (``build_model(cfg)``). This package re-exports the names a user of the model needs."""
+from model.moved import install as _install_moved_modules
 from model.spec.errors import ConfigError
 from model.spec.feature import Design, Feature, Flag, Option, StateField
 from model.spec.model import Action, ActionDisabled, Model
@@ -17,6 +18,8 @@ from model.storage.state import State, fingerprint
 from model.zk.config import BOUNDS, ModelConfig
 # The ZooKeeper-mode designs' names; explorer.catalog.VARIANTS has every design's, KRaft's (``kraft``) included.
 from model.zk.designs import VARIANTS
+
+_install_moved_modules()   # 0.3.x's module paths, until 0.6.0 (model/moved.py)
 
 __all__ = [
     "Action", "ActionDisabled", "BOUNDS", "ConfigError", "Design", "Feature", "Flag", "Model", "ModelConfig", "Option",
