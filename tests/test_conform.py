@@ -180,3 +180,26 @@ def test_conform_refuses_its_report_on_its_scenario_dir(tmp_path, capsys):
     out.mkdir()
     assert _main(["conform", "--kafka", "3.9", "--out", str(out), "--json", str(out)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_real_run_s_disagreement_says_how_a_broker_that_ended_by_itself_ended():
+    from realkafka.campaign.chaos import ChaosRun
+
+    model = _model()
+    cluster = ModelCluster(model, warp=_warp, dir_failure_timeout=False)
+    cluster.exits = lambda: ["broker 1 exited with code 1; its last error: ERROR [BrokerServer id=1] Fatal error"]
+    done = ChaosRun(model, cluster, random.Random(2), still=0.5, quiet=1.0, poll=0.05).run(2, gap=(0.0, 0.1))
+    assert done.disagreement is not None
+    assert done.disagreement.says.endswith("; broker 1 exited with code 1; its last error: ERROR [BrokerServer "
+                                           "id=1] Fatal error")
+
+
+def test_a_disagreeing_trace_keeps_the_cluster_s_server_logs(tmp_path):
+    from realkafka.campaign.campaign import keep_logs
+
+    log = tmp_path / "broker-0.log"
+    log.write_text("ERROR [BrokerServer id=0] Fatal error during broker startup\n")
+    kept = keep_logs(SimpleNamespace(logs=lambda: {"broker-0": log}), tmp_path / "out" / "trace-0001-4.4.0-logs")
+    assert (tmp_path / "out" / "trace-0001-4.4.0-logs" / "broker-0-server.log").read_text() == log.read_text()
+    assert kept == str(tmp_path / "out" / "trace-0001-4.4.0-logs")
+    assert keep_logs(SimpleNamespace(), tmp_path / "none") is None and not (tmp_path / "none").exists()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -45,6 +46,7 @@ class TraceResult:
     shrunk: list | None = None   # a disagreement's smallest trace that still disagrees (step labels), if shrunk
     shrink_runs: int = 0
     slow: list = field(default_factory=list)        # the steps that waited 10 s or more: [step, text, s, matched]
+    logs: str | None = None      # where a disagreeing trace's server logs were kept
 
 
 @dataclass
@@ -119,7 +121,7 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     def one(job: _Job):
         model = models[job.release]
         if job.kind == "real":
-            return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
+            return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout, out)
         return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions[job.release], out,
                             seed, model_params)
 
@@ -185,6 +187,8 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
         try:
             with start_cluster(model, planned) as cluster:
                 run = _driver(cluster, model, planned, step_timeout).run()
+                if run.disagreement is not None:
+                    result.logs = keep_logs(cluster, out / f"trace-{n:04d}-{release}-logs")
             tally = _tally(release, run)
             result.slow = [[s.number, s.text, round(s.waited_s, 1), s.matched] for s in run.steps
                            if s.waited_s >= 10]
@@ -223,7 +227,19 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
     return result, tally
 
 
-def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout):
+def keep_logs(cluster, dest: Path) -> str | None:
+    """Copy the cluster's server logs (``Cluster.logs``) into ``dest`` before the cluster's directory goes; its
+    path, or None for a cluster without logs."""
+    logs = getattr(cluster, "logs", lambda: {})()
+    if not logs:
+        return None
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, path in logs.items():
+        shutil.copyfile(path, dest / f"{name}-server.log")
+    return str(dest)
+
+
+def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout, out: Path | None = None):
     result = TraceResult(job.number, job.release, [], "conforms", kind="real")
     tally: list = []
     start = time.monotonic()
@@ -234,6 +250,8 @@ def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout
                              still=min(10.0, step_timeout / 4), quiet=min(20.0, step_timeout / 2),
                              poll=min(0.5, step_timeout / 20))
             done = chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8)))
+            if done.disagreement is not None and out is not None:
+                result.logs = keep_logs(cluster, out / f"trace-{job.number:04d}-{job.release}-logs")
         result.steps = list(done.actions)
         result.violations = sorted(done.checks)
         for what, counts in (("driven", done.rules), ("observed", done.observed)):
@@ -263,7 +281,7 @@ def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset:
         "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
         "traces": [{"trace": t.number, "kind": t.kind, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
                     "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1),
-                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs, "slow": t.slow}
+                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs, "slow": t.slow, "logs": t.logs}
                    for t in campaign.traces],
         "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
         "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,

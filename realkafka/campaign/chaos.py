@@ -81,8 +81,7 @@ class ChaosRun:
                     self.driver.read = {}    # a consumer's read is one observation, judged on its own view
             unchanged = now - last_change
             if stable and not found and unchanged >= self.quiet:
-                self.result.disagreement = self.tracker.disagreement(len(self.result.actions), real,
-                                                                     frozenset(self.faulted))
+                self._disagree(real)
                 return False
             if until_quiet and stable and found and (unchanged >= self.still or (
                     unchanged >= min(self.still, 3.0)
@@ -91,6 +90,15 @@ class ChaosRun:
             if not until_quiet and now - start >= seconds and (found or not stable):
                 return True
             time.sleep(self.poll)
+
+    def _disagree(self, real, says: str | None = None) -> None:
+        d = self.tracker.disagreement(len(self.result.actions), real, frozenset(self.faulted))
+        if says is not None:
+            d.says = says
+        exits = getattr(self.cluster, "exits", lambda: [])()
+        if exits:                       # a broker that ended by itself: what it said, for the one who triages
+            d.says += "; " + "; ".join(exits)
+        self.result.disagreement = d
 
     def _pick(self):
         states = self.tracker.extended()
@@ -111,10 +119,7 @@ class ChaosRun:
         self.result.rules[rule.name] += 1
         left = self.tracker.drive(rule.name, tuple(args), refused=refused, maybe=unknown)
         if left is not None:
-            real = self.driver.observe(self._expected())
-            self.result.disagreement = self.tracker.disagreement(len(self.result.actions), real,
-                                                                 frozenset(self.faulted))
-            self.result.disagreement.says = left
+            self._disagree(self.driver.observe(self._expected()), left)
             return False
         self.tracker.open(frozenset())
         return True

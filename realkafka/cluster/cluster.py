@@ -721,6 +721,17 @@ class Cluster:
         harness failure, never a behaviour of Kafka."""
         return [line for n in [self.controller, *self.brokers.values()] if n is not None and (line := n.killed())]
 
+    def exits(self) -> list[str]:
+        """A line per broker that exited by itself (Kafka's own doing, judged by the model): how it ended and its
+        last error, for a report to show beside a disagreement."""
+        return [line for n in self.brokers.values() if n is not None and not n.up and (line := n.died())]
+
+    def logs(self) -> dict[str, Path]:
+        """Every node's server log that exists, by node name (``controller``, ``broker-0``, ...)."""
+        nodes = [self.controller, *self.brokers.values()]
+        return {("controller" if n.kind == "controller" else f"broker-{n.id}"): n.log for n in nodes
+                if n is not None and n.log.exists()}
+
     def server_log(self, node: int) -> Path:
         """The server log of a broker (its id) or of the controller (config.CONTROLLER_ID)."""
         return (self.controller if node == config.CONTROLLER_ID else self._broker(node)).log
