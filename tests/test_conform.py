@@ -203,3 +203,12 @@ def test_a_disagreeing_trace_keeps_the_cluster_s_server_logs(tmp_path):
     assert (tmp_path / "out" / "trace-0001-4.4.0-logs" / "broker-0-server.log").read_text() == log.read_text()
     assert kept == str(tmp_path / "out" / "trace-0001-4.4.0-logs")
     assert keep_logs(SimpleNamespace(), tmp_path / "none") is None and not (tmp_path / "none").exists()
+
+
+def test_both_modes_deal_each_release_both_kinds(tmp_path):
+    model = _model()
+    campaign = run_campaign(releases=["3.9.2", "4.4.0"], model_of=lambda r: model,
+                            start_cluster=lambda m, p: ModelCluster(m, dir_failure_timeout=False), traces=4, seed=4,
+                            length=2, out=tmp_path, step_timeout=2.0, mode="both", faults=1)
+    assert [(t.kind, t.release) for t in campaign.traces] == [("model", "3.9.2"), ("real", "3.9.2"),
+                                                              ("model", "4.4.0"), ("real", "4.4.0")]

@@ -97,9 +97,10 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
                  faults: int = 5, shrink_budget: int = 0, parallel: int = 1) -> Campaign:
-    """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
-    cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
-    faults at real timing, chaos.py), "both" (alternating, the model's first). Every trace is chosen first (the
+    """``traces`` traces in all, dealt round-robin over ``releases`` (with "both", a pair of one of each kind
+    at a time); ``model_of(release)`` is the model the cluster of that release is judged by. ``mode``: "model"
+    (traces generated from the model), "real" (random faults at real timing, chaos.py), "both" (alternating, the
+    model's first). Every trace is chosen first (the
     seed fixes them all), then run, ``parallel`` at once, each on its own cluster."""
     rng = random.Random(seed)
     campaign = Campaign()
@@ -111,7 +112,8 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     out.mkdir(parents=True, exist_ok=True)
     jobs = []
     for n in range(1, traces + 1):
-        release = releases[(n - 1) % len(releases)]
+        # "both" deals a pair (a model trace, a real run) to each release in turn, so every release gets both kinds
+        release = releases[((n - 1) // 2 if mode == "both" else n - 1) % len(releases)]
         if mode == "real" or (mode == "both" and n % 2 == 0):
             jobs.append(_Job(n, release, "real", seed=rng.random()))
         else:
