@@ -23,7 +23,7 @@ from realkafka.driver.mapping import handler
 from realkafka.driver.plan import Plan
 from realkafka.driver.run import Driver, do_act
 
-from .generate import drivable
+from .generate import drivable, pick
 
 WORKLOAD = ("Produce", "Consume")
 
@@ -106,7 +106,7 @@ class ChaosRun:
                    if any(r.guard(self.model, s, *a) is None for s in states)]
         if not enabled:
             return None
-        return self.rng.choices(enabled, weights=[1.0 / (1 + self.result.rules[r.name]) for r, _ in enabled])[0]
+        return pick(self.rng, enabled, self.result.rules)
 
     def act(self, rule, args) -> bool:
         """Do one action on the cluster and in the tracker; False when the run left the model."""

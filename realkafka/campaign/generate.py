@@ -47,6 +47,18 @@ class Behaviour:
         self.state, _, _ = settle(self.model, self.state, self.holds, self.own, self.steps)
 
 
+def pick(rng: random.Random, enabled: list[tuple], counts: Counter) -> tuple:
+    """One of the ``enabled`` (rule, args): the rule with weight 1 / (1 + how often it was taken, ``counts``), then
+    its arguments uniformly (a rule with many argument tuples, a dir failure on any broker's any dir, weighs no
+    more than one with a single tuple)."""
+    by_rule: dict = {}
+    for rule, args in enabled:
+        by_rule.setdefault(rule.name, []).append((rule, args))
+    names = sorted(by_rule)
+    name = rng.choices(names, weights=[1.0 / (1 + counts[n]) for n in names])[0]
+    return rng.choice(by_rule[name])
+
+
 def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[tuple]) -> list[tuple]:
     """One trace with at most ``length`` driven steps, chosen among the enabled ones with weight 1 / (1 + how often
     the rule was driven so far, ``counts``, which the walk updates), and the cluster's own steps between them (the
@@ -56,7 +68,7 @@ def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[
         enabled = [(rule, args) for rule, args in actions if b.enabled(rule, args)]
         if not enabled:
             break
-        rule, args = rng.choices(enabled, weights=[1.0 / (1 + counts[r.name]) for r, _ in enabled])[0]
+        rule, args = pick(rng, enabled, counts)
         counts[rule.name] += 1
         b.take(rule, args)
     return b.steps
@@ -85,4 +97,4 @@ def labels(model, steps) -> list[str]:
     return [model.rule(name).label(args) for name, args in steps]
 
 
-__all__ = ["Behaviour", "drivable", "walk", "rebuild", "driven_steps", "labels"]
+__all__ = ["Behaviour", "drivable", "pick", "walk", "rebuild", "driven_steps", "labels"]
