@@ -349,3 +349,20 @@ def test_a_failed_dir_replaced_or_removed_while_its_broker_is_down():
                          what="broker 0 registered with one dir")
         assert o.brokers[0].dirs[1].configured is False and o.brokers[0].dirs[0].online
     assert_nothing_left(root, ports)
+
+
+def test_a_node_that_exited_by_itself_is_told_by_its_exception_not_its_stack(tmp_path):
+    import subprocess as sp
+
+    from realkafka.cluster.cluster import Node
+
+    node = Node(0, "broker", tmp_path)
+    node.log.write_text("[t] ERROR Exiting Kafka due to fatal exception during startup. (kafka.Kafka$)\n"
+                        "org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:4000\n"
+                        "\tat kafka.network.Acceptor.openServerSocket(SocketServer.scala:1)\n"
+                        "Caused by: java.net.BindException: Address already in use\n\t... 17 more\n")
+    node.expected, node.proc = True, sp.Popen(["false"])
+    node.proc.wait()
+    assert node.died() == (f"broker 0 exited with code 1; its last error: [t] ERROR Exiting Kafka due to fatal "
+                           f"exception during startup. (kafka.Kafka$); its exception ({node.log}): Caused by: "
+                           f"java.net.BindException: Address already in use")

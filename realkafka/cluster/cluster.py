@@ -32,6 +32,7 @@ from .release import Release, fetch, java, parse_version
 METADATA_PARTITION = "__cluster_metadata-0"
 JVM_OPTIONS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xss512k",
                "-Djava.awt.headless=true"]
+_EXCEPTION_LINE = re.compile(r"^(Caused by: )?[\w.$]+(Exception|Error)(: .*)?$")
 PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<kind>future|delete|stray))?$")
 
 
@@ -133,18 +134,22 @@ class Node:
         """A line saying how the node ended when the harness did not end it, else None."""
         if not self.expected or self.proc is None or self.proc.poll() is None:
             return None
-        last, tail = "", []
+        last, tail, cause = "", [], ""
         if self.log.exists():
             lines = self.log.read_text(errors="replace").splitlines()
             errors = [l for l in lines if " ERROR " in l or " FATAL " in l]
             last = errors[-1][:300] if errors else ""
+            # the exception's own line (its class and message; the innermost cause is the last), not its stack
+            causes = [l.strip() for l in lines if _EXCEPTION_LINE.match(l.strip())]
+            cause = causes[-1][:300] if causes else ""
             tail = [l[:200] for l in lines[-2:]]
         name = {"controller": "the controller", "zookeeper": "the ZooKeeper server"}.get(self.kind, f"broker {self.id}")
         code = self.proc.returncode
         how = (f"was ended by signal {signal.Signals(-code).name}, not by jbodcheck" if code < 0 and
                -code in signal.valid_signals() else f"exited with code {code}")
         return (f"{name} {how}" + (f"; its last error: {last}" if last else "")
-                + (f"; its last log lines ({self.log}): {' | '.join(tail)}" if tail else ""))
+                + (f"; its exception ({self.log}): {cause}" if cause else
+                   f"; its last log lines ({self.log}): {' | '.join(tail)}" if tail else ""))
 
     def killed(self) -> str | None:
         """A line when the node ended without the harness ending it in a way that is not Kafka's own doing: the
