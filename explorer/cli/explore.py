@@ -24,6 +24,7 @@ from .model_value import checked_model, model_config
 from .numbers import Seconds
 from .options import dot_option, html_option, itf_option, model_options, model_params, plugin_option, plugins
 from .options import save_scenario_option
+from .sections import SectionedCommand, section
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 from .spark import annotate, spark_options, spark_run, spark_setup
 
@@ -66,10 +67,10 @@ def _checkpoint_options(f):
                           "(a checkpoint of another model configuration or version is refused). Spark: go on "
                           "with the search whose --checkpoint-dir is PATH.")(f)
     f = click.option("--checkpoint-every", "checkpoint_every", type=Seconds(min=0), default=None,
-                     metavar="SECONDS", help=f"BFS: seconds between two checkpoints (written at the next level "
+                     metavar="SECONDS", help=f"Seconds between two checkpoints (written at the next level "
                                              f"boundary) [default: {DEFAULT_EVERY_S:.0f}].")(f)
     f = click.option("--checkpoint", "checkpoint_path", default=None, metavar="PATH",
-                     help="BFS: save the search to PATH (atomically) every --checkpoint-every seconds and when it "
+                     help="Save the search to PATH (atomically) every --checkpoint-every seconds and when it "
                           "stops early (interrupt, --max-states, --max-depth, --max-memory), for --resume.")(f)
     return f
 
@@ -136,48 +137,55 @@ def run_engine(engine: str, model, selected, options, spark=None):
     return run_search(engine, model, selected, options)
 
 
-@click.command()
+@click.command(cls=SectionedCommand)
 @model_options
 @plugin_option
-@click.option("--engine", type=click.Choice((*ENGINES, "spark")), default="bfs", show_default=True,
-              help="bfs: exhaustive, shortest traces; dfs: exhaustive depth-first; random: seeded random walks; "
-                   "spark: BFS on Apache Spark (docs/spark.md).")
-@click.option("--max-depth", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Explore at most N steps from the initial state (random: steps per walk).")
-@click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Stop after N distinct states.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random engine.")
-@click.option("--walks", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Random engine: number of walks.")
-@click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
-              help="Check only this invariant (repeatable; default: all).")
-@click.option("--all-violations", is_flag=True, help="Keep searching after the first violation (one per invariant).")
-@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
-@html_option
-@itf_option
-@save_scenario_option
-@dot_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-@click.option("--workers", type=click.IntRange(min=1, max=1024), default=None, metavar="N",
-              help="BFS: worker processes, the frontier partitioned by fingerprint; 1: in this process "
-                   "[default: all cores].")
-@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
-              help="Stop with result bounded before the search (and its workers) use more memory than SIZE, "
-                   "e.g. 512M or 2G.")
-@click.option("--symmetry/--no-symmetry", default=True, show_default=True,
-              help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
-                   "(docs/model.md, section 10); for every engine.")
-@click.option("--por/--no-por", default=False, show_default=True,
-              help="Partial-order reduction for safety (docs/performance.md): BFS on one worker and DFS, without "
-                   "--max-depth; counterexamples stay real traces but may not be the shortest.")
-@click.option("--liveness", is_flag=True,
-              help="Check the liveness properties (all of the model's, or those named with --invariant) under weak "
-                   "fairness, without symmetry reduction, in this process; a violation is a lasso (docs/model.md 9.1).")
-@click.option("--save-lasso", "lasso_path", default=None, metavar="PATH",
-              help="Liveness: write the lasso as a scenario file for `jbodcheck replay` (several: the n-th to "
-                   "PATH-n).")
-@spark_options
-@_checkpoint_options
+@section(
+    "Search",
+    click.option("--engine", type=click.Choice((*ENGINES, "spark")), default="bfs", show_default=True,
+                 help="bfs: exhaustive, shortest traces; dfs: exhaustive depth-first; random: seeded random walks; "
+                      "spark: BFS on Apache Spark (docs/spark.md)."),
+    click.option("--max-depth", type=click.IntRange(min=0), default=None, metavar="N",
+                 help="Explore at most N steps from the initial state (random: steps per walk)."),
+    click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Stop after N distinct states."),
+    click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+                 help="Stop with result bounded before the search (and its workers) use more memory than SIZE, "
+                      "e.g. 512M or 2G."),
+    click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
+                 help="Check only this invariant (repeatable; default: all)."),
+    click.option("--all-violations", is_flag=True,
+                 help="Keep searching after the first violation (one per invariant)."),
+    click.option("--workers", type=click.IntRange(min=1, max=1024), default=None, metavar="N",
+                 help="BFS: worker processes, the frontier partitioned by fingerprint; 1: in this process "
+                      "[default: all cores]."),
+    click.option("--symmetry/--no-symmetry", default=True, show_default=True,
+                 help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
+                      "(docs/model.md, section 10); for every engine."),
+    click.option("--por/--no-por", default=False, show_default=True,
+                 help="Partial-order reduction for safety (docs/performance.md): BFS on one worker and DFS, "
+                      "without --max-depth; counterexamples stay real traces but may not be the shortest."),
+    click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="Random engine: the seed."),
+    click.option("--walks", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N",
+                 help="Random engine: number of walks."),
+)
+@section(
+    "Liveness",
+    click.option("--liveness", is_flag=True,
+                 help="Check the liveness properties (all of the model's, or those named with --invariant) under "
+                      "weak fairness, without symmetry reduction, in this process; a violation is a lasso "
+                      "(docs/model.md 9.1)."),
+    click.option("--save-lasso", "lasso_path", default=None, metavar="PATH",
+                 help="Write the lasso as a scenario file for `jbodcheck replay` (several: the n-th to PATH-n)."),
+)
+@section(
+    "Outputs",
+    click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout."),
+    html_option, itf_option, save_scenario_option, dot_option,
+    click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+)
+@section("Checkpoints (BFS)", _checkpoint_options)
+@section("Spark engine (--engine spark)", spark_options)
 @guard_report
 def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
             workers, max_memory, symmetry, por, liveness, lasso_path, master, spark_partitions, checkpoint_dir, spark_conf,

@@ -16,29 +16,36 @@ from .exits import exit_code
 from .model_value import command_model
 from .optional import needs
 from .options import html_option, itf_option, model_options, model_params, plugin_name, plugin_option
+from .sections import SectionedCommand, section
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 
 
-@click.command()
+@click.command(cls=SectionedCommand)
 @model_options
 @plugin_option
-@click.option("--loose-bounds/--model-bounds", "loose", default=None,
+@section(
+    "Fuzzing",
+    click.option("--loose-bounds/--model-bounds", "loose", default=None,
               help="Loose event bounds for long histories (the default without --preset; see docs/extending.md) "
                    "or the model's own defaults / the preset's bounds (the default with --preset). "
-                   "Explicit bound flags override either.")
-@click.option("--examples", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Hypothesis examples (runs from the initial state) to try.  [default: 200]")
-@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Maximum steps per example.  [default: 60]")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of Hypothesis's random choices.")
-@click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
-              help="Check only this invariant (repeatable; default: all).")
-@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
-@click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
-              help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`.")
-@html_option
-@itf_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+                   "Explicit bound flags override either."),
+    click.option("--examples", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Hypothesis examples (runs from the initial state) to try.  [default: 200]"),
+    click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Maximum steps per example.  [default: 60]"),
+    click.option("--seed", type=int, default=0, show_default=True, metavar="N",
+                 help="Seed of Hypothesis's random choices."),
+    click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
+                 help="Check only this invariant (repeatable; default: all)."),
+)
+@section(
+    "Outputs",
+    click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout."),
+    click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
+                 help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`."),
+    html_option, itf_option,
+    click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+)
 @guard_report
 def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):
     """Hypothesis stateful testing of the model: random runs, shrunk to a short counterexample."""

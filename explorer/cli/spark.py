@@ -19,13 +19,13 @@ SPARK_OPTIONS = ("--master", "--spark-partitions", "--checkpoint-dir", "--spark-
 def spark_options(f):
     """The Spark engine's options (docs/spark.md); pyspark is imported only when --engine spark runs."""
     f = click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
-                     help="Spark engine: a Spark setting, e.g. spark.driver.memory=4g (repeatable).")(f)
+                     help="A Spark setting, e.g. spark.driver.memory=4g (repeatable).")(f)
     f = click.option("--checkpoint-dir", default=None, metavar="PATH",
-                     help="Spark engine: directory (shared on a cluster) for reliable checkpoints every few levels.")(f)
+                     help="A directory (shared on a cluster) for reliable checkpoints every few levels.")(f)
     f = click.option("--spark-partitions", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="Spark engine: partitions of the frontier and visited set [default: executor cores].")(f)
+                     help="Partitions of the frontier and visited set [default: executor cores].")(f)
     f = click.option("--master", default=None, metavar="URL",
-                     help="Spark engine: the Spark master [default: local[*], or spark-submit's].")(f)
+                     help="The Spark master [default: local[*], or spark-submit's].")(f)
     return f
 
 
