@@ -1,6 +1,6 @@
-"""`jbodcheck explore`: search the model's state space (docs/cli.md). The engine is chosen here, once
-(``run_engine``): bfs, dfs or random (explorer/search.py), spark (explorer/cli/spark.py), or the liveness
-checker (explorer/liveness.py); each gets the model value, never a name."""
+"""`jbodcheck explore`: search the model's state space (docs/cli.md). The engine is chosen here, once, from the
+registry (explorer/engines.py: bfs, dfs, random, spark, or the liveness checker), which says which options it
+takes; it runs in ``run_engine`` and gets the model value, never a name."""
 from __future__ import annotations
 
 import contextlib
@@ -16,7 +16,8 @@ from explorer.checkpoint import identity as checkpoint_identity, read as read_ch
 from explorer.reports.bounds import search_limits
 from explorer.reports.progress import progress_for
 from explorer.reports.report import report_dict, summary_text
-from explorer.search import ENGINES, SearchOptions, explore as run_search
+from explorer.engines import Engine, default_engine, engine_named, liveness_engine, selectable
+from explorer.search import SearchOptions
 from explorer.visited import parse_size
 
 from .exits import BadInput, exit_code
@@ -26,7 +27,7 @@ from .options import dot_option, html_option, itf_option, model_options, model_p
 from .options import save_scenario_option
 from .sections import SectionedCommand, section
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
-from .spark import annotate, spark_options, spark_run, spark_setup
+from .spark import annotate, spark_errors, spark_options, spark_setup
 
 
 def default_workers() -> int:
@@ -37,11 +38,11 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _workers(engine: str, workers: int | None) -> int:
+def _workers(engine: Engine, workers: int | None) -> int:
     if workers is None:
-        return default_workers() if engine == "bfs" else 1
-    if engine != "bfs" and workers != 1:
-        raise BadInput(f"--workers applies to --engine bfs only (not {engine})")
+        return default_workers() if engine.accepts("--workers") else 1
+    if not engine.accepts("--workers") and workers != 1:
+        raise BadInput(engine.refusal("--workers"))
     cores = default_workers()
     if workers > cores:
         click.echo(f"jbodcheck: warning: --workers {workers} is more than the {cores} core"
@@ -82,15 +83,14 @@ def _resumed(resume: str | None, checkpoint: str | None) -> dict:
     return {} if same else {"the checkpoint --resume names": resume}
 
 
-def _checkpoint_setup(engine: str, kwargs: dict) -> dict | None:
+def _checkpoint_setup(engine: Engine, kwargs: dict) -> dict | None:
     """--checkpoint, --checkpoint-every and --resume, checked before the model is built: the checkpoint to
     resume is read (a damaged file or another format: bad input); None when none is given."""
     path, every, resume = (kwargs.pop(k, None) for k in ("checkpoint_path", "checkpoint_every", "resume_path"))
     if path is None and every is None and resume is None:
         return None
-    if engine != "bfs":
-        raise BadInput(f"--checkpoint and --resume apply to --engine bfs only (not {engine})"
-                       + ("; the Spark engine has --checkpoint-dir (and --resume DIR)" if engine == "spark" else ""))
+    if not engine.accepts("--checkpoint"):
+        raise BadInput(engine.refusal("--checkpoint", "--checkpoint and --resume"))
     if every is not None and path is None:
         raise BadInput("--checkpoint-every needs --checkpoint PATH")
     checked_writable(path, "the checkpoint", dash_is_stdout=False)
@@ -130,11 +130,15 @@ def _names_liveness(invariant_ids) -> bool:
     return any(is_liveness(known[i]) for i in invariant_ids if i in known)
 
 
-def run_engine(engine: str, model, selected, options, spark=None):
-    """The one place an engine is chosen: the Spark engine when its options were given, else explorer's."""
-    if spark is not None:
-        return spark_run(model, selected, options, spark)
-    return run_search(engine, model, selected, options)
+def run_engine(engine: Engine, model, selected, options, settings: dict):
+    """The one place an engine runs, with its own ``settings`` (Spark's options); Spark's failures are one line
+    (explorer/cli/spark.py)."""
+    with spark_errors() if settings else contextlib.nullcontext():
+        return engine.run(model, selected, options, **settings)
+
+
+def _engine_help() -> str:
+    return "; ".join(f"{e.name}: {e.help}" for e in selectable()) + "."
 
 
 @click.command(cls=SectionedCommand)
@@ -142,9 +146,9 @@ def run_engine(engine: str, model, selected, options, spark=None):
 @plugin_option
 @section(
     "Search",
-    click.option("--engine", type=click.Choice((*ENGINES, "spark")), default="bfs", show_default=True,
-                 help="bfs: exhaustive, shortest traces; dfs: exhaustive depth-first; random: seeded random walks; "
-                      "spark: BFS on Apache Spark (docs/spark.md)."),
+    click.option("--engine", "engine_name", type=click.Choice([e.name for e in selectable()]),
+                 default=default_engine().name,
+                 show_default=True, help=_engine_help()),
     click.option("--max-depth", type=click.IntRange(min=0), default=None, metavar="N",
                  help="Explore at most N steps from the initial state (random: steps per walk)."),
     click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
@@ -180,14 +184,15 @@ def run_engine(engine: str, model, selected, options, spark=None):
 )
 @section(
     "Outputs",
-    click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout."),
+    click.option("--json", "json_path", default=None, metavar="PATH|-",
+                 help="Write the JSON report to PATH or stdout."),
     html_option, itf_option, save_scenario_option, dot_option,
     click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
 )
 @section("Checkpoints (BFS)", _checkpoint_options)
 @section("Spark engine (--engine spark)", spark_options)
 @guard_report
-def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
+def explore(preset, engine_name, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
             workers, max_memory, symmetry, por, liveness, lasso_path, master, spark_partitions, checkpoint_dir, spark_conf,
             **kwargs):
     """Search the model's state space for invariant violations."""
@@ -201,20 +206,23 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         if max_states is None or max_states > DOT_LIMIT:
             raise BadInput(f"--dot draws small state graphs only: give --max-states N with N <= {DOT_LIMIT:,} "
                            f"({'no bound given' if max_states is None else f'not {max_states:,}'})")
+    engine = engine_named(engine_name)
     workers = _workers(engine, workers)
     max_memory = _max_memory(max_memory)
-    if max_memory is not None and engine == "spark":
-        raise BadInput("--max-memory applies to the local engines (bfs, dfs, random); for Spark set "
-                       "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
-    spark_resume = kwargs.pop("resume_path") if engine == "spark" else None   # Spark's: its --checkpoint-dir
+    if max_memory is not None and not engine.accepts("--max-memory"):
+        raise BadInput(engine.refusal("--max-memory"))
+    # An engine that takes the Spark options has its own --resume: its --checkpoint-dir.
+    own_resume = kwargs.pop("resume_path") if engine.accepts("--checkpoint-dir") else None
     checkpointing = _checkpoint_setup(engine, kwargs)
-    spark = spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf, spark_resume)
+    settings = spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf, own_resume)
     cfg = model_config(preset, model_params(kwargs))
     # Liveness: without symmetry reduction (lassos are concrete cycles), the model built once either way.
     liveness = liveness or _names_liveness(invariant_ids)
     model = checked_model(preset, cfg, invariant_ids, symmetry and not liveness, quiet or liveness)
     if liveness:
-        if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None or checkpointing:
+        given = [flag for flag, value in (("--max-depth", max_depth), ("--max-states", max_states),
+                                          ("--checkpoint", checkpointing)) if value is not None]
+        if engine is not default_engine() or settings or any(not liveness_engine().accepts(flag) for flag in given):
             raise BadInput("liveness checking explores the whole graph with its own engine: no --engine, "
                            "--max-depth, --max-states, --checkpoint or --resume")
         return _explore_liveness(model, invariant_ids, json_path, quiet, outputs, por)
@@ -222,7 +230,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         raise BadInput("--save-lasso needs --liveness (or a liveness property named with --invariant); "
                        "--save-scenario writes a safety counterexample")
     selected = list(model.invariants)
-    display = progress_for(engine, quiet)      # explorer/reports/progress.py: lines, or a live display on a terminal
+    display = progress_for(engine.name, quiet)   # explorer/reports/progress.py: lines, or a live display on a terminal
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
                             all_violations=all_violations, progress=display and display.line, workers=workers,
                             max_memory=max_memory, progress_figures=display and display.figures,
@@ -230,7 +238,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     if checkpointing:
         options.checkpoint, options.resume = _checkpointing(checkpointing, model, options, quiet)
     with display or contextlib.nullcontext():
-        result = run_engine(engine, model, selected, options, spark)
+        result = run_engine(engine, model, selected, options, settings)
     result.limits = search_limits(options, engine)
     if options.checkpoint is not None and options.checkpoint.written and result.result in ("bounded", "interrupted"):
         depth, distinct = options.checkpoint.written
@@ -242,7 +250,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     if por and not quiet and result.por is not None and result.por.get("note"):
         click.echo(f"jbodcheck: partial-order reduction off: {result.por['note']}", err=True)
     report, summary = report_dict(model, result), summary_text(model, result)
-    if spark is not None:
+    if settings:
         report, summary = annotate(report, summary, result)
     emit(report, summary, json_path)
     outputs.write(model, result, report, dot_bounds=(max_states, max_depth))
@@ -253,7 +261,7 @@ def _explore_liveness(model, invariant_ids, json_path, quiet, outputs, por=False
     """explore --liveness (explorer/liveness.py): always without symmetry reduction or partial-order reduction.
     The trace outputs write every lasso (--save-lasso and --save-scenario alike: a scenario file with loop_start);
     --save-lasso writes the inconclusive lassos where there is no real one."""
-    from explorer.liveness import POR_NOTE, check_liveness, liveness_properties
+    from explorer.liveness import POR_NOTE, liveness_properties
 
     properties = liveness_properties(model, invariant_ids)
     if len(properties) != len(model.invariants) and invariant_ids:
@@ -265,7 +273,7 @@ def _explore_liveness(model, invariant_ids, json_path, quiet, outputs, por=False
     progress = None if quiet else (lambda line: click.echo(f"[liveness] {line}", err=True))
     if por and not quiet:
         click.echo(f"jbodcheck: partial-order reduction is off for liveness: {POR_NOTE}", err=True)
-    result = check_liveness(model, properties, progress)
+    result = run_engine(liveness_engine(), model, properties, SearchOptions(progress=progress), {})
     result.por = {"used": False, "note": POR_NOTE} if por else None
     report = report_dict(model, result)
     emit(report, summary_text(model, result), json_path)

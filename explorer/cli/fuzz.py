@@ -6,6 +6,7 @@ import contextlib
 
 import click
 
+from explorer.engines import engine_named
 from explorer.errors import OutputError
 from explorer.outputs import write_json
 from explorer.reports.bounds import event_bounds_text, search_limits
@@ -40,7 +41,8 @@ from .outputs import checked_writable, emit, guard_report, raise_checker_failure
 )
 @section(
     "Outputs",
-    click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout."),
+    click.option("--json", "json_path", default=None, metavar="PATH|-",
+                 help="Write the JSON report to PATH or stdout."),
     click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
                  help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`."),
     html_option, itf_option,
@@ -69,7 +71,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
         outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed,
                                                         progress=display and display.line))
     result, failure = outcome.result, outcome.failure
-    result.limits = search_limits(FuzzOptions(examples=examples, steps=steps, seed=seed), "hypothesis")
+    result.limits = search_limits(FuzzOptions(examples=examples, steps=steps, seed=seed), engine_named(result.engine))
     raise_checker_failures(model, result, json_path)
 
     lines = [summary_text(model, result),
