@@ -101,7 +101,8 @@ def model_options(f):
         extra = bounds if title == BOUNDS_SECTION else []
         f = section(title, *extra, *(_flag_option(flag) for flag in flags if _flag_section(flag) == title))(f)
     f = section(MODEL,
-                click.option("--preset", default=None, metavar="NAME", help=f"Named configuration: {', '.join(PRESETS)}."),
+                click.option("--preset", default=None, metavar="NAME",
+                             help=f"Named configuration: {', '.join(PRESETS)}."),
                 click.option("--variant", default=None, metavar="NAME",
                              help=f"Protocol variant: {', '.join(VARIANTS)} (legacy: the old name of "
                                   f"kip112-no-isnew-check)."))(f)

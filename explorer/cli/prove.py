@@ -72,7 +72,8 @@ def _model_options_but_variant_and_preset(f):
                  metavar="N", help="Check conformance on the first N states (breadth-first) of each configuration "
                                    "only (the verdict says so); default: every reachable state (KRaft: the list's "
                                    "own bounds)."),
-    click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON result to PATH or stdout."),
+    click.option("--json", "json_path", default=None, metavar="PATH|-",
+                 help="Write the JSON result to PATH or stdout."),
 )
 @_model_options_but_variant_and_preset
 @plugin_option

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from explorer.catalog import features
-from explorer.cli.app import cli, command_context, loaded_commands
+from explorer.cli.app import command_context, loaded_commands
 from explorer.cli.options import MODEL_SECTIONS
 from explorer.cli.sections import sections_of
 
@@ -24,7 +24,8 @@ def _table(title: str, rows) -> list[str]:
 
 def _shared_sections() -> dict[str, list]:
     """The MODEL options' sections (explorer/cli/options.py), as `explore` shows them."""
-    command = cli.commands["explore"].load()
+    from explorer.cli.explore import explore as command
+
     return {title: rows for title, rows in sections_of(command, command_context("explore", command))
             if title in MODEL_SECTIONS}
 

@@ -46,7 +46,8 @@ def _rule_lines(rule, replaced: str | None = None) -> list[str]:
     lines += [_one_line(rule.doc) or "(no description)", "",
               f"- kind: {rule.kind}, {fair}",
               f"- reference: {_one_line(rule.reference)}",
-              f"- guard: {source_of(rule.guard)}; reads {_patterns(rule.guard_reads if rule.guard_reads is not None else rule.reads)}",
+              f"- guard: {source_of(rule.guard)}; reads "
+              f"{_patterns(rule.guard_reads if rule.guard_reads is not None else rule.reads)}",
               f"- effect: {source_of(rule.effect)}",
               f"- reads: {_patterns(rule.reads)}",
               f"- writes: {_patterns(rule.writes)}"
@@ -107,7 +108,8 @@ def invariants_markdown() -> str:
            "`jbodcheck invariants` lists them too; the rules are in [rules.md](rules.md).", "",
            "| invariant | kind | claimed by | symmetric |", "|---|---|---|---|"]
     for inv, names in claimed.values():
-        out.append(f"| [`{inv.id}`](#{inv.id}) | {inv.kind} | {', '.join(names)} | {'yes' if inv.symmetric else 'no'} |")
+        symmetric = "yes" if inv.symmetric else "no"
+        out.append(f"| [`{inv.id}`](#{inv.id}) | {inv.kind} | {', '.join(names)} | {symmetric} |")
     out.append("")
     for inv, names in claimed.values():
         out += [f"## {inv.id}", "", _one_line(inv.statement), "",
