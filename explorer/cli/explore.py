@@ -24,7 +24,7 @@ from .exits import BadInput, exit_code
 from .model_value import checked_model, model_config
 from .numbers import Seconds
 from .options import dot_option, html_option, itf_option, model_options, model_params, plugin_option, plugins
-from .options import save_scenario_option
+from .options import json_report_option, quiet_option, save_scenario_option
 from .sections import SectionedCommand, section
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 from .spark import annotate, spark_errors, spark_options, spark_setup
@@ -184,10 +184,7 @@ def _engine_help() -> str:
 )
 @section(
     "Outputs",
-    click.option("--json", "json_path", default=None, metavar="PATH|-",
-                 help="Write the JSON report to PATH or stdout."),
-    html_option, itf_option, save_scenario_option, dot_option,
-    click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+    json_report_option, html_option, itf_option, save_scenario_option, dot_option, quiet_option,
 )
 @section("Checkpoints (BFS)", _checkpoint_options)
 @section("Spark engine (--engine spark)", spark_options)

@@ -16,7 +16,8 @@ from explorer.reports.report import report_dict, summary_text
 from .exits import exit_code
 from .model_value import command_model
 from .optional import needs
-from .options import html_option, itf_option, model_options, model_params, plugin_name, plugin_option
+from .options import (html_option, itf_option, json_report_option, model_options, model_params, plugin_name,
+                      plugin_option, quiet_option)
 from .sections import SectionedCommand, section
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 
@@ -41,12 +42,10 @@ from .outputs import checked_writable, emit, guard_report, raise_checker_failure
 )
 @section(
     "Outputs",
-    click.option("--json", "json_path", default=None, metavar="PATH|-",
-                 help="Write the JSON report to PATH or stdout."),
+    json_report_option,
     click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
                  help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`."),
-    html_option, itf_option,
-    click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+    html_option, itf_option, quiet_option,
 )
 @guard_report
 def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):

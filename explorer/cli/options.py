@@ -170,6 +170,15 @@ def plugin_name(module: str) -> str:
     return given.get(module, module)
 
 
+def json_report_option(f):
+    return click.option("--json", "json_path", default=None, metavar="PATH|-",
+                        help="Write the JSON report to PATH or stdout.")(f)
+
+
+def quiet_option(f):
+    return click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")(f)
+
+
 def html_option(f):
     return click.option("--html", "html_path", default=None, metavar="PATH",
                         help="Write the run as a self-contained HTML page: summary, coverage, each counterexample "

@@ -9,7 +9,7 @@ from explorer.scenario import ScenarioError, load_scenario, replay
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .model_value import command_model
 from .sections import SectionedCommand, section
-from .options import html_option, itf_option, model_options, model_params, plugin_option
+from .options import html_option, itf_option, json_report_option, model_options, model_params, plugin_option
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 
 
@@ -20,9 +20,7 @@ from .outputs import checked_writable, emit, guard_report, raise_checker_failure
 @section("Replay", click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
                                 help="Check only this invariant (repeatable; default: all)."))
 @section("Outputs",
-         click.option("--json", "json_path", default=None, metavar="PATH|-",
-                      help="Write the JSON report to PATH or stdout."),
-         html_option, itf_option)
+         json_report_option, html_option, itf_option)
 @guard_report
 def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     """Replay a scenario file step by step, checking every invariant after each step."""
