@@ -15,7 +15,6 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from model import Model  # noqa: E402
 from explorer.catalog import preset_config  # noqa: E402
 from proofs import conformance  # noqa: E402
 from explorer.catalog import build_model, builtin_invariants

@@ -13,7 +13,6 @@ import argparse
 import time
 from collections import Counter
 
-from model import Model
 from model.spec.effect_memo import MemoisedEffect
 from explorer.catalog import preset_config
 from explorer.catalog import build_model

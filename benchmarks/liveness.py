@@ -61,7 +61,6 @@ def main() -> None:
 
     from explorer.liveness import check_liveness
     from model.spec.invariant import LIVENESS_KINDS
-    from model import Model
     from explorer.catalog import preset_config
 
     model = build_model(preset_config(a.preset))

@@ -34,7 +34,6 @@ import time
 
 from explorer.por import Reduction
 from explorer.search import SearchOptions, explore
-from model import Model
 from explorer.catalog import preset_config
 from explorer.catalog import build_model
 

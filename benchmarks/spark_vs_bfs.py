@@ -137,7 +137,6 @@ def _config(preset: str, overrides: dict):
 
 def _model_and_options(preset: str, overrides: dict, search: dict):
     from explorer.search import SearchOptions
-    from model import Model
 
     return build_model(_config(preset, overrides), symmetry=search["symmetry"]), SearchOptions(
         max_depth=search["max_depth"], workers=search.get("workers", 1))

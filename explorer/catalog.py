@@ -17,7 +17,7 @@ from invariants.kraft import deletion as kraft_deletion, elr as kraft_elr, futur
 from invariants.kraft import liveness as kraft_liveness
 from invariants.kraft import quiescent as kraft_quiescent, safety as kraft_safety, sessions as kraft_sessions
 from model.spec.errors import ConfigError
-from model.spec.feature import Design, Feature
+from model.spec.feature import Design, Feature, always
 from model.spec.invariant import SAFETY_KINDS, Invariant, invariants_in
 from model.spec.model import Model
 from model.zk.config import ModelConfig
@@ -106,14 +106,24 @@ def _flag_text(name: str, value) -> str:
     return f"{decl} {shown}"
 
 
-def _turn_on(feature: Feature, cfg) -> str:
-    """How ``cfg`` would include ``feature``: KRaft's own ways, else the switch that enables it."""
+def turn_on(feature: Feature, cfg) -> str:
+    """How ``cfg`` would include ``feature``: KRaft's own ways, else the switch or choice (or the switch and the
+    choice) that enables it, else the features that require it."""
     if feature.name in KRAFT_TURN_ON:
         return KRAFT_TURN_ON[feature.name]
-    for flag in (f for other in features() for f in other.flags if f.type == "switch"):
-        with_switch = SimpleNamespace(**{**{n: getattr(cfg, n) for n in cfg.as_dict()}, flag.field: True})
-        if not getattr(cfg, flag.field) and feature.enabled(with_switch):
-            return _flag_text(flag.field, True)
+    flags = [flag for other in features() for flag in other.flags]
+    switches = [(flag.field, True) for flag in flags if flag.type == "switch"]
+    choices = [(flag.field, value) for flag in flags if flag.type == "choice" for value in flag.choices]
+    values = {n: getattr(cfg, n) for n in cfg.as_dict()}
+    for settings in [[s] for s in switches + choices] + [[s, c] for s in switches for c in choices]:
+        if any(values[field] == value for field, value in settings):
+            continue
+        if feature.enabled(SimpleNamespace(**{**values, **dict(settings)})):
+            return " ".join(_flag_text(field, value) for field, value in settings)
+    needed_by = [f"{f.name} ({turn_on(f, cfg) if f.enabled is not always else 'always, in its designs'})"
+                 for f in features() if feature in f.requires]
+    if needed_by:
+        return "a feature that requires it: " + ", ".join(needed_by)
     return f"a preset that includes it ({', '.join(feature.presets) or 'see jbodcheck presets'})"
 
 
@@ -138,7 +148,7 @@ def unread_parameter(cfg, explicit=()) -> str | None:
             given = f"the model parameter {name}={json_text(value)} (from the preset or scenario file)"
         if readers:
             return (f"{given} applies to the feature {readers[0].name} of --variant {cfg.variant}, which this "
-                    f"configuration leaves out (it would change nothing): turn it on with {_turn_on(readers[0], cfg)}")
+                    f"configuration leaves out (it would change nothing): turn it on with {turn_on(readers[0], cfg)}")
         others = [d for d, design_ in DESIGNS.items() if any(name in f.config_fields for f in design_.features)]
         where = ("ZooKeeper mode's variants" if set(others) == set(zk_designs.DESIGNS)
                  else "--variant " + ", ".join(others))

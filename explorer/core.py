@@ -55,6 +55,7 @@ class MemoryGuard:
         return self.used + 2 * growth >= self.limit
 
     def note(self, distinct: int, depth: int) -> str:
+        assert self.limit is not None, "a note is only written when --max-memory stopped the search"
         who = "the search and its workers" if self.pids else "the search"
         return (f"stopped at --max-memory {format_size(self.limit)}: {who} used {format_size(self.used)} after "
                 f"{distinct:,} distinct states (depth {depth}); the result is bounded, not exhaustive")
@@ -92,7 +93,7 @@ class Run(TransitionCounts):
         self.next_progress = self.start + self.progress_interval
         self.memory = MemoryGuard(options.max_memory)
         self.note: str | None = None
-        self.por_report: Callable[[], dict] | None = None   # what the result says of partial-order reduction
+        self.por_report: Callable[[], dict | None] | None = None   # what the result says of partial-order reduction
 
     def record(self, found, trace_fn) -> bool:
         """Record violations; returns True when the search should stop."""

@@ -201,12 +201,13 @@ def tarjan(sub: _Sub, roots: list) -> tuple[list, list]:
 
 def is_fair(sub: _Sub, comp: list, k: int, members: list) -> bool:
     """Every fair action enabled in all of the component's states labels an edge inside it."""
-    always = None
-    inside = set()
+    always: set | None = None
+    inside: set = set()
     for s in members:
         enabled = sub.enabled_fair(s)
         always = enabled if always is None else always & enabled
         inside.update(a for t, a in sub.edges(s) if comp[t] == k and sub.fair[a])
+    assert always is not None, "a component has members"
     return always <= inside
 
 
@@ -214,7 +215,7 @@ def _bfs_path(sub: _Sub, start: int, allowed, goal) -> list:
     """The shortest path [(action id, state)] from start through allowed states to a state where goal(state)."""
     if goal(start):
         return []
-    parent = {start: None}
+    parent: dict[int, tuple[int, int] | None] = {start: None}
     queue = deque([start])
     while queue:
         v = queue.popleft()
@@ -223,8 +224,8 @@ def _bfs_path(sub: _Sub, start: int, allowed, goal) -> list:
                 parent[w] = (v, a)
                 if goal(w):
                     path = []
-                    while parent[w] is not None:
-                        v, a = parent[w]
+                    while (step := parent[w]) is not None:
+                        v, a = step
                         path.append((a, w))
                         w = v
                     return path[::-1]
@@ -237,7 +238,8 @@ def fair_cycle(sub: _Sub, comp: list, entry: int) -> list:
     action enabled in all of its states is taken on it (empty: stutter at entry, no fair action enabled)."""
     k = comp[entry]
     inside = lambda s: comp[s] == k  # noqa: E731
-    states, labels, cur, cycle = [entry], set(), entry, []
+    labels: set = set()
+    states, cur, cycle = [entry], entry, []
     while True:
         always = set.intersection(*(sub.enabled_fair(s) for s in states))
         missing = sorted(always - labels)

@@ -86,9 +86,10 @@ def serial_bfs(model: Model, invariants: list[Invariant], options: SearchOptions
     expand = model.successors if reduction is None else bfs_expander(reduction, fingerprint, visited)
     run.por_report = lambda: por_report(reduction, por_note)
     checkpoints = options.checkpoint
-    mark = None       # with checkpoints: (LevelMark, visited array, frontier) at the start of the current level
+    mark: tuple | None = None   # with checkpoints: (LevelMark, visited array, frontier) at the current level's start
 
     def save_checkpoint() -> None:
+        assert mark is not None, "a checkpoint is saved from a level's start"
         level, fps, level_frontier = mark
         checkpoints.save(lambda: level.snapshot(run, table, fps, frontier_blocks([s for s, _ in level_frontier]), 1))
 
@@ -211,7 +212,7 @@ def dfs(model: Model, invariants: list[Invariant], options: SearchOptions) -> Se
                     found += run.checker.check_state(after)
                 if found and run.record(found, lambda: rebuild_trace(model, path + [action])):
                     return run.result(len(seen), max(deepest, depth), False)
-                if new or (max_depth is not None and previous > depth):
+                if new or (max_depth is not None and previous is not None and previous > depth):
                     seen[after_fp] = depth
                     deepest = max(deepest, depth)
                     if max_states is not None and len(seen) >= max_states:

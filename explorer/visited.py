@@ -82,7 +82,8 @@ class ActionIndex:
 
     def action(self, aid: int) -> Action:
         ri, _rule, args = self.space[aid]
-        return Action(ri, args)
+        # mypy reads Action's `__repr__ = tuple.__repr__` (model/spec/model.py) as one more field
+        return Action(ri, args)  # type: ignore[call-arg]
 
 
 class ParentTable:

@@ -538,7 +538,7 @@ def render(r: Report) -> list[str]:
         lines.append(f"  INITIAL STATE breaks: {'; '.join(failed)}")
     for off in r.forward_offences:
         lines.append("  FORWARD: " + describe(off).replace("\n", "\n  "))
-    for action, args, pre, post in r.reverse_unmatched:
+    for action, args, _pre, post in r.reverse_unmatched:
         shown = ", ".join(k for k, v in post.items() if v not in ("False", "none", "good"))
         lines.append(f"  REVERSE: z3 {action}{args} has a successor no explicit transition matches; "
                      f"post-state (true/non-default): {shown}")

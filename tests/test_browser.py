@@ -127,7 +127,6 @@ def test_a_long_trace_steps_to_its_end(tmp_path):
     from explorer.fuzz import LOOSE_BOUNDS
     from explorer.reports.html import page, references
     from explorer.reports.report import report_dict
-    from model import Model
     from explorer.catalog import preset_config
 
     model = build_model(preset_config("small", variant="legacy", **{**LOOSE_BOUNDS, "max_faults": 8, "max_crashes": 4,

@@ -10,8 +10,7 @@ import sys
 import pytest
 
 import explorer
-import invariants
-from model import Model, ModelConfig
+from model import ModelConfig
 from explorer.catalog import PRESETS, preset_config
 
 from helpers import REPO, in_process, init, model_of, step

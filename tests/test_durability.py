@@ -14,7 +14,6 @@ import sys
 
 import pytest
 
-import invariants
 from explorer.search import SearchOptions, bfs
 from model import ActionDisabled, ModelConfig
 from model.storage.config import ConfigError

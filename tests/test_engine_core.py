@@ -12,12 +12,10 @@ import time
 
 import pytest
 
-import invariants
 from model.spec.engine import collision_probability
 from explorer.parallel import WorkerError
 from explorer.search import SearchOptions, explore
 from invariants import Invariant
-from model import Model
 from explorer.catalog import preset_config
 from profiles import THOROUGH
 from explorer.catalog import build_model, select_invariants

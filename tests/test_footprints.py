@@ -14,13 +14,14 @@ from explorer.catalog import preset_config
 from model.storage.state import B_FAILOVERS
 
 from helpers import bfs_states, walk_states
+from profiles import THOROUGH
+from explorer.catalog import build_model
 
 
 def footprint_violations(model, states, **options):
     """The kernel's checker, told how the storage layer's event budgets are spent (they must only grow)."""
     return kernel_footprint_violations(model, states, budgets=lambda state: state.budget, **options)
-from profiles import THOROUGH
-from explorer.catalog import build_model
+
 
 # (preset, overrides): every design, and every feature's rules on (medium under the thorough profile only).
 CONFIGS = [

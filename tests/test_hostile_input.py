@@ -16,7 +16,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-import explorer.cli.explore as cli_module
+import explorer.engine_runs as engine_runs
 from explorer.cli import default_workers
 from explorer.errors import OutputError
 from explorer.outputs import check_writable, write_text
@@ -582,7 +582,7 @@ def test_an_unexpected_exception_is_an_internal_error(capsys, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("something the CLI did not expect")
 
-    monkeypatch.setattr(cli_module, "run_search", broken)
+    monkeypatch.setattr(engine_runs, "bfs", broken)
     one_line(*in_process(capsys, "explore", *SMALL_RUN), 3, "internal error", "KeyError")
 
 
@@ -592,7 +592,7 @@ def test_a_dead_worker_is_a_checker_failure(capsys, monkeypatch):
     def dies(*args, **kwargs):
         raise WorkerError("BFS worker 1 failed:\nTraceback (most recent call last):\n  ...\nValueError: bad")
 
-    monkeypatch.setattr(cli_module, "run_search", dies)
+    monkeypatch.setattr(engine_runs, "bfs", dies)
     one_line(*in_process(capsys, "explore", *SMALL_RUN), 3, "BFS worker 1 failed", "ValueError: bad")
 
 
@@ -729,14 +729,14 @@ class _Interrupted(SearchResult):
 @pytest.mark.parametrize("sig", [2, 15])
 def test_an_interrupted_search_exits_128_plus_the_signal_after_writing_the_report(tmp_path, capsys, monkeypatch,
                                                                                   sig):
-    real = cli_module.run_search
+    real = engine_runs.bfs
 
-    def interrupted(engine, model, selected, options):
-        r = real(engine, model, selected, options)
+    def interrupted(model, selected, options):
+        r = real(model, selected, options)
         return _Interrupted(r.engine, "interrupted", r.distinct_states, r.states_generated, r.depth, r.elapsed_s,
                             r.coverage, [], signal=sig)
 
-    monkeypatch.setattr(cli_module, "run_search", interrupted)
+    monkeypatch.setattr(engine_runs, "bfs", interrupted)
     path = tmp_path / "report.json"
     code, out, err = in_process(capsys, "explore", *SMALL_RUN, "--json", path)
     one_line(code, out, err, 128 + sig, f"signal {sig}")
@@ -748,18 +748,17 @@ def test_a_keyboard_interrupt_that_escapes_exits_130(capsys, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_module, "run_search", interrupt)
+    monkeypatch.setattr(engine_runs, "bfs", interrupt)
     one_line(*in_process(capsys, "explore", *SMALL_RUN), 130, "interrupted")
 
 
 def test_spark_failing_during_the_search_is_a_checker_failure(capsys, monkeypatch):
-    import explorer.cli.spark as spark_cli
     from spark_explore import SparkRunError
 
     def fails(*args, **kwargs):
         raise SparkRunError("the Spark search failed: a task failed (Spark's log: /tmp/x.log)")
 
-    monkeypatch.setattr(spark_cli, "run", fails)
+    monkeypatch.setattr(engine_runs, "spark", fails)
     line = one_line(*in_process(capsys, "explore", "--preset", "tiny", "--engine", "spark", "-q"), 3,
                     "the Spark search failed")
     assert line.startswith("jbodcheck: failure:")
@@ -1213,7 +1212,7 @@ def test_an_os_error_that_escapes_is_one_plain_line_with_its_cause_and_path(caps
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device", "/var/cache/jbodcheck/kafka/4.4.0/libs/x.jar")
 
-    monkeypatch.setattr(cli_module, "run_search", full)
+    monkeypatch.setattr(engine_runs, "bfs", full)
     line = one_line(*in_process(capsys, "explore", *SMALL_RUN), 3)
     assert line == "jbodcheck: failure: No space left on device: /var/cache/jbodcheck/kafka/4.4.0/libs/x.jar", line
 

@@ -17,7 +17,6 @@ import functools
 
 import pytest
 
-import invariants
 from explorer.reports.render import trace_text
 from explorer.search import SearchOptions, bfs
 from model import VARIANTS, Model

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from invariants.zk.kip46 import dead_broker_is_scheduled_for_healing as scheduled
-from model import Model, ModelConfig
+from model import ModelConfig
 from model.storage.config import ConfigError
 from explorer.catalog import preset_config
 from model.storage.state import H_FOLLOWER, OFFLINE, RA_DONE, RA_IN_PROGRESS, bits

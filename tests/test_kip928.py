@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-import invariants
 from explorer.search import SearchOptions, explore
 from model import ActionDisabled
 from model.zk import requests

@@ -56,14 +56,18 @@ def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
         if root in index:
             continue
         work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
-        index[root] = low[root] = counter[0]; counter[0] += 1
-        stack.append(root); on_stack.add(root)
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
         while work:
             node, children = work[-1]
             for child in children:
                 if child not in index:
-                    index[child] = low[child] = counter[0]; counter[0] += 1
-                    stack.append(child); on_stack.add(child)
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
                     work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
                     break
                 if child in on_stack:
@@ -75,7 +79,9 @@ def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
                 if low[node] == index[node]:
                     component = []
                     while True:
-                        m = stack.pop(); on_stack.discard(m); component.append(m)
+                        m = stack.pop()
+                        on_stack.discard(m)
+                        component.append(m)
                         if m == node:
                             break
                     if len(component) > 1:

@@ -10,7 +10,6 @@ from explorer.liveness import StateGraph, check_instance, check_liveness, cycle_
 from explorer.scenario import lasso_scenario
 from explorer.scenario import load_scenario, replay
 from model.spec.invariant import LIVENESS_KINDS, liveness
-from model import Model
 from explorer.catalog import preset_config
 from model.storage.state import OFFLINE
 from explorer.catalog import build_model

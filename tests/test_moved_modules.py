@@ -100,9 +100,9 @@ def old_at_most_one_live_copy(model, state):
 def test_a_name_that_no_longer_exists_says_what_replaces_it():
     module, _ = _fresh_import("model.state")
     with pytest.raises(AttributeError, match="is_quiescent no longer exists since 0.4.0: model.is_quiescent"):
-        module.is_quiescent
+        _ = module.is_quiescent
     with pytest.raises(AttributeError, match="model.state \\(now model.storage.state\\) has no attribute 'nope'"):
-        module.nope
+        _ = module.nope
 
 
 def test_names_that_went_elsewhere_are_found_there():

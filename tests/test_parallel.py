@@ -13,13 +13,12 @@ import sys
 
 import pytest
 
-import invariants
 from model.spec import codec
 from model.spec.codec import decode_states, encode_states
 from explorer.search import SearchOptions, explore
 from explorer.visited import FingerprintSet, parse_size
 from invariants import Invariant
-from model import Model, fingerprint
+from model import fingerprint
 from explorer.catalog import preset_config
 
 from helpers import REPO

@@ -114,7 +114,7 @@ def _cases():
     fields = {f.field: f for feature in features() for f in feature.flags
               if f.field not in ("brokers", "dirs", "partitions", "rf")}     # the shape: every design's
     bounds = [n for n in ModelConfig().as_dict() if n.startswith("max_") and n not in fields]
-    for name, design in DESIGNS.items():
+    for name in DESIGNS:
         for field, flag in fields.items():
             yield name, field, _other_value(flag)
         for field in bounds:

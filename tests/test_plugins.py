@@ -16,7 +16,6 @@ import invariants
 from explorer.fuzz import InvariantViolation, make_state_machine
 from explorer.search import SearchOptions, bfs
 from invariants.plugins import LOADED
-from model import Model
 from explorer.catalog import build_model, preset_config
 
 from helpers import REPO

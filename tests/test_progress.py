@@ -7,7 +7,6 @@ import io
 from explorer.reports.progress import LiveProgress, PlainProgress, estimate, progress_for
 from explorer.search import SearchOptions, explore
 from explorer.visited import format_size
-from model import Model
 from explorer.catalog import preset_config
 from explorer.catalog import build_model
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 import z3
 
-from model import Feature, Model
+from model import Feature
 from explorer.catalog import KIP112
 from explorer.catalog import preset_config
 from proofs import conformance, induction

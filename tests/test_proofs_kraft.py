@@ -300,7 +300,7 @@ def test_the_leader_invariant_states_leader_acceptor_on_its_own(monkeypatch):
     # and the same record, judged by the model's own (planted) LeaderAcceptor, passes: the blind spot it had
     from model.kraft.metadata import replay
     for s, succ in kraft_conformance.reachable(m):
-        for rule, args, t in succ:
+        for _rule, _args, t in succ:
             if not safety.kraft_leader_passes_leader_acceptor(m, s, None, t):
                 continue
             image = C.Image(s.controller.registrations, s.controller.partitions)

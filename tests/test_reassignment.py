@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-import invariants
 from explorer.search import SearchOptions, explore
-from model import Model, ModelConfig
+from model import ModelConfig
 from model.zk import requests
 from explorer.catalog import preset_config
 from model.storage.state import (

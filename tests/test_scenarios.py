@@ -5,7 +5,6 @@ from __future__ import annotations
 import attrs
 import pytest
 
-import invariants
 from explorer.cli import main
 from explorer.scenario import ScenarioError, check_expectations, load_scenario, replay
 from model import Model, ModelConfig

@@ -5,9 +5,8 @@ import concurrent.futures
 
 import pytest
 
-import invariants
 from explorer.search import SearchOptions, explore
-from model import Model, fingerprint
+from model import fingerprint
 from explorer.catalog import preset_config
 from explorer.catalog import build_model, select_invariants
 

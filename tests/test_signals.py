@@ -20,10 +20,8 @@ import time
 
 import pytest
 
-import invariants
 from explorer import signals
 from explorer.search import SearchOptions, explore
-from model import Model
 from explorer.catalog import preset_config
 from profiles import THOROUGH
 from explorer.catalog import build_model, select_invariants

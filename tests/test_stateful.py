@@ -12,7 +12,6 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-import invariants
 from explorer.fuzz import IDLE_RULE, LOOSE_BOUNDS, InvariantViolation, make_state_machine, scenario_dict
 from explorer.scenario import load_scenario, replay
 from model import Feature, Model, ModelConfig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model import Model, ModelConfig
+from model import ModelConfig
 from explorer.catalog import preset_config
 from model.storage.state import GOOD, OFFLINE, fingerprint
 from model.spec.symmetry import IndexSymmetry

@@ -14,7 +14,6 @@ from explorer.reports.html import page, references
 from explorer.reports.itf import decode, itf_steps
 from explorer.reports.render import state_dict
 from explorer.scenario import parse_step
-from model import Model
 from explorer.catalog import preset_config
 
 from test_cli import assert_bad_input, cli

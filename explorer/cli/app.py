@@ -63,6 +63,23 @@ for name, target, short_help in COMMANDS:
     cli.add_command(LazyCommand(name, target, short_help))
 
 
+def loaded_commands():
+    """(full name, command) for every command, loaded, a group's subcommands after it (the generated CLI
+    reference, explorer/reference/cli.py; the help tests)."""
+    for name, _target, _short in COMMANDS:
+        command = cli.commands[name].load()
+        yield name, command
+        if isinstance(command, click.Group):
+            for sub in sorted(command.commands):
+                yield f"{name} {sub}", command.commands[sub]
+
+
+def command_context(name: str, command: click.Command) -> click.Context:
+    """A context for ``command`` under `jbodcheck`, as its --help has (without running it)."""
+    parent = click.Context(cli, info_name="jbodcheck", **cli.context_settings)
+    return click.Context(command, info_name=name, parent=parent)
+
+
 def _stdout_closed() -> int:
     """The standard output's reader went away (explorer/cli/stdout.py): no more output, exit 141."""
     silence_stdout()

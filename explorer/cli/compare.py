@@ -28,7 +28,8 @@ from explorer.errors import OutputError
 from explorer.outputs import check_directory, check_distinct, check_writable, is_regular_file, write_json, write_text
 from explorer.reports.report import report_dict
 from explorer.scenario import scenario_dict
-from explorer.search import SearchOptions, bfs
+from explorer.engines import engine_named
+from explorer.search import SearchOptions
 
 from .compare_common import DATA_INVARIANTS, interrupted_note, make_directory
 
@@ -132,7 +133,8 @@ def scenario_name(config: str, row: Row, invariant_id: str) -> str:
 
 def run_cell(config: str, row: Row, workers: int, scenarios_dir: str, progress=None) -> dict:
     model = model_of(config, row)
-    result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, workers=workers, progress=progress))
+    result = engine_named("bfs").run(model, list(model.invariants),
+                                     SearchOptions(all_violations=True, workers=workers, progress=progress))
     report = report_dict(model, result)
     report["design"] = row.key
     report["invariants"] = [i.id for i in model.invariants]

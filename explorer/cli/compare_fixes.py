@@ -23,11 +23,11 @@ from model.spec.invariant import is_liveness
 
 from explorer import signals
 from explorer.catalog import build_model, preset_config
-from explorer.liveness import check_liveness
+from explorer.engines import engine_named, liveness_engine
 from explorer.outputs import write_json
 from explorer.reports.report import report_dict
 from explorer.scenario import lasso_scenario, scenario_dict
-from explorer.search import SearchOptions, bfs
+from explorer.search import SearchOptions
 
 from .compare_common import DATA_INVARIANTS, interrupted_note, make_directory
 
@@ -145,9 +145,10 @@ def run_cell(config: FixConfig, row, scenarios_dir: str, liveness: bool = False,
     violations."""
     model = model_of(config, row, liveness)
     if liveness:
-        result = check_liveness(model, list(model.invariants))
+        result = liveness_engine().run(model, list(model.invariants), SearchOptions())
     else:
-        result = bfs(model, list(model.invariants), SearchOptions(all_violations=True, progress=progress))
+        result = engine_named("bfs").run(model, list(model.invariants),
+                                         SearchOptions(all_violations=True, progress=progress))
     report = report_dict(model, result)
     report["fix_row"] = row_key(row)
     report["invariants"] = [i.id for i in model.invariants]

@@ -1,6 +1,6 @@
-"""`jbodcheck explore`: search the model's state space (docs/cli.md). The engine is chosen here, once
-(``run_engine``): bfs, dfs or random (explorer/search.py), spark (explorer/cli/spark.py), or the liveness
-checker (explorer/liveness.py); each gets the model value, never a name."""
+"""`jbodcheck explore`: search the model's state space (docs/cli.md). The engine is chosen here, once, from the
+registry (explorer/engines.py: bfs, dfs, random, spark, or the liveness checker), which says which options it
+takes; it runs in ``run_engine`` and gets the model value, never a name."""
 from __future__ import annotations
 
 import contextlib
@@ -16,16 +16,18 @@ from explorer.checkpoint import identity as checkpoint_identity, read as read_ch
 from explorer.reports.bounds import search_limits
 from explorer.reports.progress import progress_for
 from explorer.reports.report import report_dict, summary_text
-from explorer.search import ENGINES, SearchOptions, explore as run_search
+from explorer.engines import Engine, default_engine, engine_named, liveness_engine, selectable
+from explorer.search import SearchOptions
 from explorer.visited import parse_size
 
 from .exits import BadInput, exit_code
 from .model_value import checked_model, model_config
 from .numbers import Seconds
 from .options import dot_option, html_option, itf_option, model_options, model_params, plugin_option, plugins
-from .options import save_scenario_option
+from .options import json_report_option, quiet_option, save_scenario_option
+from .sections import SectionedCommand, section
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
-from .spark import annotate, spark_options, spark_run, spark_setup
+from .spark import annotate, spark_errors, spark_options, spark_setup
 
 
 def default_workers() -> int:
@@ -36,11 +38,11 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _workers(engine: str, workers: int | None) -> int:
+def _workers(engine: Engine, workers: int | None) -> int:
     if workers is None:
-        return default_workers() if engine == "bfs" else 1
-    if engine != "bfs" and workers != 1:
-        raise BadInput(f"--workers applies to --engine bfs only (not {engine})")
+        return default_workers() if engine.accepts("--workers") else 1
+    if not engine.accepts("--workers") and workers != 1:
+        raise BadInput(engine.refusal("--workers"))
     cores = default_workers()
     if workers > cores:
         click.echo(f"jbodcheck: warning: --workers {workers} is more than the {cores} core"
@@ -66,10 +68,10 @@ def _checkpoint_options(f):
                           "(a checkpoint of another model configuration or version is refused). Spark: go on "
                           "with the search whose --checkpoint-dir is PATH.")(f)
     f = click.option("--checkpoint-every", "checkpoint_every", type=Seconds(min=0), default=None,
-                     metavar="SECONDS", help=f"BFS: seconds between two checkpoints (written at the next level "
+                     metavar="SECONDS", help=f"Seconds between two checkpoints (written at the next level "
                                              f"boundary) [default: {DEFAULT_EVERY_S:.0f}].")(f)
     f = click.option("--checkpoint", "checkpoint_path", default=None, metavar="PATH",
-                     help="BFS: save the search to PATH (atomically) every --checkpoint-every seconds and when it "
+                     help="Save the search to PATH (atomically) every --checkpoint-every seconds and when it "
                           "stops early (interrupt, --max-states, --max-depth, --max-memory), for --resume.")(f)
     return f
 
@@ -81,15 +83,14 @@ def _resumed(resume: str | None, checkpoint: str | None) -> dict:
     return {} if same else {"the checkpoint --resume names": resume}
 
 
-def _checkpoint_setup(engine: str, kwargs: dict) -> dict | None:
+def _checkpoint_setup(engine: Engine, kwargs: dict) -> dict | None:
     """--checkpoint, --checkpoint-every and --resume, checked before the model is built: the checkpoint to
     resume is read (a damaged file or another format: bad input); None when none is given."""
     path, every, resume = (kwargs.pop(k, None) for k in ("checkpoint_path", "checkpoint_every", "resume_path"))
     if path is None and every is None and resume is None:
         return None
-    if engine != "bfs":
-        raise BadInput(f"--checkpoint and --resume apply to --engine bfs only (not {engine})"
-                       + ("; the Spark engine has --checkpoint-dir (and --resume DIR)" if engine == "spark" else ""))
+    if not engine.accepts("--checkpoint"):
+        raise BadInput(engine.refusal("--checkpoint", "--checkpoint and --resume"))
     if every is not None and path is None:
         raise BadInput("--checkpoint-every needs --checkpoint PATH")
     checked_writable(path, "the checkpoint", dash_is_stdout=False)
@@ -129,57 +130,66 @@ def _names_liveness(invariant_ids) -> bool:
     return any(is_liveness(known[i]) for i in invariant_ids if i in known)
 
 
-def run_engine(engine: str, model, selected, options, spark=None):
-    """The one place an engine is chosen: the Spark engine when its options were given, else explorer's."""
-    if spark is not None:
-        return spark_run(model, selected, options, spark)
-    return run_search(engine, model, selected, options)
+def run_engine(engine: Engine, model, selected, options, settings: dict):
+    """The one place an engine runs, with its own ``settings`` (Spark's options); Spark's failures are one line
+    (explorer/cli/spark.py)."""
+    with spark_errors() if settings else contextlib.nullcontext():
+        return engine.run(model, selected, options, **settings)
 
 
-@click.command()
+def _engine_help() -> str:
+    return "; ".join(f"{e.name}: {e.help}" for e in selectable()) + "."
+
+
+@click.command(cls=SectionedCommand)
 @model_options
 @plugin_option
-@click.option("--engine", type=click.Choice((*ENGINES, "spark")), default="bfs", show_default=True,
-              help="bfs: exhaustive, shortest traces; dfs: exhaustive depth-first; random: seeded random walks; "
-                   "spark: BFS on Apache Spark (docs/spark.md).")
-@click.option("--max-depth", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Explore at most N steps from the initial state (random: steps per walk).")
-@click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Stop after N distinct states.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random engine.")
-@click.option("--walks", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Random engine: number of walks.")
-@click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
-              help="Check only this invariant (repeatable; default: all).")
-@click.option("--all-violations", is_flag=True, help="Keep searching after the first violation (one per invariant).")
-@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
-@html_option
-@itf_option
-@save_scenario_option
-@dot_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-@click.option("--workers", type=click.IntRange(min=1, max=1024), default=None, metavar="N",
-              help="BFS: worker processes, the frontier partitioned by fingerprint; 1: in this process "
-                   "[default: all cores].")
-@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
-              help="Stop with result bounded before the search (and its workers) use more memory than SIZE, "
-                   "e.g. 512M or 2G.")
-@click.option("--symmetry/--no-symmetry", default=True, show_default=True,
-              help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
-                   "(docs/model.md, section 10); for every engine.")
-@click.option("--por/--no-por", default=False, show_default=True,
-              help="Partial-order reduction for safety (docs/performance.md): BFS on one worker and DFS, without "
-                   "--max-depth; counterexamples stay real traces but may not be the shortest.")
-@click.option("--liveness", is_flag=True,
-              help="Check the liveness properties (all of the model's, or those named with --invariant) under weak "
-                   "fairness, without symmetry reduction, in this process; a violation is a lasso (docs/model.md 9.1).")
-@click.option("--save-lasso", "lasso_path", default=None, metavar="PATH",
-              help="Liveness: write the lasso as a scenario file for `jbodcheck replay` (several: the n-th to "
-                   "PATH-n).")
-@spark_options
-@_checkpoint_options
+@section(
+    "Search",
+    click.option("--engine", "engine_name", type=click.Choice([e.name for e in selectable()]),
+                 default=default_engine().name,
+                 show_default=True, help=_engine_help()),
+    click.option("--max-depth", type=click.IntRange(min=0), default=None, metavar="N",
+                 help="Explore at most N steps from the initial state (random: steps per walk)."),
+    click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="Stop after N distinct states."),
+    click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+                 help="Stop with result bounded before the search (and its workers) use more memory than SIZE, "
+                      "e.g. 512M or 2G."),
+    click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
+                 help="Check only this invariant (repeatable; default: all)."),
+    click.option("--all-violations", is_flag=True,
+                 help="Keep searching after the first violation (one per invariant)."),
+    click.option("--workers", type=click.IntRange(min=1, max=1024), default=None, metavar="N",
+                 help="BFS: worker processes, the frontier partitioned by fingerprint; 1: in this process "
+                      "[default: all cores]."),
+    click.option("--symmetry/--no-symmetry", default=True, show_default=True,
+                 help="Dedup states that differ only by a permutation of a broker's log dirs, where that is sound "
+                      "(docs/model.md, section 10); for every engine."),
+    click.option("--por/--no-por", default=False, show_default=True,
+                 help="Partial-order reduction for safety (docs/performance.md): BFS on one worker and DFS, "
+                      "without --max-depth; counterexamples stay real traces but may not be the shortest."),
+    click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="Random engine: the seed."),
+    click.option("--walks", type=click.IntRange(min=1), default=1000, show_default=True, metavar="N",
+                 help="Random engine: number of walks."),
+)
+@section(
+    "Liveness",
+    click.option("--liveness", is_flag=True,
+                 help="Check the liveness properties (all of the model's, or those named with --invariant) under "
+                      "weak fairness, without symmetry reduction, in this process; a violation is a lasso "
+                      "(docs/model.md 9.1)."),
+    click.option("--save-lasso", "lasso_path", default=None, metavar="PATH",
+                 help="Write the lasso as a scenario file for `jbodcheck replay` (several: the n-th to PATH-n)."),
+)
+@section(
+    "Outputs",
+    json_report_option, html_option, itf_option, save_scenario_option, dot_option, quiet_option,
+)
+@section("Checkpoints (BFS)", _checkpoint_options)
+@section("Spark engine (--engine spark)", spark_options)
 @guard_report
-def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
+def explore(preset, engine_name, max_depth, max_states, seed, walks, invariant_ids, all_violations, json_path, quiet,
             workers, max_memory, symmetry, por, liveness, lasso_path, master, spark_partitions, checkpoint_dir, spark_conf,
             **kwargs):
     """Search the model's state space for invariant violations."""
@@ -193,20 +203,23 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         if max_states is None or max_states > DOT_LIMIT:
             raise BadInput(f"--dot draws small state graphs only: give --max-states N with N <= {DOT_LIMIT:,} "
                            f"({'no bound given' if max_states is None else f'not {max_states:,}'})")
+    engine = engine_named(engine_name)
     workers = _workers(engine, workers)
     max_memory = _max_memory(max_memory)
-    if max_memory is not None and engine == "spark":
-        raise BadInput("--max-memory applies to the local engines (bfs, dfs, random); for Spark set "
-                       "--spark-conf spark.driver.memory=... and spark.executor.memory=...")
-    spark_resume = kwargs.pop("resume_path") if engine == "spark" else None   # Spark's: its --checkpoint-dir
+    if max_memory is not None and not engine.accepts("--max-memory"):
+        raise BadInput(engine.refusal("--max-memory"))
+    # An engine that takes the Spark options has its own --resume: its --checkpoint-dir.
+    own_resume = kwargs.pop("resume_path") if engine.accepts("--checkpoint-dir") else None
     checkpointing = _checkpoint_setup(engine, kwargs)
-    spark = spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf, spark_resume)
+    settings = spark_setup(engine, master, spark_partitions, checkpoint_dir, spark_conf, own_resume)
     cfg = model_config(preset, model_params(kwargs))
     # Liveness: without symmetry reduction (lassos are concrete cycles), the model built once either way.
     liveness = liveness or _names_liveness(invariant_ids)
     model = checked_model(preset, cfg, invariant_ids, symmetry and not liveness, quiet or liveness)
     if liveness:
-        if spark is not None or engine != "bfs" or max_depth is not None or max_states is not None or checkpointing:
+        given = [flag for flag, value in (("--max-depth", max_depth), ("--max-states", max_states),
+                                          ("--checkpoint", checkpointing)) if value is not None]
+        if engine is not default_engine() or settings or any(not liveness_engine().accepts(flag) for flag in given):
             raise BadInput("liveness checking explores the whole graph with its own engine: no --engine, "
                            "--max-depth, --max-states, --checkpoint or --resume")
         return _explore_liveness(model, invariant_ids, json_path, quiet, outputs, por)
@@ -214,7 +227,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
         raise BadInput("--save-lasso needs --liveness (or a liveness property named with --invariant); "
                        "--save-scenario writes a safety counterexample")
     selected = list(model.invariants)
-    display = progress_for(engine, quiet)      # explorer/reports/progress.py: lines, or a live display on a terminal
+    display = progress_for(engine.name, quiet)   # explorer/reports/progress.py: lines, or a live display on a terminal
     options = SearchOptions(max_depth=max_depth, max_states=max_states, seed=seed, walks=walks,
                             all_violations=all_violations, progress=display and display.line, workers=workers,
                             max_memory=max_memory, progress_figures=display and display.figures,
@@ -222,7 +235,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     if checkpointing:
         options.checkpoint, options.resume = _checkpointing(checkpointing, model, options, quiet)
     with display or contextlib.nullcontext():
-        result = run_engine(engine, model, selected, options, spark)
+        result = run_engine(engine, model, selected, options, settings)
     result.limits = search_limits(options, engine)
     if options.checkpoint is not None and options.checkpoint.written and result.result in ("bounded", "interrupted"):
         depth, distinct = options.checkpoint.written
@@ -234,7 +247,7 @@ def explore(preset, engine, max_depth, max_states, seed, walks, invariant_ids, a
     if por and not quiet and result.por is not None and result.por.get("note"):
         click.echo(f"jbodcheck: partial-order reduction off: {result.por['note']}", err=True)
     report, summary = report_dict(model, result), summary_text(model, result)
-    if spark is not None:
+    if settings:
         report, summary = annotate(report, summary, result)
     emit(report, summary, json_path)
     outputs.write(model, result, report, dot_bounds=(max_states, max_depth))
@@ -245,7 +258,7 @@ def _explore_liveness(model, invariant_ids, json_path, quiet, outputs, por=False
     """explore --liveness (explorer/liveness.py): always without symmetry reduction or partial-order reduction.
     The trace outputs write every lasso (--save-lasso and --save-scenario alike: a scenario file with loop_start);
     --save-lasso writes the inconclusive lassos where there is no real one."""
-    from explorer.liveness import POR_NOTE, check_liveness, liveness_properties
+    from explorer.liveness import POR_NOTE, liveness_properties
 
     properties = liveness_properties(model, invariant_ids)
     if len(properties) != len(model.invariants) and invariant_ids:
@@ -257,7 +270,7 @@ def _explore_liveness(model, invariant_ids, json_path, quiet, outputs, por=False
     progress = None if quiet else (lambda line: click.echo(f"[liveness] {line}", err=True))
     if por and not quiet:
         click.echo(f"jbodcheck: partial-order reduction is off for liveness: {POR_NOTE}", err=True)
-    result = check_liveness(model, properties, progress)
+    result = run_engine(liveness_engine(), model, properties, SearchOptions(progress=progress), {})
     result.por = {"used": False, "note": POR_NOTE} if por else None
     report = report_dict(model, result)
     emit(report, summary_text(model, result), json_path)

@@ -6,6 +6,7 @@ import contextlib
 
 import click
 
+from explorer.engines import engine_named
 from explorer.errors import OutputError
 from explorer.outputs import write_json
 from explorer.reports.bounds import event_bounds_text, search_limits
@@ -15,30 +16,37 @@ from explorer.reports.report import report_dict, summary_text
 from .exits import exit_code
 from .model_value import command_model
 from .optional import needs
-from .options import html_option, itf_option, model_options, model_params, plugin_name, plugin_option
+from .options import (html_option, itf_option, json_report_option, model_options, model_params, plugin_name,
+                      plugin_option, quiet_option)
+from .sections import SectionedCommand, section
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 
 
-@click.command()
+@click.command(cls=SectionedCommand)
 @model_options
 @plugin_option
-@click.option("--loose-bounds/--model-bounds", "loose", default=None,
+@section(
+    "Fuzzing",
+    click.option("--loose-bounds/--model-bounds", "loose", default=None,
               help="Loose event bounds for long histories (the default without --preset; see docs/extending.md) "
                    "or the model's own defaults / the preset's bounds (the default with --preset). "
-                   "Explicit bound flags override either.")
-@click.option("--examples", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Hypothesis examples (runs from the initial state) to try.  [default: 200]")
-@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Maximum steps per example.  [default: 60]")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of Hypothesis's random choices.")
-@click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
-              help="Check only this invariant (repeatable; default: all).")
-@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
-@click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
-              help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`.")
-@html_option
-@itf_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+                   "Explicit bound flags override either."),
+    click.option("--examples", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Hypothesis examples (runs from the initial state) to try.  [default: 200]"),
+    click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Maximum steps per example.  [default: 60]"),
+    click.option("--seed", type=int, default=0, show_default=True, metavar="N",
+                 help="Seed of Hypothesis's random choices."),
+    click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
+                 help="Check only this invariant (repeatable; default: all)."),
+)
+@section(
+    "Outputs",
+    json_report_option,
+    click.option("--save-scenario", "scenario_path", default=None, metavar="PATH",
+                 help="Write the shrunk counterexample as a scenario file for `jbodcheck replay`."),
+    html_option, itf_option, quiet_option,
+)
 @guard_report
 def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenario_path, quiet, **kwargs):
     """Hypothesis stateful testing of the model: random runs, shrunk to a short counterexample."""
@@ -62,7 +70,7 @@ def fuzz(preset, loose, examples, steps, seed, invariant_ids, json_path, scenari
         outcome = run_fuzz(model, selected, FuzzOptions(examples=examples, steps=steps, seed=seed,
                                                         progress=display and display.line))
     result, failure = outcome.result, outcome.failure
-    result.limits = search_limits(FuzzOptions(examples=examples, steps=steps, seed=seed), "hypothesis")
+    result.limits = search_limits(FuzzOptions(examples=examples, steps=steps, seed=seed), engine_named(result.engine))
     raise_checker_failures(model, result, json_path)
 
     lines = [summary_text(model, result),

@@ -12,6 +12,7 @@ from explorer.reports.bounds import event_bounds_text
 
 from .exits import EXIT_OK
 from .model_value import command_model
+from .sections import SectionedCommand, section
 from .options import model_options, model_params, plugin_option, plugins
 
 
@@ -51,10 +52,10 @@ def _text(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-@click.command()
+@click.command(cls=SectionedCommand)
 @model_options
 @plugin_option
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@section("Output", click.option("--json", "as_json", is_flag=True, help="Print a JSON list."))
 def rules(preset, as_json, **kwargs):
     """List every rule of the design with its feature and its KIP or Kafka-code reference (rules of features the
     configuration leaves out too: "in_configuration" says which the model includes)."""

@@ -21,6 +21,7 @@ from .bugs import bug_option
 from .fixes import fix_option
 from .release import KAFKA_OPTION, kafka_option
 from .exits import BadInput
+from .sections import section
 
 
 def _per_partition(ctx, param, value):
@@ -65,22 +66,46 @@ def _flag_option(flag):
     return click.option(flag.decl, flag.field, default=None, help=flag.help, **kinds[flag.type])
 
 
+# The sections of the MODEL options in --help (explorer/cli/sections.py).
+MODEL, CLUSTER, FEATURES, BOUNDS_SECTION, KRAFT, PLUGINS = (
+    "Model", "Cluster", "Features", "Bounds", "KRaft mode", "Plugins and feature options")
+MODEL_SECTIONS = (MODEL, CLUSTER, BOUNDS_SECTION, FEATURES, KRAFT, PLUGINS)
+SHAPE = ("brokers", "dirs", "partitions", "rf")
+
+
+def _flag_section(flag) -> str:
+    if flag.field in SHAPE:
+        return CLUSTER
+    return BOUNDS_SECTION if flag.field.startswith("max_") or flag.field == "dir_capacity" else FEATURES
+
+
+def builtin_option_names() -> list[str]:
+    """The options the built-in features take (``--option NAME=VALUE``; model/spec/feature.py Option)."""
+    return [option.name for feature in catalog() for option in feature.options]
+
+
 def model_options(f):
     """MODEL options: a preset fills them, explicit flags override the preset. The features bring their flags
     (model/spec/feature.py Flag); the bounds are the model's."""
-    f = click.option("--option", "options", multiple=True, metavar="NAME=VALUE", callback=_feature_options,
-                     help="An option of a feature added by a plugin (repeatable; VALUE in JSON, e.g. 2 or true).")(f)
-    f = fix_option(f)
-    f = bug_option(f)
-    f = kafka_option(f)
-    for name in reversed(tuple(BOUNDS)):
-        f = click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
-                         help=f"Bound: {BOUNDS[name]}.")(f)
-    for flag in reversed([flag for feature in catalog() for flag in feature.flags]):
-        f = _flag_option(flag)(f)
-    f = click.option("--variant", default=None, metavar="NAME", help=f"Protocol variant: {', '.join(VARIANTS)} "
-                                                                  f"(legacy: the old name of kip112-no-isnew-check).")(f)
-    f = click.option("--preset", default=None, metavar="NAME", help=f"Named configuration: {', '.join(PRESETS)}.")(f)
+    option = click.option(
+        "--option", "options", multiple=True, metavar="NAME=VALUE", callback=_feature_options,
+        help="Set a feature's option (repeatable; VALUE in JSON, else text, e.g. 2, true or move). The built-in "
+             f"ones (KRaft mode): {', '.join(builtin_option_names())}; docs/reference/cli.md lists them with "
+             "their defaults. A plugin's feature brings its own.")
+    f = section(PLUGINS, option)(f)
+    f = section(KRAFT, kafka_option, bug_option, fix_option)(f)
+    flags = [flag for feature in catalog() for flag in feature.flags]
+    bounds = [click.option(f"--{name.replace('_', '-')}", name, type=int, default=None, metavar="N",
+                           help=f"Bound: {BOUNDS[name]}.") for name in BOUNDS]
+    for title in (FEATURES, BOUNDS_SECTION, CLUSTER):
+        extra = bounds if title == BOUNDS_SECTION else []
+        f = section(title, *extra, *(_flag_option(flag) for flag in flags if _flag_section(flag) == title))(f)
+    f = section(MODEL,
+                click.option("--preset", default=None, metavar="NAME",
+                             help=f"Named configuration: {', '.join(PRESETS)}."),
+                click.option("--variant", default=None, metavar="NAME",
+                             help=f"Protocol variant: {', '.join(VARIANTS)} (legacy: the old name of "
+                                  f"kip112-no-isnew-check)."))(f)
     return f
 
 
@@ -125,10 +150,11 @@ def _load_plugins(ctx, param, names) -> None:
 
 
 def plugin_option(f):
-    return click.option("--plugin", "plugins", multiple=True, metavar="MODULE", expose_value=False,
-                        callback=_load_plugins,
-                        help="Import MODULE (a module name or a .py file) for its @invariants.invariant "
-                             "declarations and FEATURES (repeatable; also JBODCHECK_PLUGINS=mod1,mod2).")(f)
+    plugin = click.option("--plugin", "plugins", multiple=True, metavar="MODULE", expose_value=False,
+                          callback=_load_plugins,
+                          help="Import MODULE (a module name or a .py file) for its @invariants.invariant "
+                               "declarations and FEATURES (repeatable; also JBODCHECK_PLUGINS=mod1,mod2).")
+    return section(PLUGINS, plugin)(f)
 
 
 def plugins() -> Plugins:
@@ -142,6 +168,15 @@ def plugin_name(module: str) -> str:
     ctx = click.get_current_context(silent=True)
     given = (ctx.meta.get(_PLUGIN_NAMES) if ctx is not None else None) or {}
     return given.get(module, module)
+
+
+def json_report_option(f):
+    return click.option("--json", "json_path", default=None, metavar="PATH|-",
+                        help="Write the JSON report to PATH or stdout.")(f)
+
+
+def quiet_option(f):
+    return click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")(f)
 
 
 def html_option(f):

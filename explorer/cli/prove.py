@@ -27,6 +27,7 @@ from explorer.outputs import check_writable, write_json
 from proofs.properties import PROPERTIES
 
 from .model_value import checked_model, model_config
+from .sections import SectionedCommand, section
 from .options import model_options, model_params, plugin_option
 
 SCHEMA = 1
@@ -50,26 +51,30 @@ def _model_options_but_variant_and_preset(f):
     return f
 
 
-@click.command(name="prove")
-@click.option("--variant", default="kip112", show_default=True, metavar="NAME",
-              help="Protocol variant: kip112 or kip112-no-isnew-check (legacy, a deprecated alias): the broker's "
-                   "may_create_log; kraft: the KRaft controller's image (docs/proofs.md, 'KRaft').")
-@click.option("--property", "property_ids", multiple=True, metavar="ID",
-              help=f"Prove only this property (repeatable; default all: {', '.join(PROPERTIES)}).")
-@click.option("--bmc", "bmc_depth", type=click.IntRange(min=0, max=50), default=None, metavar="K",
-              help="Bounded model checking instead of induction: unroll the relation K steps on a fixed size.")
-@click.option("--preset", default=None, metavar="NAME",
-              help=f"The configuration of the conformance check (default {DEFAULT_PRESET}; KRaft: the list of "
-                   "docs/proofs.md 9.3), the other MODEL options over it; with --bmc its brokers, dirs and "
-                   "partitions fix the size.")
-@click.option("--no-conformance", "no_conformance", is_flag=True,
-              help="Do not check that the explicit model conforms to the z3 model: the verdict then says the proof "
-                   "is about the z3 model only.")
-@click.option("--conformance-max-states", "conformance_max_states", type=click.IntRange(min=1), default=None,
-              metavar="N", help="Check conformance on the first N states (breadth-first) of each configuration "
-                                "only (the verdict says so); default: every reachable state (KRaft: the list's "
-                                "own bounds).")
-@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON result to PATH or stdout.")
+@click.command(name="prove", cls=SectionedCommand)
+@section(
+    "Proof",
+    click.option("--variant", default="kip112", show_default=True, metavar="NAME",
+                 help="Protocol variant: kip112 or kip112-no-isnew-check (legacy, a deprecated alias): the broker's "
+                      "may_create_log; kraft: the KRaft controller's image (docs/proofs.md, 'KRaft')."),
+    click.option("--property", "property_ids", multiple=True, metavar="ID",
+                 help=f"Prove only this property (repeatable; default all: {', '.join(PROPERTIES)})."),
+    click.option("--bmc", "bmc_depth", type=click.IntRange(min=0, max=50), default=None, metavar="K",
+                 help="Bounded model checking instead of induction: unroll the relation K steps on a fixed size."),
+    click.option("--preset", default=None, metavar="NAME",
+                 help=f"The configuration of the conformance check (default {DEFAULT_PRESET}; KRaft: the list of "
+                      "docs/proofs.md 9.3), the other MODEL options over it; with --bmc its brokers, dirs and "
+                      "partitions fix the size."),
+    click.option("--no-conformance", "no_conformance", is_flag=True,
+                 help="Do not check that the explicit model conforms to the z3 model: the verdict then says the proof "
+                      "is about the z3 model only."),
+    click.option("--conformance-max-states", "conformance_max_states", type=click.IntRange(min=1), default=None,
+                 metavar="N", help="Check conformance on the first N states (breadth-first) of each configuration "
+                                   "only (the verdict says so); default: every reachable state (KRaft: the list's "
+                                   "own bounds)."),
+    click.option("--json", "json_path", default=None, metavar="PATH|-",
+                 help="Write the JSON result to PATH or stdout."),
+)
 @_model_options_but_variant_and_preset
 @plugin_option
 def prove_command(variant, property_ids, bmc_depth, preset, no_conformance, conformance_max_states, json_path,

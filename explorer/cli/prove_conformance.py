@@ -68,7 +68,7 @@ def kraft(name: str | None, cfg, max_states: int | None, profile: str = "default
     else:
         from model import ModelConfig
         runs = [(c.name, c.why, ModelConfig(**c.model), c.max_states, c.beyond) for c in configs.profile(profile)]
-    lines = [f"conformance of the z3 model with the explicit model (model/kraft/), "
+    lines = ["conformance of the z3 model with the explicit model (model/kraft/), "
              + (f"{len(runs)} configurations (proofs/kraft_configurations.py, profile {profile}):" if len(runs) > 1
                 else "one configuration:")]
     records, offences, ok = [], [], True

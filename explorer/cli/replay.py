@@ -8,18 +8,19 @@ from explorer.scenario import ScenarioError, load_scenario, replay
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .model_value import command_model
-from .options import html_option, itf_option, model_options, model_params, plugin_option
+from .sections import SectionedCommand, section
+from .options import html_option, itf_option, json_report_option, model_options, model_params, plugin_option
 from .outputs import checked_writable, emit, guard_report, raise_checker_failures, trace_outputs
 
 
-@click.command(name="replay")
+@click.command(name="replay", cls=SectionedCommand)
 @click.argument("scenario_path", metavar="SCENARIO.json")
 @model_options
 @plugin_option
-@click.option("--invariant", "invariant_ids", multiple=True, metavar="ID", help="Check only this invariant.")
-@click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
-@html_option
-@itf_option
+@section("Replay", click.option("--invariant", "invariant_ids", multiple=True, metavar="ID",
+                                help="Check only this invariant (repeatable; default: all)."))
+@section("Outputs",
+         json_report_option, html_option, itf_option)
 @guard_report
 def replay_command(scenario_path, preset, invariant_ids, json_path, **kwargs):
     """Replay a scenario file step by step, checking every invariant after each step."""

@@ -1,13 +1,15 @@
 """What `jbodcheck explore --engine spark` adds to the CLI (docs/spark.md): the Spark options, checked before
-Spark starts, the run, and the report's Spark section. spark_explore/ (the engine) and pyspark are imported only
-when --engine spark runs."""
+Spark starts, its failures as one line, and the report's Spark section (the run: explorer/engine_runs.py).
+spark_explore/ (the engine) and pyspark are imported only when --engine spark runs."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 import click
 
 from explorer import __version__
+from explorer.engines import selectable
 from explorer.errors import JbodcheckFailure
 
 from .exits import BadInput
@@ -19,13 +21,13 @@ SPARK_OPTIONS = ("--master", "--spark-partitions", "--checkpoint-dir", "--spark-
 def spark_options(f):
     """The Spark engine's options (docs/spark.md); pyspark is imported only when --engine spark runs."""
     f = click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
-                     help="Spark engine: a Spark setting, e.g. spark.driver.memory=4g (repeatable).")(f)
+                     help="A Spark setting, e.g. spark.driver.memory=4g (repeatable).")(f)
     f = click.option("--checkpoint-dir", default=None, metavar="PATH",
-                     help="Spark engine: directory (shared on a cluster) for reliable checkpoints every few levels.")(f)
+                     help="A directory (shared on a cluster) for reliable checkpoints every few levels.")(f)
     f = click.option("--spark-partitions", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="Spark engine: partitions of the frontier and visited set [default: executor cores].")(f)
+                     help="Partitions of the frontier and visited set [default: executor cores].")(f)
     f = click.option("--master", default=None, metavar="URL",
-                     help="Spark engine: the Spark master [default: local[*], or spark-submit's].")(f)
+                     help="The Spark master [default: local[*], or spark-submit's].")(f)
     return f
 
 
@@ -45,46 +47,38 @@ def options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path
                                  version=__version__))
 
 
-def spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_path=None):
-    """The Spark engine's options, checked before Spark starts; None for the local engines."""
+def spark_setup(engine, master, partitions, checkpoint_dir, conf_pairs, resume_path=None) -> dict:
+    """The settings of an engine that takes the Spark options (explorer/engines.py), checked before Spark
+    starts: ``{"spark": SparkOptions}``; ``{}`` for the others, which refuse the Spark options."""
     given = master is not None or partitions is not None or checkpoint_dir is not None or conf_pairs
-    if engine != "spark":
+    if not engine.accepts("--master"):
         if given:
-            raise BadInput("--master, --spark-partitions, --checkpoint-dir and --spark-conf need --engine spark")
-        return None
+            takers = [e.name for e in selectable() if e.accepts("--master")]
+            raise BadInput(f"--master, --spark-partitions, --checkpoint-dir and --spark-conf need --engine "
+                           f"{' or '.join(takers)}")
+        return {}
     from spark_explore import SparkSetupError
 
-    with needs("--engine spark"):
+    with needs(f"--engine {engine.name}"):
         import pyspark  # noqa: F401 - before any work, not when Spark starts
 
     try:
-        return options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path)
+        return {"spark": options_from_cli(master, partitions, checkpoint_dir, conf_pairs, resume_path)}
     except SparkSetupError as e:
         raise BadInput(str(e)) from None
 
 
-def run(model, invariants, options, spark):
-    """The Spark search with the CLI's signal handling; the executors rebuild the model through the catalog."""
-    from functools import partial
-
-    from explorer import signals
-    from explorer.catalog import build_model
-    from invariants.plugins import Plugins
-    from spark_explore import explore_spark
-
-    rebuild = partial(build_model, model.cfg, symmetry=model.symmetry,
-                      plugins=Plugins(features=tuple(model.plugin_features)), invariants=list(invariants))
-    return explore_spark(model, invariants, options, spark, signals=signals, rebuild=rebuild)
-
-
-def spark_run(model, selected, options, spark):
+@contextlib.contextmanager
+def spark_errors():
+    """Spark's failures as one line: during the search the checker failed (exit 3); Spark could not start with
+    these options: bad input (exit 2)."""
     from spark_explore import SparkRunError, SparkSetupError
 
     try:
-        return run(model, selected, options, spark)
-    except SparkRunError as e:          # Spark failed during the search: the checker failed (exit 3)
+        yield
+    except SparkRunError as e:
         raise JbodcheckFailure(str(e)) from None
-    except SparkSetupError as e:        # Spark could not start with these options: bad input (exit 2)
+    except SparkSetupError as e:
         raise BadInput(str(e)) from None
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 from model import BOUNDS
 from model.spec.model import Model
 
+from explorer.engines import Engine, engine_named
+
 SHAPE = ("brokers", "dirs", "partitions", "rf")
 # A bound printed under another name than its field's: max_fixes counts disk repairs (ReplaceDisk,
 # RemoveDirFromConfig), not the candidate fixes of `--fix` and `jbodcheck fixes`. The report's ``bounds.model`` has
 # both keys (the field's, kept for the readers of earlier reports, and the printed one).
 PRINTED_AS = {"max_fixes": "max_repairs"}
-# Engines that visit every reachable state unless a limit stops them.
-EXHAUSTIVE_ENGINES = ("bfs", "dfs", "spark", "liveness")
 
 
 def _is_bound(name: str) -> bool:
@@ -85,31 +85,17 @@ def event_bounds_text(model: Model) -> str:
     return _items_text(model_bounds(model), lambda name: name in events)
 
 
-_LIMITS = {
-    "random": ("walks", "walk_depth", "max_depth", "max_states", "max_memory", "seed"),
-    "hypothesis": ("examples", "steps", "seed"),
-}
-
-
-def search_limits(options, engine: str) -> dict:
+def search_limits(options, engine: Engine) -> dict:
     """The search's own limits from the engine's options (explorer/search.py SearchOptions, explorer/fuzz.py
-    FuzzOptions), those the engine uses (explorer/cli/explore.py sets ``SearchResult.limits``)."""
-    names = _LIMITS.get(engine, ("max_depth", "max_states", "max_memory"))
-    return {name: getattr(options, name) for name in names if hasattr(options, name)}
+    FuzzOptions), those the engine declares (explorer/engines.py; the commands set ``SearchResult.limits``)."""
+    return {name: getattr(options, name) for name in engine.limits if hasattr(options, name)}
 
 
 def search_text(model: Model, result) -> tuple[str, bool]:
     """How far the search went, in words, and whether it covered every reachable state of the bounds."""
-    limits, engine = result.limits, result.engine
-    if engine == "replay":
-        return f"one scenario of {result.depth} step(s), not a search", False
-    if engine == "hypothesis":
-        return (f"{limits.get('examples')} Hypothesis example(s) of up to {limits.get('steps')} steps, seed "
-                f"{limits.get('seed')}, not exhaustive"), False
-    if engine == "random":
-        steps = limits.get("max_depth") if limits.get("max_depth") is not None else limits.get("walk_depth")
-        walks, seed = limits.get("walks"), limits.get("seed")
-        return f"{walks} random walk(s) of up to {steps} steps, seed {seed}, not exhaustive", False
+    limits, engine = result.limits, engine_named(result.engine)
+    if engine.scope is not None:
+        return engine.scope(limits, result), False
     given = [f"--{name.replace('_', '-')} {limits[name]}"
              for name in ("max_depth", "max_states", "max_memory") if limits.get(name) is not None]
     reductions = []
@@ -119,11 +105,8 @@ def search_text(model: Model, result) -> tuple[str, bool]:
         reductions.append("partial-order reduction")
     up_to = f" (up to {' and '.join(reductions)})" if reductions else ""
     if result.result == "violation":
-        por = bool(result.por and result.por.get("used"))
-        how = {"bfs": "a shortest trace (BFS)" if not por else "BFS with partial-order reduction (a trace, maybe not "
-                                                                 "the shortest)",
-               "spark": "a shortest trace (BFS on Spark)", "liveness": "a lasso of the whole state graph"}
-        return how.get(engine, f"found by the {engine} engine"), False
+        trace = engine.por_trace if result.por and result.por.get("used") else engine.trace
+        return trace or f"found by the {engine.name} engine", False
     if result.result == "bounded" and getattr(result, "inconclusive", None):
         return (f"every reachable state{up_to}; {len(result.inconclusive)} lasso(s) need a step this "
                 f"configuration leaves out (a bound of 0), so those properties are neither proved nor violated"), False
@@ -133,9 +116,8 @@ def search_text(model: Model, result) -> tuple[str, bool]:
         return f"the search stopped at {' or '.join(given) or 'a limit of the search'}, not exhaustive", False
     if result.result == "interrupted":
         return "interrupted by a signal, not exhaustive", False
-    exhaustive = engine in EXHAUSTIVE_ENGINES
-    if not exhaustive:
-        return f"engine {engine}", False
+    if not engine.exhaustive:
+        return f"engine {engine.name}", False
     if given:
         return f"every reachable state{up_to}, search limits {', '.join(given)} not reached", True
     return f"every reachable state{up_to}", True
@@ -160,7 +142,7 @@ def bounds_dict(model: Model, result) -> dict:
     out = {"model": bounds, "search": {"engine": result.engine, "exhaustive": exhaustive, "limits": dict(result.limits),
                                        "symmetry": model.symmetry, "text": text},
            "text": f"{model_bounds_text(bounds)}; {text}"}
-    if result.engine == "liveness":
+    if engine_named(result.engine).checks == "liveness":
         out["fairness"] = fairness(model)
     return out
 

@@ -5,6 +5,7 @@ from model import Model
 
 from explorer import __version__
 from explorer.catalog import preset_of
+from explorer.engines import engine_named
 from .bounds import bounds_dict, fairness, verdict_line
 from .render import state_dict, trace_text
 from explorer.search import SearchResult
@@ -115,7 +116,7 @@ def summary_text(model: Model, result: SearchResult, shown: list | None = None) 
         f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
     )
     lines.append(verdict_line(model, result))
-    if result.engine == "liveness":
+    if engine_named(result.engine).checks == "liveness":
         fair = fairness(model)
         lines.append(f"Fairness assumed: {fair['kind']}, of {', '.join(fair['fair_rules']) or 'no rule'}; not fair "
                      f"(may happen within their bounds, never have to): {', '.join(fair['unfair_rules']) or 'none'}.")
@@ -150,7 +151,8 @@ def summary_text(model: Model, result: SearchResult, shown: list | None = None) 
     never = [name for name, n in coverage.items() if n == 0 and name in configured]
     if never:
         # A liveness run explores the whole graph whatever it finds; only an interrupt stops it early.
-        stopped = result.result != "ok" and (result.engine != "liveness" or result.result == "interrupted")
+        liveness = engine_named(result.engine).checks == "liveness"
+        stopped = result.result != "ok" and (not liveness or result.result == "interrupted")
         early = " (the search stopped early)" if stopped else ""
         lines.append(f"Rules that never fired{early}: " + ", ".join(never))
     else:

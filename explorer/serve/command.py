@@ -8,20 +8,24 @@ import click
 from ..cli.exits import BadInput
 from ..cli.model_value import checked_model, model_config
 from ..cli.options import model_options, model_params, plugin_option, plugins
+from ..cli.sections import SectionedCommand, section
 from ..signals import INTERRUPTS, interrupt_signal
 from .server import App, Server, loopback_refusal
 from .walk import Walker
 
 
-@click.command(name="serve")
+@click.command(name="serve", cls=SectionedCommand)
 @model_options
 @plugin_option
-@click.option("--host", default="127.0.0.1", show_default=True, metavar="HOST",
-              help="The loopback address to listen on (127.x.y.z, ::1 or localhost: the page has no "
-                   "authentication).")
-@click.option("--port", type=click.IntRange(min=0, max=65535), default=0, metavar="N",
-              help="The port to listen on [default: a free one, printed].")
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
+@section(
+    "Server",
+    click.option("--host", default="127.0.0.1", show_default=True, metavar="HOST",
+                 help="The loopback address to listen on (127.x.y.z, ::1 or localhost: the page has no "
+                      "authentication)."),
+    click.option("--port", type=click.IntRange(min=0, max=65535), default=0, metavar="N",
+                 help="The port to listen on [default: a free one, printed]."),
+    click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser."),
+)
 def serve_command(preset, host, port, open_browser, **kwargs):
     """Walk the model by hand in a browser: the state, every rule enabled or why not, the invariants; the path
     is the URL and saves as a scenario file. Runs until Ctrl-C (exit 130)."""

@@ -36,7 +36,7 @@ def _model_line(walker: Walker, preset: str | None) -> str:
 def _header(walker: Walker, preset: str | None, steps=(), at: int = 0, save: bool = False) -> str:
     params = "".join(f"<tr><th>{esc(k)}</th><td>{esc(show_value(v))}</td></tr>"
                      for k, v in walker.model.cfg.as_dict().items())
-    links = [f'<a class="btn" id="restart" href="/">Initial state</a>']
+    links = ['<a class="btn" id="restart" href="/">Initial state</a>']
     if save:
         links.append(f'<a class="btn" id="save" download="jbodcheck-path.json" '
                      f'href="{esc(path_url(steps[:at], base="/scenario.json"))}" title="the steps up to the state '
