@@ -217,7 +217,9 @@ def test_both_modes_deal_each_release_both_kinds(tmp_path):
 def test_a_walk_weighs_rules_not_their_argument_tuples():
     from realkafka.campaign.generate import pick
 
-    rule = lambda name: SimpleNamespace(name=name)
+    def rule(name):
+        return SimpleNamespace(name=name)
+
     many, one = rule("DirFail"), rule("AlterReplicaLogDirs")
     enabled = [(many, (b, d)) for b in range(4) for d in range(4)] + [(one, (0, 0, 1))]
     picked = Counter(pick(random.Random(i), enabled, Counter())[0].name for i in range(400))
