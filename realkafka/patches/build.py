@@ -15,6 +15,8 @@ cache, to put ahead of the release's jars on a node's classpath (docs/fixes.md, 
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -38,6 +40,7 @@ SCALAC_FLAGS = ("-nowarn", "-encoding", "utf8", "-language:postfixOps", "-langua
                 "-language:existentials", "-opt:l:inline", "-opt-inline-from:org.apache.kafka.**",
                 "-opt-inline-from:kafka.**")
 STAMP = ".complete"
+LOCK = ".build.lock"
 CLASS_MAJOR_TO_RELEASE = {52: "8", 55: "11", 61: "17", 65: "21"}
 
 
@@ -227,19 +230,34 @@ def patched_jar(fix: str, release: str, *, log=None) -> Path:
         return found
     text = patched_source(fix, release)
     folder = jar_dir(fix, release)
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    try:
-        classes = folder / "classes"
-        made = compile_source(SOURCES[fix], text, release, classes, log=log)
-        with zipfile.ZipFile(jar_path(fix, release), "w", zipfile.ZIP_DEFLATED) as jar:
-            for m in made:
-                jar.write(m, m.relative_to(classes).as_posix())
-        (folder / STAMP).write_text(_stamp(fix, release) + "\n")
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder.parent / LOCK):      # one build at a time per release (another process may be building it)
+        found = cached_jar(fix, release)
+        if found is not None:
+            return found
+        building = Path(tempfile.mkdtemp(prefix=f".{fix}-", dir=folder.parent))
+        try:
+            classes = building / "classes"
+            made = compile_source(SOURCES[fix], text, release, classes, log=log)
+            with zipfile.ZipFile(building / jar_path(fix, release).name, "w", zipfile.ZIP_DEFLATED) as jar:
+                for m in made:
+                    jar.write(m, m.relative_to(classes).as_posix())
+            (building / STAMP).write_text(_stamp(fix, release) + "\n")
+            shutil.rmtree(folder, ignore_errors=True)
+            os.replace(building, folder)
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
     return jar_path(fix, release)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def jar_classes(jar: Path) -> list[str]:
