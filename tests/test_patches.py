@@ -5,7 +5,14 @@ release's; `reproduce --fix` refuses what it cannot run. The default profile nee
 and compiles."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +31,11 @@ def test_every_patch_is_of_a_model_fix_and_every_diff_file_is_catalogued():
     assert found == set(PAIRS)
 
 
-def test_the_recommended_fix_of_findings_1_5_and_6_has_a_patch_at_3_9_2_and_4_4_0():
-    for fix in ("assign-lost-at-start-up",):
+def test_every_candidate_fix_of_findings_1_5_and_6_has_a_patch_at_3_9_2_and_4_4_0():
+    fixes = [name for name, fix in FIXES.items() if set(fix.findings) & {1, 5, 6}]
+    assert set(fixes) == {"gate2-strict", "assign-lost-at-start-up", "offline-dirs-before-unfence",
+                          "unfence-without-offline-dirs", "list-added-replica"}
+    for fix in fixes:
         assert {"3.9.2", "4.4.0"} <= set(patched_releases(fix)), fix
 
 
@@ -125,3 +135,93 @@ def test_each_patch_compiles_against_its_release_into_a_jar_of_its_classes(fix, 
 
     jar = patched_jar(fix, release)
     assert SOURCES[fix].class_name in jar_classes(jar)
+
+
+REPO = Path(__file__).resolve().parent.parent
+FINDING_1 = str(REPO / "scenarios" / "kraft-finding-1-rf1-acked-record-lost.json")
+RELEASES = [v for v in os.environ.get("JBODCHECK_KAFKA_RELEASES", "").split(",") if v]
+
+
+@pytest.mark.realkafka
+@pytest.mark.parametrize("release", RELEASES or ["(none)"])
+def test_finding_1_on_a_patched_cluster_keeps_the_record_and_leaves_nothing_behind(release):
+    """Opt-in (-m realkafka, JBODCHECK_KAFKA_RELEASES=3.9.2,4.4.0): `reproduce --fix assign-lost-at-start-up` of
+    finding 1's loss on a real cluster whose broker loads the patched ReplicaManager: it matches the model with the
+    fix, the loss does not happen, and no JVM of the patched cluster nor its directory is left."""
+    if not RELEASES:
+        pytest.skip("opt-in: set JBODCHECK_KAFKA_RELEASES=3.9.2,4.4.0 (docs/testing.md)")
+    repo = REPO
+    jar = patched_jar("assign-lost-at-start-up", release)
+    before = set(Path(tempfile.gettempdir()).glob(f"jbodcheck-kafka-{release}-*"))
+    p = subprocess.run([sys.executable, "-m", "explorer", "reproduce", FINDING_1, "--kafka", release, "--fix",
+                        "assign-lost-at-start-up", "--json", "-"], cwd=repo, capture_output=True, text=True,
+                       timeout=1800, env={**os.environ, "PYTHONPATH": str(repo)})
+    assert p.returncode == 0, p.stderr[-3000:]
+    report = json.loads(p.stdout)
+    (fix,) = report["fixes"]
+    assert fix["jar"] == str(jar) and "broker-0" in fix["loaded_by"]
+    assert "acked_record_gone" in fix["without_fix"] and "acked_record_gone" not in report["violation"]["real"]
+    jvms = subprocess.run(["pgrep", "-af", jar.name], capture_output=True, text=True).stdout
+    assert not [line for line in jvms.splitlines() if "kafka.Kafka" in line]
+    # other clusters may run on the machine: a directory left by this run is one whose nodes logged class loading
+    new = set(Path(tempfile.gettempdir()).glob(f"jbodcheck-kafka-{release}-*")) - before
+    assert not [d for d in new if any(d.glob("*/class-load-*.log"))]
+
+
+def gate2_strict_cost(release: str, patched: bool) -> dict:
+    """docs/fixes.md, gate2-strict's cost, looked for on a real cluster (one broker x two dirs): dir 0 fails while
+    the broker's heartbeats are held (the session timeout raised, so that it is not fenced), a topic is created on
+    it (its Directories entry UNASSIGNED: the registration still lists both dirs), then the heartbeat reports dir 0.
+    What the cluster shows then: t-0's leader, the broker's log of it, whether a producer is acknowledged."""
+    from realkafka.cluster import Cluster, ClusterSpec
+
+    jars = (patched_jar("gate2-strict", release),) if patched else ()
+    t0 = ("t", 0)
+    spec = ClusterSpec(release=release, brokers=1, dirs=2, patches=jars,
+                       controller_settings={"broker.session.timeout.ms": "120000"})
+    with Cluster(spec) as c:
+        c.hold("BrokerHeartbeat", broker=0)
+        c.fail_dir(0, 0)
+        c.create_topic("t", {0: [0]}, configs={"min.insync.replicas": "1"})
+        created = c.wait_until(lambda o: t0 in o.controller.partitions, timeout=60, what="t-0 created")
+        time.sleep(5)                                   # the broker replays the PartitionRecord
+        c.release("BrokerHeartbeat", broker=0)
+        c.wait_until(lambda o: o.controller.registrations[0].dirs == (1,), timeout=60,
+                     what="broker 0's heartbeat reported dir 0 offline")
+        time.sleep(10)
+        o = c.observe()
+        replica = o.brokers[0].replicas.get(t0)
+        produced = c.produce("t", 0, b"r0", timeout=20)
+        return {"directories_at_creation": created.controller.partitions[t0].directories,
+                "leader": o.controller.partitions[t0].leader, "log_dir": replica.dir if replica else None,
+                "acked": produced.offset, "producer_error": produced.error}
+
+
+@pytest.mark.realkafka
+@pytest.mark.parametrize("release", RELEASES or ["(none)"])
+def test_gate2_strict_costs_a_new_topic_a_leader_that_holds_no_log(release):
+    """Opt-in: gate2-strict's cost (docs/fixes.md) on a real patched cluster, and the same steps without the patch."""
+    if not RELEASES:
+        pytest.skip("opt-in: set JBODCHECK_KAFKA_RELEASES=3.9.2,4.4.0 (docs/testing.md)")
+    plain = gate2_strict_cost(release, patched=False)
+    assert plain["directories_at_creation"] == ("UNASSIGNED",)
+    assert (plain["leader"], plain["log_dir"], plain["acked"]) == (0, 1, 0)
+    strict = gate2_strict_cost(release, patched=True)
+    assert (strict["leader"], strict["log_dir"], strict["acked"]) == (0, None, None), strict
+
+
+def test_reproduce_plan_only_with_a_fix_names_the_patch_and_what_the_run_without_it_shows(capsys):
+    from explorer.cli.app import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", FINDING_1, "--kafka", "3.9.2", "--fix", "assign-lost-at-start-up", "--plan-only",
+              "--json", "-"])
+    assert e.value.code == 0
+    report = json.loads(capsys.readouterr().out)
+    (fix,) = report["fixes"]
+    assert fix["patch"] == "realkafka/patches/assign-lost-at-start-up/3.9.2.diff"
+    assert fix["without_fix"] == ["acked_record_gone", "replica_recreated_over_failed_dir"]
+    # the model with the fix: the loss is gone, and the replica is assigned to LOST (its cost, docs/fixes.md)
+    assert report["violation"] == {"expected": ["directories_name_the_log_dir"],
+                                   "planned": ["directories_name_the_log_dir"]}
+    assert report["model"]["options"]["candidate_fixes"] == ["assign-lost-at-start-up"]
