@@ -243,6 +243,7 @@ def patched_jar(fix: str, release: str, *, log=None) -> Path:
                 for m in made:
                     jar.write(m, m.relative_to(classes).as_posix())
             (building / STAMP).write_text(_stamp(fix, release) + "\n")
+            building.chmod(0o755)          # mkdtemp's 0700 otherwise
             shutil.rmtree(folder, ignore_errors=True)
             os.replace(building, folder)
         finally:
@@ -270,7 +271,7 @@ def _javap(classes: Path, name: str) -> str:
     javap = shutil.which("javap") or "javap"
     p = subprocess.run([javap, "-c", "-p", "-cp", str(classes), name], capture_output=True, text=True, timeout=120)
     # masked: the constant-pool indexes (#123), which a recompilation may renumber, and the number of a synthetic
-    # lambda method (javac 17 numbers lambda$m$N across the class; the compiler 4.4.0 was built with, per method)
+    # lambda method (javac 17 numbers lambda$m$N across the class; 4.4.0's classes, per method)
     return re.sub(r"(lambda\$[\w$]*?\$)\d+\b", r"\1N", re.sub(r"#\d+(,\s*\d+)?", "#", p.stdout))
 
 
