@@ -21,6 +21,7 @@ from explorer.errors import JbodcheckFailure, one_line
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_distinct, checked_writable, emit
 from .reproduce import _format_at, _kraft_model, _non_default, _release, _settings
+from .reproduce_fix import build_patches, checked_cluster, patch_files
 
 EXIT_HARNESS = 3
 
@@ -54,8 +55,11 @@ EXIT_HARNESS = 3
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
+@click.option("--fix", "fixes", multiple=True, metavar="NAME",
+              help="A candidate fix on both sides, as reproduce --fix: the model with the fix, and every cluster "
+                   "with the fix's patch of Kafka's code ahead of the release's jars; repeatable.")
 def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout):
+                    json_path, step_timeout, fixes):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import report_dict, run_campaign
 
@@ -65,9 +69,11 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(f"--out {out}: not a directory")
+    fixes = tuple(dict.fromkeys(fixes))
+    patched = {release: patch_files(fixes, release) for release in releases}
     models = {}
     for release in releases:
-        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release)
+        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release, fixes=fixes)
         models[release] = (model, {"preset": preset, **base})
     try:
         from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec, fetch
@@ -78,14 +84,18 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     def start_cluster(model, planned):
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings={**_settings(model, planned), **timers}, keep=False, **_format_at(model))
-        return Cluster(spec, log=lambda line: None)
+                           settings={**_settings(model, planned), **timers}, keep=False, **_format_at(model),
+                           **({"patches": tuple(jars[release])} if jars.get(release) else {}))
+        return checked_cluster(Cluster(spec, log=lambda line: None), jars.get(release, {}))
 
     timers = dict(KAFKA_TIMERS) if kafka_timers else {}
+    jars: dict = {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
     settings = {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers}
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
-               f"{seed}) on Kafka {', '.join(releases)}; Kafka settings the harness sets (the release's defaults "
+               f"{seed}) on Kafka {', '.join(releases)}"
+               + (f" with the fix(es) {', '.join(fixes)} in the model and patched into Kafka" if fixes else "")
+               + "; Kafka settings the harness sets (the release's defaults "
                "otherwise): " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())), err=True)
     start = time.monotonic()
     campaign, interrupted = None, None
@@ -94,6 +104,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         with signals.interruptible():
             for release in releases:
                 fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
+                jars[release] = build_patches(patched[release], release)
             campaign = run_campaign(
                 releases=releases, model_of=lambda r: models[r][0], start_cluster=start_cluster, traces=traces,
                 seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
@@ -118,6 +129,8 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     report = report_dict(campaign, releases=releases, seed=seed, length=length, preset=preset, settings=settings,
                          version=__version__, elapsed_s=time.monotonic() - start, exit_code=code)
     report["mode"], report["faults"] = mode, faults
+    report["fixes"] = [{"fix": fix, "patches": {r: str(patch) for r in releases for f, patch, _ in patched[r]
+                                                 if f == fix}} for fix in fixes]
     report["result"] = "interrupted" if interrupted is not None else (
         "disagreement" if counts.get("disagrees") else "incomplete" if counts.get("harness") else "conforms")
     lines = [f"Campaign: {len(campaign.traces)} trace(s) on Kafka {', '.join(releases)}: "
