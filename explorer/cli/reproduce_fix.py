@@ -107,7 +107,6 @@ def with_fixes(text: str, fixes: list[dict], run) -> str:
     real = run.real_shown()
     parts = []
     for f in fixes:
-        gone = [c for c in f["without_fix"] if c not in real]
         kept = [c for c in f["without_fix"] if c in real]
         loaded = (f"its patched {f['class']} loaded from the patch jar by {', '.join(f['loaded_by'])}"
                   if f["loaded_by"] else "its patched class's loading not checked (the run did not end)")
