@@ -239,4 +239,8 @@ LONG_RUNS = (
             "exit 0, nothing left",
             "reproduce of kip112-2 against a scripted cluster that follows the model, and one that leaves it "
             "(tests/test_reproduce_zk.py)"),
+    LongRun("tests/test_patches.py::test_each_patch_compiles_against_its_release_into_a_jar_of_its_classes",
+            "every fix's patch fetched (the -sources jar, the release, scalac by Maven), applied and compiled against "
+            "its release into a jar that holds the patched class",
+            "every patch applies to its release's cached source (tests/test_patches.py)"),
 )

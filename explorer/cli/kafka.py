@@ -39,3 +39,46 @@ def fetch_command(versions):
             raise (BadInput if e.bad_input else JbodcheckFailure)(str(e)) from None
         click.echo(f"{release.version} {release.libs}")
     return EXIT_OK
+
+
+@kafka_group.command("patch")
+@click.argument("fix", metavar="FIX")
+@click.option("--kafka", "kafka", required=True, metavar="VERSION",
+              help="The release whose source the fix's patch is applied to (X.Y.Z, or X.Y: its newest patch).")
+@click.option("--check", is_flag=True,
+              help="Only check that the patch applies to the release's source (patch --dry-run); build nothing.")
+@click.option("--check-port", is_flag=True,
+              help="Also compile the release's UNPATCHED source (for 4.4.0: 4.3.1's with the port) and compare its "
+                   "classes with the release's own (byte-identical or javap -c -p identical).")
+def patch_command(fix, kafka, check, check_port):
+    """The jar of a candidate fix's patched Kafka classes for a release, built in the cache on first use: prints its
+    path (put it ahead of the release's jars on the classpath; docs/fixes.md, "On Kafka's own code")."""
+    from realkafka.cluster import HarnessError
+    from realkafka.cluster.release import resolve
+    from realkafka.patches import SOURCES, PatchError, check_port as port_differences, patched_jar, patched_source
+
+    try:
+        release = resolve(kafka)
+    except ValueError as e:
+        raise BadInput(f"--kafka: {e}") from None
+    if fix not in SOURCES:
+        raise BadInput(f"no patch of Kafka's code for the fix {fix!r} (patched: {', '.join(SOURCES)})")
+    log = lambda line: click.echo(f"jbodcheck: {line}", err=True)  # noqa: E731
+    try:
+        if check_port:
+            differ = port_differences(SOURCES[fix], release, log=log)
+            if differ:
+                raise JbodcheckFailure(f"Kafka {release}'s {SOURCES[fix].path} as the harness has it does not "
+                                       f"compile to the release's classes: {'; '.join(differ[:3])}")
+            click.echo(f"jbodcheck: {SOURCES[fix].path} of Kafka {release} compiles to the release's own classes",
+                       err=True)
+        if check:
+            patched_source(fix, release, dry_run=True)
+            click.echo(f"realkafka/patches/{fix}/{release}.diff applies to Kafka {release}'s {SOURCES[fix].path}")
+            return EXIT_OK
+        click.echo(patched_jar(fix, release, log=log))
+    except PatchError as e:
+        raise (BadInput if "has no patch" in str(e) else JbodcheckFailure)(str(e)) from None
+    except HarnessError as e:
+        raise (BadInput if e.bad_input else JbodcheckFailure)(str(e)) from None
+    return EXIT_OK

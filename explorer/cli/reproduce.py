@@ -28,6 +28,7 @@ from .exits import EXIT_OK, EXIT_VIOLATION, BadInput, os_error_line
 from .model_value import command_model
 from .numbers import Seconds
 from .harness_failure import harness_failure
+from .reproduce_fix import build_patches, checked_patches, fix_lines, fixes_report, patch_files, with_fixes
 from .outputs import checked_distinct, checked_writable, emit, guard_report
 
 
@@ -45,11 +46,11 @@ def release_bugs(model, release: str) -> tuple:
     return tuple(i for i in implied(_version(release)) if BUGS[i].feature is None or BUGS[i].feature in have)
 
 
-def _kraft_model(scenario, release: str, elr: str = "default", path: str | None = None):
+def _kraft_model(scenario, release: str, elr: str = "default", path: str | None = None, fixes: tuple = ()):
     """The scenario's model, following ``release`` (the model's release option ``kafka``: its rules, its ELR default
     unless ``elr`` says on or off, and the bug switches it implies, listed), with the data path on where the
     scenario's model allows it (a real cluster's followers always fetch: without records the model leaves ISR
-    expansions out)."""
+    expansions out), and with the candidate ``fixes`` on (``--fix``: model/kraft/fixes.py) besides the file's own."""
     base = dict(scenario.model)
     preset = base.pop("preset", None)
     named = f"scenario {path}: model" if path is not None else None     # a field of the file is named as such
@@ -64,6 +65,12 @@ def _kraft_model(scenario, release: str, elr: str = "default", path: str | None 
     options["kafka"] = release          # the release implies its bug switches (model/kraft/bugs.py ``implied``)
     if elr != "default":
         options["elr"] = elr == "on"
+    if fixes:
+        from model.kraft.fixes import FIXES_OPTION
+
+        given_fixes = options.get(FIXES_OPTION, ())
+        given_fixes = (given_fixes,) if isinstance(given_fixes, str) else tuple(given_fixes)
+        options[FIXES_OPTION] = list(dict.fromkeys(given_fixes + tuple(fixes)))
     base["options"] = options
     try:
         model = command_model(preset, {}, base={**base, "max_records": max(1, first.cfg.max_records_of(0))},
@@ -132,8 +139,12 @@ def _release(text: str) -> str:
                    "cluster.")
 @click.option("--step-timeout", type=Seconds(min=1), default=180.0, show_default=True, metavar="SECONDS",
               help="How long a step waits for the real cluster to match the model before it counts as a difference.")
+@click.option("--fix", "fixes", multiple=True, metavar="NAME",
+              help="A candidate fix (jbodcheck fixes) on both sides: the model with the fix, and the cluster with "
+                   "the fix's patch of Kafka's code (realkafka/patches/NAME/RELEASE.diff) compiled ahead of the "
+                   "release's jars; repeatable (docs/fixes.md, \"On Kafka's own code\").")
 @guard_report
-def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout):
+def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, step_timeout, fixes):
     """Run a KRaft scenario on a real Kafka cluster of that release and compare it with the model, step by step."""
     from model.kraft.controller import elr_enabled
     from realkafka.driver.plan import PlanError, plan, unjudged, why_unforced
@@ -142,15 +153,24 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     checked_writable(json_path)
     checked_distinct({"--json": json_path}, {"the scenario": scenario_path})
     release = _release(kafka)
+    fixes = tuple(dict.fromkeys(fixes))
+    patched = patch_files(fixes, release)
     try:
         scenario = load_scenario(scenario_path)
         zk = _zk_model(scenario, scenario_path)
         if zk is not None:
+            if fixes:
+                raise BadInput("--fix: the candidate fixes are KRaft's (model/kraft/fixes.py); this scenario is a "
+                               "ZooKeeper-mode one")
             from .reproduce_zk import reproduce_zk
             return reproduce_zk(scenario_path, scenario, zk, release, keep, step_timeout, json_path, plan_only)
-        preset, base, model, bugs = _kraft_model(scenario, release, elr, scenario_path)
+        preset, base, model, bugs = _kraft_model(scenario, release, elr, scenario_path, fixes)
         steps = _steps(scenario, model)
         planned = plan(model, steps)
+        unfixed = None
+        if fixes:        # the run without the fixes: the finding's violation, that the patched run should not show
+            plain = _kraft_model(scenario, release, elr, scenario_path)[2]
+            unfixed = plan(plain, _steps(scenario, plain))
     except (ScenarioError, PlanError) as e:
         raise BadInput(str(e)) from None
     if scenario.loop_start is not None and not planned.target:
@@ -160,9 +180,9 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
     header = [f"Reproduce {scenario_path} on Kafka {release}"] + _described(scenario, release) + [
               f"model: {model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs, {model.cfg.partitions} partition(s), "
               f"RF {model.cfg.rf}; following Kafka {release} (ELR {'on' if elr_enabled(model) else 'off'}): bug "
-              "switches " + (", ".join(bugs) if bugs else "none")]
+              "switches " + (", ".join(bugs) if bugs else "none")] + fix_lines(patched, unfixed)
     common = {"scenario": scenario_path, "release": release, "elr": elr, "model_params": base, "bugs": bugs,
-              "version": __version__}
+              "version": __version__, "fixes": fixes_report(patched, unfixed)}
     if plan_only:
         from .reproduce_report import plan_report
 
@@ -180,7 +200,7 @@ def reproduce_command(scenario_path, kafka, elr, json_path, keep, plan_only, ste
                        + ", which no real-cluster check shows on its trace (docs/reproduce.md, 'When a violation "
                        "happened'): "
                        "a real run could not say whether it happened")
-    return _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned)
+    return _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned, patched)
 
 
 def _described(scenario, release: str) -> list[str]:
@@ -230,7 +250,7 @@ def _non_default(model, planned) -> dict:
     return non_default_settings(_settings(model, planned))
 
 
-def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned):
+def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned, patched=()):
     """The run, its report and its exit code; a failure (exit 2 or 3) writes a report that says so (result
     "error", explorer/cli/reproduce_report.py) before its one line, so that no file at --json PATH is a previous
     run's. With ``--json -`` every line but the JSON goes to stderr."""
@@ -240,7 +260,7 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
 
     state = {"driver": None, "logs": None, "settings": None}
     try:
-        return _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state)
+        return _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state, patched)
     except Exception as e:  # noqa: BLE001 - reported in the JSON report, then as ever (app.py main)
         if json_path is None:
             raise
@@ -259,7 +279,7 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
         raise
 
 
-def _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state):
+def _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state, patched=()):
     from realkafka.driver.report import report_dict, step_lines, verdict
     from realkafka.driver.run import Driver, HarnessCannot, NodeDied, RunResult
     from realkafka.driver.validate import TooManyCandidates
@@ -284,11 +304,12 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
         with signals.interruptible():
             try:
                 fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
+                jars = build_patches(patched, release)
                 try:
                     spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
                                        elr={"default": None, "on": True, "off": False}[elr],
                                        settings=_settings(model, planned), keep=keep,
-                                       **_format_at(model))
+                                       **_format_at(model), **({"patches": tuple(jars)} if jars else {}))
                 except ValueError as e:
                     raise BadInput(str(e)) from None
                 click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "
@@ -299,6 +320,8 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
                         cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
                         echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total)), err=to_stderr))
                     driver.run()
+                    if jars:
+                        common["fixes"] = checked_patches(cluster, jars, common["fixes"])
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
             except (HarnessError, ProbeError, NodeDied, TooManyCandidates) as e:
@@ -308,6 +331,7 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
     run = driver.result if driver is not None else RunResult([])
     run.interrupted = interrupted
     text, ok, violation = verdict(planned, run, release, settings)
+    text = with_fixes(text, common["fixes"], run)
     code = 128 + interrupted if interrupted is not None else (EXIT_OK if ok else EXIT_VIOLATION)
     report = report_dict(**common, plan=planned, run=run, text=text, violation=violation, exit_code=code,
                          logs=str(logs) if logs else None, settings=settings)

@@ -32,6 +32,9 @@ from .release import Release, fetch, java, parse_version
 METADATA_PARTITION = "__cluster_metadata-0"
 JVM_OPTIONS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", "-Xss512k",
                "-Djava.awt.headless=true"]
+# With patch jars, each node's JVM logs every class it loads and where from, to this file in the node's directory
+# (%p: the JVM's pid): realkafka/patches/loaded.py checks that the patched classes came from the patch jars.
+CLASS_LOAD_LOG = "class-load-%p.log"
 PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<kind>future|delete|stray))?$")
 
 
@@ -55,6 +58,9 @@ class ClusterSpec:
     # format at this metadata.version (the storage tool's --release-version, e.g. "3.6-IV2"); None: the latest
     metadata_version: str | None = None
     start_timeout: float = 240     # JVM start-up on a loaded 2-core machine takes long; a wait is not a speed test
+    # jars put ahead of the release's jars on the controller's and the brokers' classpath (a fix's patched classes,
+    # realkafka/patches/), each node then logging its class loading (CLASS_LOAD_LOG); () runs the release as is
+    patches: tuple = attrs.field(default=(), converter=lambda jars: tuple(Path(j) for j in jars))
 
     def __attrs_post_init__(self):
         version = parse_version(self.release)
@@ -330,12 +336,20 @@ class Cluster:
     def _start_node(self, node: Node) -> None:
         out = open(node.stdout, "ab")
         argv = [self._java, "-Xms32m", f"-Xmx{self.spec.heap}", *JVM_OPTIONS, f"-Dkafka.logs.dir={node.home}",
-                *self._logging_options(node.home / "server"), "-cp", self.kafka.classpath,
+                *self._logging_options(node.home / "server"), *self._node_classpath(node),
                 "kafka.Kafka", str(node.properties)]
         node.proc = processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT)
         out.close()
         node.held = False
         node.expected = True
+
+    def _node_classpath(self, node: Node) -> list[str]:
+        """The node's classpath options: the patch jars (``spec.patches``) ahead of the release's jars, with the
+        class-loading log on; the release's alone otherwise."""
+        if not self.spec.patches:
+            return ["-cp", self.kafka.classpath]
+        return [f"-Xlog:class+load=info:file={node.home / CLASS_LOAD_LOG}",
+                "-cp", os.pathsep.join([*(str(j) for j in self.spec.patches), self.kafka.classpath])]
 
     # ---- faults and timing ---------------------------------------------------------------------------------------
 

@@ -218,11 +218,13 @@ def _view_dict(view: View | None):
 
 
 def report_dict(*, scenario: str, release: str, elr: str, model_params: dict, bugs, plan, run, text: str,
-                violation: dict, exit_code: int, version: str, logs: str | None, settings: dict | None = None) -> dict:
+                violation: dict, exit_code: int, version: str, logs: str | None, settings: dict | None = None,
+                fixes: list | None = None) -> dict:
     return {
         "schema": SCHEMA, "tool": "jbodcheck", "command": "reproduce", "version": version,
         "scenario": scenario, "kafka": release, "elr": elr, "model": model_params, "bugs": list(bugs),
         "settings": dict(sorted((settings or {}).items())),
+        "fixes": list(fixes or []),
         "plan": {"forced": plan.forced, "target": plan.target, "shown": plan.shown,
                  "heartbeat_windows": [list(w) for w in plan.windows],
                  "fetch_holds": [{"hold": h.text(), "released_at": r} for h, r in plan.fetch_holds.items()]},
