@@ -98,12 +98,12 @@ def test_command(finding, kafka, fix):
     from model.kraft.fixes import FIXES
     from realkafka.cluster import HarnessError
     from realkafka.cluster.release import resolve
-    from realkafka.kafkatests import kit_line, run, test_class
+    from realkafka.kafkatests import kit_line, run, class_of
 
     try:
         release = resolve(kafka)
         kit_line(release)
-        test_class(finding)
+        class_of(finding)
     except ValueError as e:
         raise BadInput(str(e) if str(e).startswith("finding") else f"--kafka: {e}") from None
     if fix is not None and fix not in FIXES:

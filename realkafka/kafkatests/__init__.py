@@ -7,6 +7,6 @@ release's unpatched classes or a fix's patched ones (realkafka/patches) ahead of
 
 Like realkafka/cluster/, this package knows Kafka, not the model.
 """
-from .run import CHECKED, TESTS, KafkaTestResult, kit_line, read_report, run, test_class
+from .runner import CHECKED, TESTS, KafkaTestResult, kit_line, read_report, run, class_of
 
-__all__ = ["CHECKED", "TESTS", "KafkaTestResult", "kit_line", "read_report", "run", "test_class"]
+__all__ = ["CHECKED", "TESTS", "KafkaTestResult", "kit_line", "read_report", "run", "class_of"]

@@ -100,12 +100,12 @@ public class UnassignedReplicaRestartTest {
             File failedDir = causeLogDirFailure(broker, tp);
             cluster.shutdownBroker(0);
             waitForCondition(() -> controllerPartition(cluster, tp).leader == -1,
-                "the controller should fence broker 0 (no leader for " + tp + ")");
+                () -> "the controller should fence broker 0 (no leader for " + tp + ")");
             assertEquals(DirectoryId.UNASSIGNED, controllerPartition(cluster, tp).directory(0));
 
             // the failed dir is still a file: the broker starts with it offline (MetaPropertiesEnsemble error dir)
             cluster.startBroker(0);
-            waitForCondition(() -> broker.brokerState() == BrokerState.RUNNING, "broker 0 should be running");
+            waitForCondition(() -> broker.brokerState() == BrokerState.RUNNING, () -> "broker 0 should be running");
             assertFalse(broker.logManager().isLogDirOnline(failedDir.getAbsolutePath()));
 
             Optional<UnifiedLog> log = Optional.ofNullable(broker.logManager().getLog(tp, false).getOrElse(() -> null));
@@ -133,7 +133,7 @@ public class UnassignedReplicaRestartTest {
         String metadataLogDir = new File(broker.config().metadataLogDir()).getAbsolutePath();
         for (String topic : List.of("foo", "bar")) {
             TopicPartition tp = new TopicPartition(topic, 0);
-            waitForCondition(() -> broker.logManager().getLog(tp, false).isDefined(), "no log for " + tp);
+            waitForCondition(() -> broker.logManager().getLog(tp, false).isDefined(), () -> "no log for " + tp);
             if (!new File(broker.logManager().getLog(tp, false).get().parentDir()).getAbsolutePath().equals(metadataLogDir)) {
                 return tp;
             }
@@ -158,8 +158,8 @@ public class UnassignedReplicaRestartTest {
         return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
-    private static void waitForCondition(Supplier<Boolean> condition, String message) {
-        kafka.utils.TestUtils.waitUntilTrue(condition::get, () -> message, 30_000L, 100L);
+    private static void waitForCondition(Supplier<Boolean> condition, Supplier<String> message) {
+        kafka.utils.TestUtils.waitUntilTrue(condition::get, message::get, 30_000L, 100L);
     }
 
     /** Denies AssignReplicasToDirs while HOLD is set; allows every other request. */

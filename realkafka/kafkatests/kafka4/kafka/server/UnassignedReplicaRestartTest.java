@@ -90,12 +90,12 @@ public class UnassignedReplicaRestartTest {
             File failedDir = causeLogDirFailure(broker, tp);
             cluster.shutdownBroker(0);
             waitForCondition(() -> controllerPartition(cluster, tp).leader == -1,
-                "the controller should fence broker 0 (no leader for " + tp + ")");
+                () -> "the controller should fence broker 0 (no leader for " + tp + ")");
             assertEquals(DirectoryId.UNASSIGNED, controllerPartition(cluster, tp).directory(0));
 
             // the failed dir is still a file: the broker starts with it offline (MetaPropertiesEnsemble error dir)
             cluster.startBroker(0);
-            waitForCondition(() -> broker.brokerState() == BrokerState.RUNNING, "broker 0 should be running");
+            waitForCondition(() -> broker.brokerState() == BrokerState.RUNNING, () -> "broker 0 should be running");
             assertFalse(broker.logManager().isLogDirOnline(failedDir.getAbsolutePath()));
 
             Optional<UnifiedLog> log = broker.logManager().getLog(tp);
@@ -120,7 +120,7 @@ public class UnassignedReplicaRestartTest {
         String metadataLogDir = new File(broker.config().metadataLogDir()).getAbsolutePath();
         for (String topic : List.of("foo", "bar")) {
             TopicPartition tp = new TopicPartition(topic, 0);
-            waitForCondition(() -> broker.logManager().getLog(tp).isPresent(), "no log for " + tp);
+            waitForCondition(() -> broker.logManager().getLog(tp).isPresent(), () -> "no log for " + tp);
             if (!new File(broker.logManager().getLog(tp).get().parentDir()).getAbsolutePath().equals(metadataLogDir)) {
                 return tp;
             }
@@ -141,12 +141,12 @@ public class UnassignedReplicaRestartTest {
         assertTrue(logDir.isFile());
         broker.replicaManager().checkpointHighWatermarks();
         waitForCondition(() -> !broker.logManager().isLogDirOnline(logDir.getAbsolutePath()),
-            "Expected log directory offline");
+            () -> "Expected log directory offline");
         return logDir;
     }
 
-    private static void waitForCondition(Supplier<Boolean> condition, String message) {
-        kafka.utils.TestUtils.waitUntilTrue(condition::get, () -> message, 30_000L, 100L);
+    private static void waitForCondition(Supplier<Boolean> condition, Supplier<String> message) {
+        kafka.utils.TestUtils.waitUntilTrue(condition::get, message::get, 30_000L, 100L);
     }
 
     /** Denies AssignReplicasToDirs while HOLD is set; allows every other request. */

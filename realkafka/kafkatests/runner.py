@@ -48,7 +48,7 @@ class KafkaTestResult:
         return f"finding {self.finding} on {on}: FAILED {self.test}: {self.detail} ({self.seconds:.0f} s)"
 
 
-def test_class(finding: int) -> str:
+def class_of(finding: int) -> str:
     """The finding's test class, or ValueError (one line) for a finding without one."""
     if finding not in TESTS:
         raise ValueError(f"finding {finding} has no Kafka-native test (findings with one: "
@@ -123,7 +123,7 @@ def run(finding: int, release: str, *, fix: str | None = None, log=None) -> Kafk
     """Run the finding's Kafka-native test on the release (with the fix's patch jar ahead of the release's jars).
     ValueError for a finding, release or fix this cannot run; HarnessError (realkafka.patches.PatchError among
     them) when Maven, Java, the compiler or the test's own machinery fails: the test neither passed nor failed."""
-    test = test_class(finding)
+    test = class_of(finding)
     kit_line(release)
     mvn, _ = _tool("mvn"), _tool("java")
     patch_jar = own = None
