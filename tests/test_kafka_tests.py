@@ -142,3 +142,48 @@ def test_each_test_fails_on_the_release_and_passes_with_the_fix(finding, release
 
 def test_no_jar_is_kept_in_the_repository():
     assert list(HERE.rglob("*.java")) and not list(HERE.rglob("*.jar"))
+
+
+def fake_maven(tmp_path, monkeypatch, body: str) -> dict:
+    """A fake ``mvn`` (tests/fake_tools.py) that runs ``body`` with ``$b`` the run's build directory."""
+    from fake_tools import fake_tools
+
+    tools = fake_tools(tmp_path, 'for a in "$@"; do case "$a" in -Dkafkatests.build=*) b="${a#*=}";; esac; done\n'
+                       + body)
+    for name, value in tools["env"].items():
+        monkeypatch.setenv(name, value)
+    return tools
+
+
+def surefire(report: str) -> str:
+    return (f'mkdir -p "$b/surefire-reports"\ncat > "$b/surefire-reports/TEST-kafka.server.'
+            f"UnassignedReplicaRestartTest.xml\" <<'EOF'\n{report}EOF\nexit 1")
+
+
+def test_a_compile_error_is_a_tool_failure_in_one_line(tmp_path, monkeypatch, capsys):
+    fake_maven(tmp_path, monkeypatch, 'echo "[ERROR] COMPILATION ERROR : "\necho "[ERROR] /r/kafka4/kafka/server/'
+               'UnassignedReplicaRestartTest.java:[55,43] cannot find symbol"\nexit 1')
+    code, out, err = invoke(capsys, "1", "--kafka", "4.4.0")
+    assert (code, out) == (3, "")
+    assert err.splitlines()[-1].startswith("jbodcheck: failure: Maven did not run "
+                                           "kafka.server.UnassignedReplicaRestartTest on Kafka 4.4.0: ")
+    assert "cannot find symbol" in err.splitlines()[-1]
+
+
+def test_a_failing_test_exits_1_with_its_assertion_and_an_erring_one_3(tmp_path, monkeypatch, capsys):
+    tools = fake_maven(tmp_path, monkeypatch, surefire(REPORT.format(
+        failures=1, errors=0, body='<failure message="broker 0 re-created foo-0">trace</failure>')))
+    code, out, _ = invoke(capsys, "1", "--kafka", "3.9.2")
+    assert code == 1
+    assert out.startswith("finding 1 on Kafka 3.9.2: FAILED kafka.server.UnassignedReplicaRestartTest: broker 0 "
+                          "re-created foo-0 (")
+    assert "-Dkafka.line=3" in tools["calls"].read_text()
+
+    (tmp_path / "bin" / "mvn").write_text("#!/bin/sh\n" + 'for a in "$@"; do case "$a" in -Dkafkatests.build=*) '
+                                           'b="${a#*=}";; esac; done\n' + surefire(REPORT.format(
+                                               failures=0, errors=1, body="<error>java.lang.NoClassDefFoundError: "
+                                                                          "org/apache/kafka/test/TestUtils</error>")))
+    code, out, err = invoke(capsys, "1", "--kafka", "3.9.2")
+    assert (code, out) == (3, "")
+    assert err.splitlines()[-1] == ("jbodcheck: failure: kafka.server.UnassignedReplicaRestartTest could not run on "
+                                    "Kafka 3.9.2: java.lang.NoClassDefFoundError: org/apache/kafka/test/TestUtils")

@@ -16,7 +16,7 @@ import attrs
 
 from realkafka.cluster import processes
 from realkafka.cluster.errors import HarnessError
-from realkafka.cluster.release import _first_error, _tool, cache_root, parse_version
+from realkafka.cluster.release import _first_error, _shorten, _tool, cache_root, parse_version
 
 HERE = Path(__file__).resolve().parent
 POM = HERE / "pom.xml"
@@ -82,6 +82,15 @@ def maven_command(mvn: str, finding: int, release: str, build: Path, patch_jar: 
     return [*argv, "test"]
 
 
+def maven_error(output: str) -> str:
+    """Why Maven ran no test: javac's first error (a test that does not compile against the release), else
+    Maven's first error."""
+    for line in re.sub(r"\x1b\[[0-9;]*m", "", output).splitlines():
+        if ".java:[" in line and "[ERROR]" in line:
+            return _shorten("compile error: " + line.split("[ERROR]", 1)[1].strip())
+    return _first_error(output)
+
+
 def read_report(report: Path) -> tuple[int, int, int, str]:
     """A Surefire XML report: (tests, failures, errors, the first failure's or error's message)."""
     suite = ET.parse(report).getroot()
@@ -145,7 +154,7 @@ def run(finding: int, release: str, *, fix: str | None = None, log=None) -> Kafk
     seconds = time.monotonic() - start
     report = build / "surefire-reports" / f"TEST-{test}.xml"
     if not report.is_file():
-        raise HarnessError(f"Maven did not run {test} on Kafka {release}: {_first_error(p.stdout + p.stderr)}")
+        raise HarnessError(f"Maven did not run {test} on Kafka {release}: {maven_error(p.stdout + p.stderr)}")
     tests, failures, errors, message = read_report(report)
     if errors or not tests:
         raise HarnessError(f"{test} could not run on Kafka {release}: "
