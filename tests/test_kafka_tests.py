@@ -113,7 +113,8 @@ def test_a_patched_class_loaded_from_the_release_jar_is_a_problem(tmp_path):
     theirs = dict(ours, **{"kafka.cluster.Partition$1": "file:/m2/kafka_2.13-4.4.0.jar"})
     assert patch_problems(theirs, [own, "kafka.cluster.Partition$1"], own, classes) == [
         "kafka.cluster.Partition$1 was loaded from file:/m2/kafka_2.13-4.4.0.jar, not from the patch"]
-    assert patch_problems({}, [own], own, classes) == ["the test never loaded the patched class kafka.cluster.Partition"]
+    assert patch_problems({}, [own], own, classes) == [
+        "the test never loaded the patched class kafka.cluster.Partition"]
 
 
 FIX_OF = {1: "assign-lost-at-start-up", 5: "unfence-without-offline-dirs", 6: "list-added-replica"}

@@ -28,7 +28,6 @@ CHECKED = ("3.9.2", "4.4.0")          # the releases each test was run on (docs/
 # The registry's kafka-clients test jar of these releases lacks org.apache.kafka.test.TestUtils, which the 4.x test
 # kit's SslManager needs: the release whose test jar is taken instead.
 CLIENTS_TEST_JAR = {"4.4.0": "4.3.1"}
-LOADED = re.compile(r"\]\s(?P<name>[\w.$]+) source: (?P<source>.+)$")
 
 
 @attrs.frozen
@@ -105,17 +104,6 @@ def read_report(report: Path) -> tuple[int, int, int, str]:
     return count["tests"] - count["skipped"], count["failures"], count["errors"], " ".join(str(message).split())
 
 
-def loaded_from(log: Path) -> dict[str, str]:
-    """The JVM's class-loading log (``-Xlog:class+load``): class name -> where it came from."""
-    found = {}
-    with open(log, errors="replace") as f:
-        for line in f:
-            m = LOADED.search(line.rstrip("\n"))
-            if m:
-                found[m["name"]] = m["source"]
-    return found
-
-
 def patch_problems(loaded: dict[str, str], patched: list[str], own: str, classes: Path) -> list[str]:
     """Why the run did not test the patch, one line each: a patched class loaded from elsewhere than the run's
     classes directory, or the patch's own class never loaded."""
@@ -162,6 +150,7 @@ def run(finding: int, release: str, *, fix: str | None = None, log=None) -> Kafk
     detail = message
     if patch_jar is not None:
         from realkafka.patches import jar_classes
+        from realkafka.patches.loaded import _loaded as loaded_from     # the class-loading log's parser
         patched = jar_classes(patch_jar)
         class_log = build / "class-load.log"
         loaded = loaded_from(class_log) if class_log.is_file() else {}
@@ -169,5 +158,6 @@ def run(finding: int, release: str, *, fix: str | None = None, log=None) -> Kafk
         if problems:
             raise HarnessError(f"{test} on Kafka {release} did not run the patch of {fix}: {'; '.join(problems[:3])}")
         if not failures:
-            detail = f"; {sum(1 for n in patched if n in loaded)} of the patch jar's {len(patched)} classes loaded from it, {own} among them"
+            used = sum(1 for name in patched if name in loaded)
+            detail = f"; {used} of the patch jar's {len(patched)} classes loaded from it, {own} among them"
     return KafkaTestResult(finding, release, fix, test, not failures, detail, seconds)

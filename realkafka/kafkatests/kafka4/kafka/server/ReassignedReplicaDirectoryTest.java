@@ -31,7 +31,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
+
+import static kafka.server.JbodTestUtils.controllerPartition;
+import static kafka.server.JbodTestUtils.waitForCondition;
 
 /**
  * A reassignment that adds a replica writes its directory as UNASSIGNED (PartitionChangeBuilder.setAssignmentChanges,
@@ -77,14 +79,5 @@ public class ReassignedReplicaDirectoryTest {
 
     private static String name(Uuid dir) {
         return DirectoryId.UNASSIGNED.equals(dir) ? "UNASSIGNED" : dir.toString();
-    }
-
-    private static PartitionRegistration controllerPartition(ClusterInstance cluster, TopicPartition tp) {
-        ControllerServer controller = cluster.controllers().values().iterator().next();
-        return controller.metadataCache().currentImage().topics().getTopic(tp.topic()).partitions().get(tp.partition());
-    }
-
-    private static void waitForCondition(Supplier<Boolean> condition, Supplier<String> message) {
-        kafka.utils.TestUtils.waitUntilTrue(condition::get, message::get, 30_000L, 100L);
     }
 }
