@@ -270,11 +270,11 @@ def test_every_fix_explores_with_two_kraft_features(a, b):
 def test_finding_5_and_its_fix_on_kafka_3_9_2s_controller_classes(tmp_path):
     """docs/fixes/check-finding-5.sh: Finding5Check.java drives kafka-metadata 3.9.2's ReplicationControlManager
     through finding 5's steps; as released the heartbeat elects the broker on the dir it reports offline (exit 1),
-    with unfence-without-offline-dirs-3.9.2.patch compiled in the partition has no leader (exit 0)."""
+    with realkafka/patches/unfence-without-offline-dirs/3.9.2.diff compiled in the partition has no leader (exit 0)."""
     p = subprocess.run([str(REPO / "docs" / "fixes" / "check-finding-5.sh"), str(tmp_path)], capture_output=True,
                        text=True, timeout=900)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    released, patched = p.stdout.split("== Kafka 3.9.2 with unfence-without-offline-dirs-3.9.2.patch")
+    released, patched = p.stdout.split("== Kafka 3.9.2 with realkafka/patches/unfence-without-offline-dirs/3.9.2.diff")
     assert "finding 5: broker 0 leads the partition on dir 0" in released and "exit 1" in released
     assert "no leader on the offline dir: the partition has leader -1" in patched and "exit 0" in patched
 

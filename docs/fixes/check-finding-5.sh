@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run docs/fixes/Finding5Check.java on Kafka 3.9.2's own controller classes (kafka-metadata 3.9.2 from Maven
-# Central): first as released (finding 5: exit 1 expected), then with docs/fixes/unfence-without-offline-dirs-3.9.2.patch
+# Central): first as released (finding 5: exit 1 expected), then with realkafka/patches/unfence-without-offline-dirs/3.9.2.diff
 # compiled in (compile-patch.sh; exit 0 expected). Needs Java 17 and Maven; writes only under a temporary directory
 # (or $1). Prints each run's lines and exit code; exits 0 when both runs end as expected.
 #
@@ -18,7 +18,7 @@ echo "== Kafka 3.9.2 as released"
 java -cp "check:kafka-metadata-3.9.2.jar:$cp" org.apache.kafka.controller.Finding5Check 2>&1 | grep -v '^SLF4J'
 released=${PIPESTATUS[0]}
 echo "exit $released"
-echo "== Kafka 3.9.2 with unfence-without-offline-dirs-3.9.2.patch"
+echo "== Kafka 3.9.2 with realkafka/patches/unfence-without-offline-dirs/3.9.2.diff"
 java -cp "check:kafka-metadata-3.9.2-unfence-without-offline-dirs.jar:$cp" org.apache.kafka.controller.Finding5Check \
     2>&1 | grep -v '^SLF4J'
 patched=${PIPESTATUS[0]}

@@ -1,8 +1,9 @@
 #!/bin/bash
-# Compile docs/fixes/unfence-without-offline-dirs-3.9.2.patch (the candidate fix unfence-without-offline-dirs, as
-# a change to Kafka 3.9.2's ReplicationControlManager) against Kafka 3.9.2's jars from Maven Central, and build a
+# Compile realkafka/patches/unfence-without-offline-dirs/3.9.2.diff (the candidate fix unfence-without-offline-dirs,
+# as a change to Kafka 3.9.2's ReplicationControlManager) against Kafka 3.9.2's jars from Maven Central, and build a
 # kafka-metadata jar with the patched classes. Needs Java 17 (javac), Maven and network access to Maven Central;
-# writes only under a temporary directory (or $1), which it prints. Not run on a cluster (docs/fixes.md).
+# writes only under a temporary directory (or $1), which it prints. (The harness's own build of the same patch is
+# `jbodcheck kafka patch unfence-without-offline-dirs --kafka 3.9.2`, docs/fixes.md.)
 #
 #   docs/fixes/compile-patch.sh [OUT_DIR]
 set -euo pipefail
@@ -31,7 +32,7 @@ src=metadata/src/main/java/org/apache/kafka/controller/ReplicationControlManager
 mkdir -p "$(dirname "$src")"
 unzip -qo kafka-metadata-$version-sources.jar org/apache/kafka/controller/ReplicationControlManager.java -d sources
 cp sources/org/apache/kafka/controller/ReplicationControlManager.java "$src"
-patch -p1 < "$here/unfence-without-offline-dirs-$version.patch"
+patch -p1 < "$here/../../realkafka/patches/unfence-without-offline-dirs/$version.diff"
 
 # Compile the one class (and its nested classes) for Java 11, as Kafka 3.9's metadata module is built.
 mkdir -p classes
