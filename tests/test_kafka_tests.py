@@ -188,3 +188,12 @@ def test_a_failing_test_exits_1_with_its_assertion_and_an_erring_one_3(tmp_path,
     assert (code, out) == (3, "")
     assert err.splitlines()[-1] == ("jbodcheck: failure: kafka.server.UnassignedReplicaRestartTest could not run on "
                                     "Kafka 3.9.2: java.lang.NoClassDefFoundError: org/apache/kafka/test/TestUtils")
+
+
+def test_a_fix_without_a_patch_for_the_release_is_bad_input_before_maven_runs(tmp_path, monkeypatch, capsys):
+    tools = fake_maven(tmp_path, monkeypatch, "exit 7")
+    code, out, err = invoke(capsys, "1", "--kafka", "4.0.2", "--fix", "gate2-strict")
+    assert (code, out) == (2, "")
+    assert err == ("jbodcheck: error: the fix gate2-strict has no patch for Kafka 4.0.2 "
+                   "(realkafka/patches/gate2-strict/)\n")
+    assert not tools["calls"].exists()
