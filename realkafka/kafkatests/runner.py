@@ -159,5 +159,6 @@ def run(finding: int, release: str, *, fix: str | None = None, log=None) -> Kafk
             raise HarnessError(f"{test} on Kafka {release} did not run the patch of {fix}: {'; '.join(problems[:3])}")
         if not failures:
             used = sum(1 for name in patched if name in loaded)
-            detail = f"; {used} of the patch jar's {len(patched)} classes loaded from it, {own} among them"
+            detail = (f"; {used} of the patch jar's {len(patched)} classes loaded from it, {own} among them"
+                      if len(patched) > 1 else f"; the patch jar's one class, {own}, loaded from it")
     return KafkaTestResult(finding, release, fix, test, not failures, detail, seconds)
