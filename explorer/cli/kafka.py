@@ -12,7 +12,7 @@ import click
 
 from explorer.errors import JbodcheckFailure
 
-from .exits import EXIT_OK, BadInput
+from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 
 
 @click.group("kafka")
@@ -82,3 +82,40 @@ def patch_command(fix, kafka, check, check_port):
     except HarnessError as e:
         raise (BadInput if e.bad_input else JbodcheckFailure)(str(e)) from None
     return EXIT_OK
+
+
+@kafka_group.command("test")
+@click.argument("finding", type=int, metavar="FINDING")
+@click.option("--kafka", "kafka", required=True, metavar="VERSION",
+              help="The release whose jars the test runs on (X.Y.Z, or X.Y: its newest patch; 3.9.x or 4.x).")
+@click.option("--fix", "fix", default=None, metavar="NAME",
+              help="A fix of the finding with a patch of Kafka's code (jbodcheck fixes): its patched classes go "
+                   "ahead of the release's jars.")
+def test_command(finding, kafka, fix):
+    """Run a finding's Kafka-native regression test (a JUnit 5 test on Kafka's own test kit, docs/kafka-tests.md)
+    with Maven on a release, unpatched or with a fix's patch: one line; exit 1 when the test fails (the bug
+    shows), 0 when it passes."""
+    from model.kraft.fixes import FIXES
+    from realkafka.cluster import HarnessError
+    from realkafka.cluster.release import resolve
+    from realkafka.kafkatests import kit_line, run, class_of
+
+    try:
+        release = resolve(kafka)
+        kit_line(release)
+        class_of(finding)
+    except ValueError as e:
+        raise BadInput(str(e) if str(e).startswith("finding") else f"--kafka: {e}") from None
+    if fix is not None and fix not in FIXES:
+        raise BadInput(f"--fix {fix}: no such fix (jbodcheck fixes lists them)")
+    if fix is not None and finding not in FIXES[fix].findings:
+        raise BadInput(f"--fix {fix} is a fix of finding {', '.join(map(str, FIXES[fix].findings))}, "
+                       f"not of finding {finding}")
+    try:
+        result = run(finding, release, fix=fix, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    except HarnessError as e:
+        raise (BadInput if e.bad_input or "has no patch" in str(e) else JbodcheckFailure)(str(e)) from None
+    click.echo(result.line())
+    return EXIT_OK if result.passed else EXIT_VIOLATION
