@@ -26,7 +26,7 @@ from model.storage.state import NO_LEADER
 from model.kraft.controller import elr_enabled
 from model.kraft.release import text as release_text, version_of
 
-from .kraft_abstraction import abstract, pin
+from .kraft_abstraction import abstract, dir_elements, pin
 # The release the z3 model follows (proofs/kraft_system.py): 3.9's controller, before ELR and before 4.0's records
 # at a registration (docs/proofs.md, section 9; docs/kraft.md, "What changed from 3.9 to 4.4").
 from .kraft_configurations import Z3_RELEASE
@@ -75,7 +75,7 @@ class Check:
 
     def __init__(self, m, mutation=None):
         self.m, self.mutation = m, mutation
-        self.u = Finite(m.cfg.brokers, m.cfg.dirs, m.cfg.partitions)
+        self.u = Finite(m.cfg.brokers, dir_elements(m), m.cfg.partitions)
         self.s, self.t = StateVars(self.u, "conf.pre"), StateVars(self.u, "conf.post")
         self._formulas: dict = {}     # built once per action and arguments (or property): building is the cost
 
