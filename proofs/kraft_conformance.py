@@ -137,7 +137,22 @@ class Check:
         return result == z3.sat
 
     def initial(self, key) -> bool:
-        return self._sat(*self._pin(self.s, key), conj(initial(self.u, self.s)))
+        return self._sat(*self._pin(self.s, key), conj(self.initial_condition()))
+
+    def initial_condition(self) -> list:
+        """The z3 initial condition, on a universe whose dir elements beyond the configured dirs are replacement
+        disks (``kraft_abstraction.element``, with repairs): none of them is registered at the start, where the z3
+        initial state registers every dir. Such a state is one the z3 model reaches from its initial state: no
+        partition exists, so a heartbeat per broker naming those elements offline (the z3 heartbeat may name any)
+        writes only the registration change that drops them."""
+        labelled = initial(self.u, self.s)
+        first = self.m.cfg.dirs
+        if len(self.u.dirs) == first:
+            return labelled
+        D, s = self.u.dirs, self.s
+        registered = z3.And([z3.And([s.regdir(b, D[d]) == (d < first) for d in range(len(D))])
+                             for b in self.u.brokers])
+        return [(name, registered) if name == "every dir registered" else (name, f) for name, f in labelled]
 
     def _satisfiable_with(self, key, build, *pins) -> bool:
         """Whether the formula ``build()`` (asserted once in its own solver, named by ``key``) is satisfiable with

@@ -17,6 +17,9 @@ def dir_symmetry(cfg) -> str | None:
     if not dict(cfg.options).get("dir_symmetry", False):
         return ("KRaft mode's dir symmetry is opt-in (--option dir_symmetry=true): it saves states but not time here "
                 "(docs/performance.md, 'KRaft mode')")
+    if cfg.max_fixes > 0:
+        return ("a replaced disk's new directory id tells its dir from the others, where LogManager's tie-break "
+                "between equally loaded dirs picks by index: two such dirs are not interchangeable (with repairs)")
     if cfg.partitions > 1 and cfg.max_dir_failures > 1:
         return ("handleDirectoriesOffline writes its records dir by dir: with two failed dirs of one broker holding "
                 "different partitions, the batch's order follows the dir ids")
