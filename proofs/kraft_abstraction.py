@@ -3,7 +3,7 @@ and the equalities that pin a z3 state to one: shared by both directions of the 
 (proofs/kraft_conformance.py, proofs/kraft_reverse.py)."""
 from __future__ import annotations
 
-from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED
+from model.kraft.metadata import LOST, MIGRATING, RESERVED, UNASSIGNED, dir_disk, dir_slot
 from model.storage.state import NO_LEADER
 
 from .kraft_system import FIELD_BY_NAME, StateVars, dir_ref_sort
@@ -11,6 +11,18 @@ from .kraft_system import FIELD_BY_NAME, StateVars, dir_ref_sort
 
 class OutsideCore(ValueError):
     """A state the z3 model does not cover (a feature beyond kraft-core)."""
+
+
+def dir_elements(m) -> int:
+    """How many elements the z3 universe's dir sort has: a dir id names a disk of a dir (docs/kraft.md, "State"),
+    the first or one of at most ``max_fixes`` replacements, each its own element."""
+    return m.cfg.dirs * (1 + m.cfg.max_fixes)
+
+
+def element(m, dir_id: int) -> int:
+    """The z3 dir element of a dir id (its index in the universe's dirs; dir d's first disk is element d); a
+    reserved id stays as it is."""
+    return dir_id if dir_id in RESERVED else dir_slot(dir_id) + m.cfg.dirs * dir_disk(dir_id)
 
 
 def abstract(m, state) -> tuple:
@@ -23,12 +35,12 @@ def abstract(m, state) -> tuple:
         if reg is not None and reg.in_controlled_shutdown:
             raise OutsideCore(f"broker {b} is in controlled shutdown (kraft-shutdown)")
         brokers.append((bool(broker.up), bool(broker.registered), reg is not None,
-                        bool(reg.fenced) if reg else False, tuple(reg.dirs) if reg else ()))
+                        bool(reg.fenced) if reg else False, tuple(element(m, d) for d in reg.dirs) if reg else ()))
     parts = []
     for p, part in enumerate(c.partitions):
         if part.adding or part.removing:
             raise OutsideCore(f"partition {p} is being reassigned (kraft-reassignment)")
-        dirs = tuple(part.dirs[part.replicas.index(b)] if b in part.replicas else UNASSIGNED
+        dirs = tuple(element(m, part.dirs[part.replicas.index(b)]) if b in part.replicas else UNASSIGNED
                      for b in range(m.cfg.brokers))
         parts.append((part.leader_epoch >= 0, tuple(part.replicas), part.isr, part.leader, dirs,
                       part.leader_epoch, part.partition_epoch))
@@ -36,7 +48,7 @@ def abstract(m, state) -> tuple:
 
 
 def dir_ref(u, value):
-    """A Directories entry (a dir index or a reserved id) as a z3 DirRef."""
+    """A Directories entry (a dir element, ``element``, or a reserved id) as a z3 DirRef."""
     R = dir_ref_sort(u)
     reserved = {UNASSIGNED: R.unassigned, MIGRATING: R.migrating, LOST: R.lost}
     return reserved[value] if value in reserved else R.dir(u.dirs[value])

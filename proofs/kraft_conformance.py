@@ -26,7 +26,7 @@ from model.storage.state import NO_LEADER
 from model.kraft.controller import elr_enabled
 from model.kraft.release import text as release_text, version_of
 
-from .kraft_abstraction import abstract, pin
+from .kraft_abstraction import abstract, dir_elements, pin
 # The release the z3 model follows (proofs/kraft_system.py): 3.9's controller, before ELR and before 4.0's records
 # at a registration (docs/proofs.md, section 9; docs/kraft.md, "What changed from 3.9 to 4.4").
 from .kraft_configurations import Z3_RELEASE
@@ -75,7 +75,7 @@ class Check:
 
     def __init__(self, m, mutation=None):
         self.m, self.mutation = m, mutation
-        self.u = Finite(m.cfg.brokers, m.cfg.dirs, m.cfg.partitions)
+        self.u = Finite(m.cfg.brokers, dir_elements(m), m.cfg.partitions)
         self.s, self.t = StateVars(self.u, "conf.pre"), StateVars(self.u, "conf.post")
         self._formulas: dict = {}     # built once per action and arguments (or property): building is the cost
 
@@ -137,7 +137,22 @@ class Check:
         return result == z3.sat
 
     def initial(self, key) -> bool:
-        return self._sat(*self._pin(self.s, key), conj(initial(self.u, self.s)))
+        return self._sat(*self._pin(self.s, key), conj(self.initial_condition()))
+
+    def initial_condition(self) -> list:
+        """The z3 initial condition, on a universe whose dir elements beyond the configured dirs are replacement
+        disks (``kraft_abstraction.element``, with repairs): none of them is registered at the start, where the z3
+        initial state registers every dir. Such a state is one the z3 model reaches from its initial state: no
+        partition exists, so a heartbeat per broker naming those elements offline (the z3 heartbeat may name any)
+        writes only the registration change that drops them."""
+        labelled = initial(self.u, self.s)
+        first = self.m.cfg.dirs
+        if len(self.u.dirs) == first:
+            return labelled
+        D, s = self.u.dirs, self.s
+        registered = z3.And([z3.And([s.regdir(b, D[d]) == (d < first) for d in range(len(D))])
+                             for b in self.u.brokers])
+        return [(name, registered) if name == "every dir registered" else (name, f) for name, f in labelled]
 
     def _satisfiable_with(self, key, build, *pins) -> bool:
         """Whether the formula ``build()`` (asserted once in its own solver, named by ``key``) is satisfiable with

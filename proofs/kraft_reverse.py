@@ -34,13 +34,14 @@ from typing import Callable, NamedTuple
 
 import z3
 
+from model.kraft.disks import failed_dir_ids, live_dir_ids
 from model.kraft.metadata import K_PARTITION_CHANGE, LOST, MIGRATING, UNASSIGNED, default_dir
 from model.kraft.rules import _unfences as unfencing_due
-from model.storage.broker import has_live_dir, live_dirs
+from model.storage.broker import has_live_dir
 from model.storage.common import budget_left
 from model.storage.state import NO_LEADER
 
-from .kraft_abstraction import atom, dir_ref, pin as pin_state, term
+from .kraft_abstraction import atom, dir_elements, dir_ref, element, pin as pin_state, term
 from .kraft_system import ACTION_BY_NAME, BOOL, StateVars, Witness, active, dir_ref_sort, relation
 from .system import Finite
 
@@ -55,7 +56,7 @@ class Pin(NamedTuple):
 
 def _create_topic(m, s, p, t=None):
     assignment = tuple(m.original[p])
-    defaults = tuple(default_dir(s.controller.registrations[b]) for b in assignment)
+    defaults = tuple(element(m, default_dir(s.controller.registrations[b])) for b in assignment)
 
     def pins(u, name, v):
         R = dir_ref_sort(u)
@@ -72,7 +73,7 @@ def _create_topic(m, s, p, t=None):
 
 
 def _register(m, s, b, t=None):
-    dirs = live_dirs(s.brokers[b])
+    dirs = tuple(element(m, d) for d in live_dir_ids(s.brokers[b]))
 
     def pins(u, name, v):
         log_dirs = z3.Function(f"{name}.log_dirs", u.D, BOOL)
@@ -82,11 +83,13 @@ def _register(m, s, b, t=None):
 
 def _heartbeat(m, s, b, t=None):
     broker = s.brokers[b]
-    return heartbeat_pin(bool(broker.up and broker.registered and unfencing_due(s, b)), broker.failed)
+    failed = sum(1 << element(m, d) for d in failed_dir_ids(m, broker))
+    return heartbeat_pin(bool(broker.up and broker.registered and unfencing_due(s, b)), failed)
 
 
 def heartbeat_pin(unfence: bool, failed: int) -> Pin:
-    """The heartbeat asks to be unfenced iff ``unfence``, and names the dirs of the bitmask ``failed`` offline."""
+    """The heartbeat asks to be unfenced iff ``unfence``, and names the dirs of the bitmask ``failed`` (of dir
+    elements, ``element``) offline."""
     def pins(u, name, v):
         offline = z3.Function(f"{name}.offline_dirs", u.D, BOOL)
         return [z3.Bool(f"{name}.unfence") == unfence] + [offline(u.dirs[d]) == bool(failed >> d & 1)
@@ -96,7 +99,7 @@ def heartbeat_pin(unfence: bool, failed: int) -> Pin:
 
 def _assign(m, s, b, t=None):
     entries = s.brokers[b].inflight
-    by_partition = {p: d for p, d, _ in entries}
+    by_partition = {p: element(m, d) for p, d, _ in entries}
     if len(by_partition) < len(entries) or any(topic != s.controller.partitions[p].topic for p, _, topic in entries):
         return None    # two entries for a partition, or a stale topic id: the z3 request has neither
 
@@ -187,7 +190,7 @@ class Reverse:
 
     def __init__(self, m, mutation=None):
         self.m, self.mutation = m, mutation
-        self.u = Finite(m.cfg.brokers, m.cfg.dirs, m.cfg.partitions)
+        self.u = Finite(m.cfg.brokers, dir_elements(m), m.cfg.partitions)
         self.s, self.t = StateVars(self.u, "rev.pre"), StateVars(self.u, "rev.post")
         self._relations: dict = {}
         self._successors: dict = {}

@@ -3,6 +3,7 @@ each replica's log is in. (That a healthy dir goes offline only by its own failu
 ``no_dir_failure_cascade``, invariants/kraft/quiescent.py.)"""
 from __future__ import annotations
 
+from model.kraft.disks import id_of
 from model.kraft.metadata import dir_name
 from model.spec.invariant import invariant
 from model.storage.broker import live_copy_dir
@@ -35,8 +36,8 @@ def kraft_directories_name_the_log_dir(model, state):
                 continue
             actual = log_dir(broker, p)
             named = part.dirs[part.replicas.index(b)]
-            if actual >= 0 and named != actual:
+            if actual >= 0 and named != id_of(broker, actual):
                 return (f"partition {p}'s Directories entry for broker {b} is {dir_name(named)} but its log is on "
-                        f"dir {actual}")
+                        f"{dir_name(id_of(broker, actual))}")
     return None
 

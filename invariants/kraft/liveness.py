@@ -11,6 +11,7 @@ unacknowledged failure (the timeout is not modelled: the property here is "ackno
 from __future__ import annotations
 
 from model.kraft.controller import exists, leader_acceptor
+from model.kraft.disks import id_of
 from model.kraft.metadata import Image
 from model.spec.invariant import liveness
 from model.storage.broker import live_copy_dir
@@ -81,7 +82,7 @@ def replica_dir_unrecorded(model, state) -> int:
             if not broker.up or broker.hosted[p] not in (H_LEADER, H_FOLLOWER):
                 continue
             d = live_copy_dir(broker, p)
-            if d >= 0 and part.dirs[i] != d:
+            if d >= 0 and part.dirs[i] != id_of(broker, d):
                 mask |= _replica_bit(model, p, b)
     return mask
 

@@ -19,6 +19,7 @@ import attrs
 
 from invariants.storage import safety as storage_safety
 from model.kraft.controller import elr_enabled
+from model.kraft.disks import id_of
 from model.kraft.metadata import dir_name, image_of, is_online
 from model.spec.invariant import invariant
 from model.storage.broker import live_copy_dir
@@ -49,9 +50,9 @@ def kraft_directories_match_actual_dir(model, state):
             if not broker.up:
                 continue
             actual = live_copy_dir(broker, p)
-            if actual >= 0 and part.dirs[i] != actual:
-                return (f"broker {b} holds partition {p}'s log on dir {actual}, but its Directories entry is "
-                        f"{dir_name(part.dirs[i])}")
+            if actual >= 0 and part.dirs[i] != id_of(broker, actual):
+                return (f"broker {b} holds partition {p}'s log on {dir_name(id_of(broker, actual))}, but its "
+                        f"Directories entry is {dir_name(part.dirs[i])}")
     return None
 
 
@@ -149,7 +150,7 @@ def could_lead(model, state, p: int, b: int) -> bool:
     if not broker.up or reg is None or reg.fenced or reg.in_controlled_shutdown:
         return False
     d = live_copy_dir(broker, p)
-    if broker.hosted[p] not in (H_LEADER, H_FOLLOWER) or d < 0 or not is_online(d, reg.dirs):
+    if broker.hosted[p] not in (H_LEADER, H_FOLLOWER) or d < 0 or not is_online(id_of(broker, d), reg.dirs):
         return False
     log, committed = broker.logs[p], state.committed[p]
     return all(offset < len(log) and log[offset] == committed[offset] for offset in bits(state.acked[p]))
@@ -181,7 +182,8 @@ def no_leaderless_partition_with_live_isr_copy(model, state):
             b = able[0]
             who = (f"ISR member {b}" if part.isr else f"ELR member {b}" if part.elr
                    else f"its last known leader {b} (ISR and ELR empty)")
-            return (f"partition {p} has no leader although {who} runs active and serves it from dir "
-                    f"{live_copy_dir(state.brokers[b], p)}, online for its registration (Directories entry "
+            return (f"partition {p} has no leader although {who} runs active and serves it from "
+                    f"{dir_name(id_of(state.brokers[b], live_copy_dir(state.brokers[b], p)))}, online for its "
+                    f"registration (Directories entry "
                     f"{dir_name(part.dirs[part.replicas.index(b)])})")
     return None

@@ -30,7 +30,7 @@ from model.kraft import rules as core
 from model.spec.feature import Feature
 from model.spec.schema import Field, Show
 from model.storage.common import set_broker
-from model.storage.faults import FIX_DIR_READS, FIX_DIR_WRITES, RESTART_READS, RESTART_WRITES
+from model.storage.faults import RESTART_READS, RESTART_WRITES
 from model.storage.state import LIVE_DIR, REMOVED, State
 
 NO_EPOCH = -1  # no clean shutdown file (BrokerRegistrationRequest.PreviousBrokerEpoch -1)
@@ -128,8 +128,8 @@ ELR.replaces["BrokerRestart"] = attrs.evolve(
     "sends) and deletes them.",
     reference=_RESTART.reference + "; LogManager.readBrokerEpochFromCleanShutdownFiles (KIP-966)")
 ELR.replaces["ReplaceDisk"] = attrs.evolve(
-    _REPLACE, effect=_replace_disk_effect(_REPLACE.effect), reads=FIX_DIR_READS + _MARKS,
-    writes=FIX_DIR_WRITES + _MARKS, doc=" ".join(_replace_disk_effect(_REPLACE.effect).__doc__.split()))
+    _REPLACE, effect=_replace_disk_effect(_REPLACE.effect), reads=_REPLACE.reads + _MARKS,
+    writes=_REPLACE.writes + _MARKS, doc=" ".join(_replace_disk_effect(_REPLACE.effect).__doc__.split()))
 ELR.replaces["BrokerRegister"] = attrs.evolve(
     _REGISTER, effect=_after_registration(_REGISTER.effect),
     reads=_REGISTER.reads + _MARKS, writes=_REGISTER.writes + ("broker[broker].clean_epoch",),

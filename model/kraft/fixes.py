@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.kraft.bugs import missing_feature
+from model.kraft.disks import index_of
 from model.kraft.metadata import LOST, UNASSIGNED, Image
 from model.storage.broker import has_offline_dir, live_copy_dir
 from model.storage.state import LIVE_DIR, replace_at
@@ -161,7 +162,8 @@ def assigns_lost_at_start_up(m, broker, p: int, listed: int) -> bool:
         return False
     if ASSIGN_LOST in on and listed == UNASSIGNED:
         return True
-    return PROMOTE_CAUGHT_UP in on and listed >= 0 and broker.future[p] == listed and LIVE_DIR[broker.dirs[listed]]
+    f = broker.future[p]
+    return PROMOTE_CAUGHT_UP in on and f >= 0 and index_of(broker, listed) == f and LIVE_DIR[broker.dirs[f]]
 
 
 def queue_lost(broker, p: int, topic: int):
@@ -221,5 +223,5 @@ def promotion_assigns(m, broker, p: int, listed: int) -> bool:
     """ReplicaManager.maybeUpdateTopicAssignment: whether the listed dir is left to the promotion under way (with
     keep-promotion-state: the thread's promotion to the listed dir is Queued or Accepted, so it is either
     completed by the swap or reverted by removePartitions) rather than the current log's dir queued (Kafka)."""
-    return (KEEP_PROMOTION in fixes(m) and listed >= 0 and broker.future[p] == listed
+    return (KEEP_PROMOTION in fixes(m) and broker.future[p] >= 0 and index_of(broker, listed) == broker.future[p]
             and broker.mover[p] in UNDER_WAY)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from model.kraft import rules as R
 from model.kraft.bugs import bugs
+from model.kraft.disks import id_of, index_of
 from model.kraft.fixes import UNDER_WAY, keeps_promotion_state, promotes_abandoned_future
 from model.kraft.metadata import image_of
 from model.kraft.render import optional_dir
@@ -115,9 +116,9 @@ def _future_dir(b, p) -> int:
 
 
 def _queue(b, p, d):
-    """AssignmentsManager.onAssignment: (p, d, topic id) replaces any queued entry for the partition of that topic
-    id; the topic id is the hosted partition's (Partition.topicId, the broker's ``topics``)."""
-    return b._replace(queue=enqueue(b.queue, p, d, b.topics[p]))
+    """AssignmentsManager.onAssignment: (p, dir d's id, topic id) replaces any queued entry for the partition of
+    that topic id; the topic id is the hosted partition's (Partition.topicId, the broker's ``topics``)."""
+    return b._replace(queue=enqueue(b.queue, p, id_of(b, d), b.topics[p]))
 
 
 def _remove_fetcher(m, b, p, original: int):
@@ -281,7 +282,7 @@ def _answered(m, s, broker, sent) -> object:
     b = s.brokers[broker]
     mover = b.mover
     for p, d, topic in sent:
-        if mover[p] != NO_FETCHER and b.future[p] == d and b.topics[p] == topic:
+        if mover[p] != NO_FETCHER and b.future[p] >= 0 and index_of(b, d) == b.future[p] and b.topics[p] == topic:
             mover = replace_at(mover, p, P_ACCEPTED)
     return set_broker(s, broker, b._replace(mover=mover)) if mover != b.mover else s
 
@@ -353,7 +354,7 @@ def broker_load(m, s, broker):
             b = _drop_future(b, p)
         part = image.partitions[p]
         if fixed and b.future[p] >= 0 and part.leader_epoch >= 0 and broker in part.replicas \
-                and part.dirs[part.replicas.index(broker)] == b.future[p] \
+                and index_of(b, part.dirs[part.replicas.index(broker)]) == b.future[p] \
                 and promotes_abandoned_future(m, b, p):  # (not a stale one with the candidate fix, fixes.py)
             b = _promote(b, p)
     s = R.broker_load(m, set_broker(s, broker, b), broker)

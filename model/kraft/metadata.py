@@ -1,7 +1,9 @@
 """The metadata log's records and their replay: the one function that turns a prefix of the log into an image
 (the controller's view and each broker's), as MetadataDelta/MetadataImage do in Kafka.
 
-Log dir ids are per broker: dir d of a broker has id d; the reserved ids of ``DirectoryId`` are negative.
+Log dir ids are per broker: dir d's k-th disk (0: the one the cluster started with, k: after k replacements, each
+formatted with a new directory.id) has id ``dir_id(d, k)``, so dir d of a broker never replaced has id d; the
+reserved ids of ``DirectoryId`` are negative.
 The log is a tuple of batches, one per controller event (the records it wrote atomically); a broker epoch and
 a broker's applied offset count batches. A record is a NamedTuple whose first field is its kind. ``PartitionChange`` and ``BrokerChange`` carry only
 what changed (None: unchanged), as PartitionChangeRecord and BrokerRegistrationChangeRecord do.
@@ -16,6 +18,27 @@ from model.storage.state import NO_LEADER, replace_at
 UNASSIGNED, MIGRATING, LOST = -1, -2, -3
 RESERVED = (UNASSIGNED, MIGRATING, LOST)
 DIR_ID_NAMES = {UNASSIGNED: "UNASSIGNED", MIGRATING: "MIGRATING", LOST: "LOST"}
+
+# A replaced disk's new directory.id (the storage tool writes one: docs/kraft.md, "State"): dir d's k-th disk has id
+# d + k * DISK_STRIDE (a broker has at most 8 dirs: model/storage/config.py), read as ``dir d`` and, once replaced,
+# ``dir d'``, ``dir d''``, ...
+DISK_STRIDE = 100
+
+
+def dir_id(d: int, disk: int = 0) -> int:
+    """The directory id of dir ``d``'s ``disk``-th disk (0: never replaced)."""
+    return d + disk * DISK_STRIDE
+
+
+def dir_slot(dir_id_: int) -> int:
+    """The dir (index in the broker's log.dirs) whose disk has this (non-reserved) id."""
+    return dir_id_ % DISK_STRIDE
+
+
+def dir_disk(dir_id_: int) -> int:
+    """Which disk of its dir a (non-reserved) id names: 0 the first, k after k replacements."""
+    return dir_id_ // DISK_STRIDE
+
 
 K_REGISTER, K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_FEATURE_LEVEL, K_REMOVE_TOPIC = 0, 1, 2, 3, 4, 5
 
@@ -220,5 +243,9 @@ def default_dir(registration: Registration | None) -> int:
     return registration.dirs[0] if registration.dirs else MIGRATING
 
 
-def dir_name(dir_id: int) -> str:
-    return DIR_ID_NAMES.get(dir_id, f"dir {dir_id}")
+def dir_name(dir_id_: int) -> str:
+    """A dir id by name: ``dir d`` (of the broker the record or the position names), ``dir d'`` for the disk that
+    replaced it (``dir d''`` the next), or a reserved id's name."""
+    if dir_id_ in DIR_ID_NAMES:
+        return DIR_ID_NAMES[dir_id_]
+    return f"dir {dir_slot(dir_id_)}" + "'" * dir_disk(dir_id_)

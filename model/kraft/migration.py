@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from model.kraft.bugs import bugs
 from model.kraft.controller import register
+from model.kraft.disks import live_dir_ids
 from model.kraft.metadata import K_BROKER_CHANGE, K_FEATURE_LEVEL, MV_UPGRADE_OPTION, BrokerChange, FeatureLevel, image_of
 from model.kraft.rules import (
     CONTROLLER_EVENT, KRAFT, broker_image, broker_register, register_broker, register_guard, write,
@@ -19,7 +20,6 @@ from model.kraft.rules import (
 from model.spec.errors import ConfigError
 from model.spec.feature import Feature, Option
 from model.storage.common import brokers, nothing
-from model.storage.broker import live_dirs
 
 
 def _one_dir_per_broker(m) -> bool:
@@ -118,7 +118,7 @@ def broker_reregister(m, s, broker):
     incarnation ID; so the fenced broker keeps its leaderships at every release (the bug back-ported to 4.x as
     its code reads: docs/kraft.md, "The metadata.version upgrade")."""
     b = s.brokers[broker]
-    dirs = live_dirs(b)
+    dirs = live_dir_ids(b)
     if "KAFKA-16757" in bugs(m):
         return write(m, s, [register(broker, dirs)])
     return write(m, s, [BrokerChange(K_BROKER_CHANGE, broker, None, dirs)])

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
+from model.kraft.disks import dir_ids_view
 from model.kraft.metadata import (
     BrokerChange, FeatureLevel, PartitionChange, PartitionRecord, PartitionState, RegisterBroker, Registration,
     RemoveTopic, dir_name, empty_image, replay,
@@ -49,8 +50,8 @@ def topic_id(topic: int) -> str | None:
 
 
 def dir_names(dirs) -> list[str]:
-    """Dir ids by name: ``dir 0`` (of the broker the position or the record names), ``UNASSIGNED``, ``MIGRATING``,
-    ``LOST``."""
+    """Dir ids by name: ``dir 0`` (of the broker the position or the record names), ``dir 0'`` (the disk that replaced
+    it), ``UNASSIGNED``, ``MIGRATING``, ``LOST``."""
     return [dir_name(d) for d in dirs]
 
 
@@ -232,6 +233,7 @@ FORMATS = {
     "kraft_registrations": registrations,
     "kraft_partition": partition_registration,
     "kraft_assignments": assignments,
+    "kraft_dir_ids": dir_ids_view,
     "hosted": hosted,                  # in place of the reports' own (ZooKeeper mode's words)
 }
 

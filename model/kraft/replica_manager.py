@@ -9,6 +9,7 @@ is on a saturated dir: not served, but retention and deletion reach it.
 """
 from __future__ import annotations
 
+from model.kraft.disks import id_of, index_of
 from model.kraft.fixes import gate2_exempts_unassigned
 from model.kraft.metadata import UNASSIGNED, PartitionState
 from model.storage.broker import delete_log, has_offline_dir, live_copy_dir
@@ -23,10 +24,11 @@ SKIPPED_OFFLINE, SKIPPED_DIR, STORAGE_ERROR, CREATED, FOUND, SATURATED_LOG = (
 
 
 def _target_or_least_loaded(broker: Broker, target: int | None) -> int:
-    """LogManager.getOrCreateLog's dir: the target dir if it is a good dir of the broker, else the good dir with
-    the fewest logs (lowest index on a tie), or -1."""
-    if target is not None and 0 <= target < len(broker.dirs) and broker.dirs[target] == GOOD:
-        return target
+    """LogManager.getOrCreateLog's dir: the target dir id's if it is a good dir of the broker (one of its current
+    disks), else the good dir with the fewest logs (lowest index on a tie), or -1."""
+    d = -1 if target is None else index_of(broker, target)
+    if d >= 0 and broker.dirs[d] == GOOD:
+        return d
     best, best_count = -1, None
     for d, status in enumerate(broker.dirs):
         if status == GOOD:
@@ -37,9 +39,11 @@ def _target_or_least_loaded(broker: Broker, target: int | None) -> int:
 
 
 def gate2_allows(broker: Broker, listed: int, exempts_unassigned: bool = True) -> bool:
-    """Partition.createLogInAssignedDirectoryId: create iff the listed dir is live here, or the broker has no
-    offline dir, or the dir is UNASSIGNED (not with the candidate fix gate2-strict: ``exempts_unassigned``)."""
-    live_here = 0 <= listed < len(broker.dirs) and LIVE_DIR[broker.dirs[listed]]
+    """Partition.createLogInAssignedDirectoryId: create iff the listed dir id is a live dir here
+    (LogManager.onlineLogDirId: an id of a disk the broker no longer has is not), or the broker has no offline dir,
+    or the dir is UNASSIGNED (not with the candidate fix gate2-strict: ``exempts_unassigned``)."""
+    here = index_of(broker, listed)
+    live_here = here >= 0 and LIVE_DIR[broker.dirs[here]]
     return live_here or not has_offline_dir(broker) or (exempts_unassigned and listed == UNASSIGNED)
 
 
@@ -106,13 +110,13 @@ def enqueue(queue: tuple, p: int, d: int, topic: int) -> tuple:
 
 
 def queue_assignment(broker: Broker, p: int, listed: int, topic: int) -> Broker:
-    """After a delta that listed the replica's dir: if its log is on another dir, AssignmentsManager.onAssignment
-    queues (partition, actual dir, topic id), replacing any queued entry for the partition of that topic id (its
-    TopicIdPartition)."""
+    """After a delta that listed the replica's dir: if its log is on another dir (another id: a replaced disk's old
+    id names none of its dirs), AssignmentsManager.onAssignment queues (partition, actual dir's id, topic id),
+    replacing any queued entry for the partition of that topic id (its TopicIdPartition)."""
     actual = live_copy_dir(broker, p)
-    if actual < 0 or actual == listed:
+    if actual < 0 or id_of(broker, actual) == listed:
         return broker
-    return broker._replace(queue=enqueue(broker.queue, p, actual, topic))
+    return broker._replace(queue=enqueue(broker.queue, p, id_of(broker, actual), topic))
 
 
 def label_stray(before: Broker, after: Broker, p: int, deleted: bool) -> Broker:

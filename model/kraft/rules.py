@@ -11,10 +11,13 @@ class.method followed (docs/kraft.md cites the files).
 """
 from __future__ import annotations
 
+import attrs
+
 from model.kraft import controller as C
 from model.kraft import release
 from model.kraft.bugs import BUGS, bugs, check_bugs
 from model.kraft import fixes as F
+from model.kraft.disks import READS as DISK_READS, failed_dir_ids, live_dir_ids, replace_disk_effect
 from model.kraft.metadata import K_PARTITION, LOST, image_of, replay_batch
 from model.kraft.replica_manager import (
     apply_local, drop_stray, label_stray, queue_assignment, requeue_inflight, stop_and_delete,
@@ -29,7 +32,6 @@ from model.storage.data import advance_leaders
 from model.storage.faults import STORAGE, add_storage_rules
 from model.storage.mode import declares
 from model.storage.schema import SATURATION_CONSTANTS, SATURATION_FIELDS, STORAGE_CONSTANTS, STORAGE_SCHEMA
-from model.storage.broker import live_dirs
 from model.storage.state import H_LEADER, State
 
 # What a controller event reads and writes: the whole controller record (its log and image).
@@ -264,6 +266,13 @@ KRAFT_STORAGE_CITED = {
         dir is good again). Registration (BrokerRegister) and the first image (BrokerLoad) are steps of their own."""),
 }
 add_storage_rules(KRAFT, KRAFT_STORAGE_CITED)
+# A replaced disk gets a new directory id (model/kraft/disks.py); ZooKeeper mode has no dir ids.
+_at = next(i for i, r in enumerate(KRAFT.rules) if r.name == "ReplaceDisk")
+KRAFT.rules[_at] = attrs.evolve(
+    KRAFT.rules[_at], effect=replace_disk_effect(KRAFT.rules[_at].effect),
+    reads=KRAFT.rules[_at].reads + DISK_READS, writes=KRAFT.rules[_at].writes + DISK_READS,
+    doc=" ".join(replace_disk_effect(KRAFT.rules[_at].effect).__doc__.split()),
+    reference=KRAFT.rules[_at].reference + "; kafka-storage format (a new directory.id in meta.properties)")
 
 
 def register_guard(m, s, broker):
@@ -281,9 +290,10 @@ def register_guard(m, s, broker):
       reference="BrokerLifecycleManager.sendBrokerRegistration; ClusterControlManager.registerBroker")
 def broker_register(m, s, broker):
     """A started broker registers (the request and the controller's handling are one step): LogDirs are the
-    dirs it can read now (a failed or removed dir is not listed); the controller writes a RegisterBrokerRecord,
-    fenced, whose offset is the broker epoch, replacing any older registration and its dir list."""
-    return register_broker(m, s, broker, live_dirs(s.brokers[broker]))
+    dirs it can read now (a failed or removed dir is not listed), by their current disks' ids; the controller
+    writes a RegisterBrokerRecord, fenced, whose offset is the broker epoch, replacing any older registration and
+    its dir list."""
+    return register_broker(m, s, broker, live_dir_ids(s.brokers[broker]))
 
 
 def register_broker(m, s, broker, dirs: tuple) -> State:
@@ -327,7 +337,7 @@ def broker_heartbeat(m, s, broker):
     names, all computed from the image before the heartbeat. The answer acknowledges the dirs it carried."""
     b = s.brokers[broker]
     image = controller_image(s)
-    offline = tuple(d for d in range(m.cfg.dirs) if b.failed >> d & 1)
+    offline = failed_dir_ids(m, b)
     # (Candidate fixes of finding 5, model/kraft/fixes.py: the unfencing judged without the reported dirs, or the
     # offline dirs' records first.)
     unfencing = C.broker_unfenced(m, F.unfencing_image(m, image, broker, offline), broker) \

@@ -3,6 +3,7 @@ and the image of it) and the brokers' KRaft fields (how far each replayed the lo
 dirs and their acknowledgement, its AssignReplicasToDirs queue and request in flight)."""
 from __future__ import annotations
 
+from model.kraft import disks
 from model.kraft.metadata import (
     K_BROKER_CHANGE, K_FEATURE_LEVEL, K_REGISTER, MV_UPGRADE_OPTION, NO_PARTITION, BrokerChange, FeatureLevel,
     RegisterBroker, image_of,
@@ -65,6 +66,7 @@ BROKER_FIELDS = (
     Field("inflight", "brokers", lambda m: (), "volatile", channel=True,
           show=Show("assignment_in_flight", "kraft_assignments"),
           doc="the AssignReplicasToDirs request in flight: (partition, dir) entries"),
+    disks.FIELD,
 )
 
 KRAFT_SCHEMA = (CONTROLLER, *CONTROLLER_FIELDS, *BROKER_FIELDS)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from model.kraft import controller as C
 from model.kraft import rules as core
+from model.kraft.disks import failed_dir_ids
 from model.kraft.metadata import K_BROKER_CHANGE, BrokerChange
 from model.spec.feature import Feature, Option, StateField
 from model.spec.schema import Field, Show
@@ -168,7 +169,7 @@ def _want_shutdown_heartbeat(m, s, broker, nxt):
     records = []
     if current_state(s, broker) != nxt:
         records = C.broker_fenced(m, image, broker) if nxt == SHUTDOWN_NOW else in_controlled_shutdown(m, image, broker)
-    offline = tuple(d for d in range(m.cfg.dirs) if b.failed >> d & 1)
+    offline = failed_dir_ids(m, b)
     records += C.directories_offline(m, image, broker, offline)
     s = core.write(m, s, records)
     return set_broker(s, broker, s.brokers[broker]._replace(acked_dirs=b.failed))

@@ -1,10 +1,13 @@
 """Dir symmetry in KRaft mode (model/spec/symmetry.py): a broker's dir ids appear outside its own fields, in the
 metadata log's records, the image's registrations and Directories, and its assignment queue and request in
-flight. ``permute_index_refs`` renames them as the brokers' dirs were permuted; reserved (negative) ids stay, and
-dir lists stay sorted (the model builds them in dir order and reads them as sets)."""
+flight. ``permute_index_refs`` renames them as the brokers' dirs were permuted (an id names a disk of a dir: it
+follows its dir, and the broker's ``disks`` field is permuted with the dirs); reserved (negative) ids stay, and
+dir lists stay sorted (the model builds them sorted by id and reads them as sets)."""
 from __future__ import annotations
 
-from model.kraft.metadata import K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, K_REMOVE_TOPIC
+from model.kraft.metadata import (
+    K_BROKER_CHANGE, K_PARTITION, K_PARTITION_CHANGE, K_REGISTER, K_REMOVE_TOPIC, dir_disk, dir_id, dir_slot,
+)
 
 
 def dir_symmetry(cfg) -> str | None:
@@ -14,6 +17,9 @@ def dir_symmetry(cfg) -> str | None:
     if not dict(cfg.options).get("dir_symmetry", False):
         return ("KRaft mode's dir symmetry is opt-in (--option dir_symmetry=true): it saves states but not time here "
                 "(docs/performance.md, 'KRaft mode')")
+    if cfg.max_fixes > 0:
+        return ("a replaced disk's new directory id tells its dir from the others, where LogManager's tie-break "
+                "between equally loaded dirs picks by index: two such dirs are not interchangeable (with repairs)")
     if cfg.partitions > 1 and cfg.max_dir_failures > 1:
         return ("handleDirectoriesOffline writes its records dir by dir: with two failed dirs of one broker holding "
                 "different partitions, the batch's order follows the dir ids")
@@ -27,10 +33,16 @@ def permute_index_refs(m, s, orders):
         return s
     new = [{old: i for i, old in enumerate(o)} for o in orders]
     controller = m.cached(_renamed_controller, limit=1 << 18, bind=True)(s.controller, orders)
-    brokers = tuple(b._replace(queue=tuple((p, new[i][d] if d >= 0 else d, t) for p, d, t in b.queue),
-                               inflight=tuple((p, new[i][d] if d >= 0 else d, t) for p, d, t in b.inflight))
+    brokers = tuple(b._replace(queue=tuple((p, renamed(new[i], d), t) for p, d, t in b.queue),
+                               inflight=tuple((p, renamed(new[i], d), t) for p, d, t in b.inflight))
                     if b.queue or b.inflight else b for i, b in enumerate(s.brokers))
     return s._replace(controller=controller, brokers=brokers)
+
+
+def renamed(new: dict, dir_id_: int) -> int:
+    """A dir id of a broker whose dirs are renamed old -> ``new[old]``: the same disk of the renamed dir (a replaced
+    disk's id, old or new, follows its dir); a reserved id stays."""
+    return dir_id(new[dir_slot(dir_id_)], dir_disk(dir_id_)) if dir_id_ >= 0 else dir_id_
 
 
 def _renamed_controller(m, c, orders):
@@ -38,7 +50,7 @@ def _renamed_controller(m, c, orders):
     new = [{old: i for i, old in enumerate(o)} for o in orders]
 
     def dir_of(b: int, d: int) -> int:
-        return new[b][d] if d >= 0 else d
+        return renamed(new[b], d)
 
     def dir_list(b: int, dirs):
         return None if dirs is None else tuple(sorted(dir_of(b, d) for d in dirs))

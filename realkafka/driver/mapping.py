@@ -126,8 +126,8 @@ RULES: dict[str, Handler] = {
                              "failed)", restart),
     "ReplaceDisk": Handler(DRIVEN, "while the broker is down, its failed dir becomes an empty dir that the "
                            "storage tool formats (--ignore-formatted), as an operator brings in a new disk: a new "
-                           "directory.id where the model keeps the id (the views name the old id apart, so a "
-                           "Directories entry that still names it differs)", replace_disk, needs="replace_dir"),
+                           "directory.id, as the model's new disk id (the views name the old id apart on both "
+                           "sides)", replace_disk, needs="replace_dir"),
     "RemoveDirFromConfig": Handler(DRIVEN, "while the broker is down, the failed dir leaves its log.dirs (its "
                                    "next start runs without it)",
                                    remove_dir_from_config, needs="remove_dir"),

@@ -10,7 +10,7 @@ driver's (``t{p}``); a topic of the real cluster that is not the driver's (``__c
 from __future__ import annotations
 
 from .view import (ABSENT, OFFLINE, ONLINE, RESERVED, BrokerView, DataView, LogView, PartitionView,
-                   RegistrationView, View, foreign_dir)
+                   RegistrationView, View, foreign_dir, is_replaced_dir)
 
 
 def _topic(key) -> str | None:
@@ -25,8 +25,9 @@ def _topic(key) -> str | None:
 
 
 def _entry(value):
-    """A Directories entry: a dir index, a reserved name, or (another broker's dir, an unknown id) its text."""
-    if isinstance(value, int) or value in RESERVED:
+    """A Directories entry: a dir index, a reserved name, a replaced disk's old id by the harness's name, or
+    (another broker's dir, an unknown id) its text."""
+    if isinstance(value, int) or value in RESERVED or is_replaced_dir(value):
         return value
     if isinstance(value, tuple):
         return foreign_dir(*value)

@@ -11,17 +11,24 @@ from __future__ import annotations
 
 from invariants.storage.durability import serving_leader
 from model.kraft.controller import elr_enabled
-from model.kraft.metadata import DIR_ID_NAMES, image_of
+from model.kraft.disks import index_of
+from model.kraft.metadata import DIR_ID_NAMES, dir_slot, image_of
 from model.storage.broker import live_copy_dir
 from model.storage.state import LIVE_DIR, OFFLINE, REMOVED, bits
 
 from .view import (ABSENT, OFFLINE as V_OFFLINE, ONLINE, BrokerView, DataView, LogView, PartitionView,
-                   RegistrationView, View, topic_of)
+                   RegistrationView, View, replaced_dir, topic_of)
 
 
-def dir_entry(dir_id: int):
-    """A Directories entry as the view names it: a dir index, or a reserved id's name."""
-    return DIR_ID_NAMES.get(dir_id, dir_id)
+def dir_entry(dir_id: int, b: int | None = None, broker=None):
+    """A Directories entry of broker ``b`` (its state ``broker``) as the view names it: a reserved id's name, the
+    index of the dir whose current disk has the id, or, for the id of a disk the broker no longer has (a replaced
+    one), the harness's name of that old id (realkafka/cluster: "dir d of broker b before its replacement")."""
+    if dir_id in DIR_ID_NAMES:
+        return DIR_ID_NAMES[dir_id]
+    if broker is None or index_of(broker, dir_id) >= 0:
+        return dir_slot(dir_id)
+    return replaced_dir(b, dir_slot(dir_id))
 
 
 def _dir_status(status: int) -> str:
@@ -55,16 +62,21 @@ def project_broker(model, broker) -> BrokerView:
                       _on_failed_dirs(model, broker))
 
 
-def project_registration(reg) -> RegistrationView | None:
+def project_registration(reg, broker=None) -> RegistrationView | None:
+    """The registration's view: its LogDirs by the index of the dir whose current disk has the id; an id of a
+    disk the broker no longer has (a replaced one) is none of its dirs, left out as the real view leaves it out."""
     if reg is None:
         return None
-    return RegistrationView(reg.fenced, frozenset(reg.dirs), reg.in_controlled_shutdown)
+    dirs = reg.dirs if broker is None else tuple(d for d in reg.dirs if index_of(broker, d) >= 0)
+    return RegistrationView(reg.fenced, frozenset(dir_slot(d) for d in dirs), reg.in_controlled_shutdown)
 
 
-def project_partition(part, elr: bool = False) -> PartitionView:
-    """The partition's view; its ELR and last known ELR only when the model runs with ELR (None: not compared)."""
+def project_partition(part, elr: bool = False, brokers=None) -> PartitionView:
+    """The partition's view; its ELR and last known ELR only when the model runs with ELR (None: not compared).
+    ``brokers``: the brokers' states, which tell a replaced disk's old id from its new one."""
     return PartitionView(tuple(part.replicas), part.leader, frozenset(bits(part.isr)),
-                         tuple(dir_entry(d) for d in part.dirs), tuple(part.adding), tuple(part.removing),
+                         tuple(dir_entry(d, b, None if brokers is None else brokers[b])
+                               for b, d in zip(part.replicas, part.dirs)), tuple(part.adding), tuple(part.removing),
                          frozenset(bits(part.elr)) if elr else None,
                          frozenset(part.last_known_elr) if elr else None)
 
@@ -82,10 +94,10 @@ def project(model, state, faulted=frozenset(), quiet: bool | None = None) -> Vie
     caught up with nothing to report)."""
     c = state.controller
     with_elr = elr_enabled(model)
-    partitions = {topic_of(p): project_partition(part, with_elr) for p, part in enumerate(c.partitions)
+    partitions = {topic_of(p): project_partition(part, with_elr, state.brokers) for p, part in enumerate(c.partitions)
                   if part.leader_epoch >= 0}
     data = {topic_of(p): DataView(frozenset(bits(state.acked[p])), _readable(state, p))
             for p in range(model.cfg.partitions) if topic_of(p) in partitions or state.acked[p]}
     return View(tuple(project_broker(model, b) for b in state.brokers),
-                tuple(project_registration(r) for r in c.registrations), partitions, data, frozenset(faulted),
+                tuple(project_registration(r, state.brokers[b]) for b, r in enumerate(c.registrations)), partitions, data, frozenset(faulted),
                 model.is_quiescent(state) if quiet is None else quiet, jbod=image_of(model, c.log).jbod)

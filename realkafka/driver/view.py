@@ -4,7 +4,8 @@
 
 Names are Kafka's: a model partition ``p`` is the real topic ``t{p}`` with one partition (the model's partitions are
 one topic each), so its topic-partition is ``t{p}-0``; a dir is its index in the broker's ``log.dirs``; a
-``Directories`` entry is a dir index or one of ``DirectoryId``'s reserved names.
+``Directories`` entry is a dir index, one of ``DirectoryId``'s reserved names, or the old id of a replaced disk
+(``replaced_dir``: a replaced disk gets a new directory.id, which takes the dir's index).
 """
 from __future__ import annotations
 
@@ -36,6 +37,20 @@ def dir_text(entry) -> str:
 def dirs_text(entries) -> str:
     """Directories entries as the model's traces write a list of dir ids: ``[dir 0, UNASSIGNED]``."""
     return "[" + ", ".join(dir_text(e) for e in entries) + "]"
+
+
+def replaced_dir(broker: int, d: int) -> str:
+    """The id of a disk that broker's dir d no longer has (its disk was replaced: Kafka's new disk has a new
+    directory.id): the name the harness gives it (realkafka/cluster/cluster.py ``_learn_replaced_ids``)."""
+    return f"dir {d} of broker {broker}{REPLACED}"
+
+
+REPLACED = " before its replacement"
+
+
+def is_replaced_dir(entry) -> bool:
+    """Whether a Directories entry is a replaced disk's old id by its name (``replaced_dir``)."""
+    return isinstance(entry, str) and entry.startswith("dir ") and entry.endswith(REPLACED)
 
 
 def foreign_dir(broker: int, d: int) -> str:
