@@ -12,6 +12,7 @@ import base64
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,7 +23,7 @@ from typing import Callable, Mapping
 
 import attrs
 
-from . import config, processes
+from . import config, formatted, processes
 from .errors import HarnessError
 from .observation import (BrokerObservation, ClusterObservation, ControllerImage, Dir, DirNames, ImageBuilder,
                           MetadataRecord, Replica)
@@ -55,6 +56,8 @@ class ClusterSpec:
     # format at this metadata.version (the storage tool's --release-version, e.g. "3.6-IV2"); None: the latest
     metadata_version: str | None = None
     start_timeout: float = 240     # JVM start-up on a loaded 2-core machine takes long; a wait is not a speed test
+    # the dirs copied from a tree formatted once (formatted.py: fresh ids, as the storage tool writes), not formatted
+    formatted_copy: bool = False
 
     def __attrs_post_init__(self):
         version = parse_version(self.release)
@@ -216,7 +219,7 @@ class Cluster:
             self.root = Path(tempfile.mkdtemp(prefix=f"jbodcheck-kafka-{spec.release}-"))
             processes.register_dir(self.root)
             self._layout()
-            self._format()
+            self._format_or_copy()
             self._start_node(self.controller)
             for b in self.brokers:
                 self._start_node(self.brokers[b])
@@ -297,14 +300,12 @@ class Cluster:
     def _format(self, nodes=None, extra: tuple = ()) -> None:
         """Every node's dirs (or ``nodes``'), formatted by the release's storage tool with one cluster id, in
         parallel; ``extra``: more arguments (``--ignore-formatted`` for a new disk)."""
-        features = config.format_features(self.version, self.spec.elr)
         running = []
         for node in nodes or [self.controller, *self.brokers.values()]:
             out = open(node.home / "format.log", "ab")
             argv = [self._java, "-Xmx128m", *JVM_OPTIONS, *self._logging_options(node.home / "format"),
                     "-cp", self.kafka.classpath, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                    "-c", str(node.properties), *features, *extra,
-                    *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
+                    "-c", str(node.properties), *self._format_arguments(), *extra]
             running.append((node, processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT), out))
         failures = []
         for node, proc, out in running:
@@ -321,11 +322,50 @@ class Cluster:
         if failures:
             raise HarnessError(f"the storage tool of Kafka {self.spec.release} could not format: {'; '.join(failures)}")
         if nodes is None:
-            for b, node in self.brokers.items():
-                for d, path in enumerate(node.dirs):
-                    props = _read_properties(path / "meta.properties")
-                    self.dir_ids[props["directory.id"]] = (b, d)
-            self.names = DirNames(self.dir_ids)
+            self._learn_dir_ids()
+
+    def _learn_dir_ids(self) -> None:
+        for b, node in self.brokers.items():
+            for d, path in enumerate(node.dirs):
+                props = _read_properties(path / "meta.properties")
+                self.dir_ids[props["directory.id"]] = (b, d)
+        self.names = DirNames(self.dir_ids)
+
+    def _format_or_copy(self) -> None:
+        """The nodes' dirs: with ``formatted_copy``, a copy of a tree formatted once (formatted.py), else (or when
+        the cache cannot be used) formatted by the storage tool."""
+        self.formatted_from = None
+        if self.spec.formatted_copy:
+            spec = self.spec
+            relative = formatted.data_dirs(spec.brokers, spec.dirs)
+            entry = self.kafka.classes.parent / "formatted" / formatted.key(
+                release=spec.release, classpath=self.kafka.classpath, brokers=spec.brokers, dirs=spec.dirs,
+                arguments=self._format_arguments(),
+                settings={"all": spec.settings, "brokers": spec.broker_settings, "controller": spec.controller_settings})
+            try:
+                formatted.copy_formatted(self.root, entry, relative, self._format_into, cluster_id=self.cluster_id,
+                                         new_id=_random_uuid)
+                self._learn_dir_ids()
+                self.formatted_from = entry
+                return
+            except OSError as e:
+                self._log(f"cluster: no formatted copy ({e}): the storage tool formats")
+                for r in relative:
+                    shutil.rmtree(self.root / r, ignore_errors=True)
+        self._format()
+
+    def _format_into(self, path: Path) -> None:
+        """Lay out and format a cluster of this spec under ``path`` (the formatted copy's source), started never."""
+        other = Cluster(attrs.evolve(self.spec, formatted_copy=False, keep=False))
+        other.kafka, other._java, other.root = self.kafka, self._java, path
+        path.mkdir(parents=True)
+        other._layout()
+        other._format()
+
+    def _format_arguments(self) -> list[str]:
+        """The storage tool's arguments beyond the cluster id and the config (features, metadata.version)."""
+        return [*config.format_features(self.version, self.spec.elr),
+                *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
 
     def _start_node(self, node: Node) -> None:
         out = open(node.stdout, "ab")
