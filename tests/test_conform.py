@@ -167,3 +167,81 @@ def test_conform_refuses_its_report_on_its_scenario_dir(tmp_path, capsys):
     out.mkdir()
     assert _main(["conform", "--kafka", "3.9", "--out", str(out), "--json", str(out)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def _interrupting_harness(monkeypatch, interrupt_at: int | None, runs: bool = True):
+    """The scripted harness, patched in for the command: the cluster of the ``interrupt_at``-th trace started is a
+    Ctrl-C; with ``runs`` False every cluster fails to start (a harness outcome at once: the traces are chosen and
+    judged, none driven)."""
+    from reproduce_fake import FakeHarnessError
+
+    started = []
+
+    def model_of(_):
+        started.append(1)
+        if len(started) == interrupt_at:
+            raise KeyboardInterrupt
+        if not runs:
+            raise FakeHarnessError("the cluster did not start")
+        return _model()
+
+    from realkafka.cluster import KAFKA_TIMERS
+
+    module, made, made_for = fake_harness(model_of)
+    made_for.append(None)
+    module.KAFKA_TIMERS = KAFKA_TIMERS
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    return made
+
+
+def test_an_interrupted_campaign_resumes_with_the_traces_it_did_not_finish(monkeypatch, tmp_path, capsys):
+    args = ["conform", "--kafka", "3.9", "--traces", "3", "--length", "2", "--seed", "3", "--mode", "model",
+            "--step-timeout", "2", "--out", str(tmp_path / "out")]
+    report = tmp_path / "c.json"
+    made = _interrupting_harness(monkeypatch, interrupt_at=2)
+    assert _main([*args, "--json", str(report)]) == 130
+    first = json.loads(report.read_text())
+    assert first["result"] == "interrupted" and [t["trace"] for t in first["traces"]] == [1]
+    assert first["harness"]["formatted_copy"] is True and all(m.stopped for m in made)
+
+    made = _interrupting_harness(monkeypatch, interrupt_at=None)
+    assert _main(["conform", "--resume", str(report), "--seed", "3"]) == 0
+    resumed = json.loads(report.read_text())
+    assert resumed["result"] == "conforms" and resumed["resumed"] == 1 and len(made) == 2
+    assert [t["trace"] for t in resumed["traces"]] == [1, 2, 3]
+    assert resumed["traces"][0] == first["traces"][0]
+    assert sum(c["driven"] for c in resumed["rules"]["CreateTopic"].values()) == 3
+
+    # the same campaign never interrupted chooses the same traces (its clusters fail at once: chosen, not driven)
+    _interrupting_harness(monkeypatch, interrupt_at=None, runs=False)
+    whole = tmp_path / "whole.json"
+    assert _main([*args, "--json", str(whole)]) == 3
+    assert [t["steps"] for t in json.loads(whole.read_text())["traces"]] == [t["steps"] for t in resumed["traces"]]
+
+
+def test_a_report_that_cannot_be_resumed_is_refused_in_one_line(monkeypatch, tmp_path, capsys):
+    report = tmp_path / "c.json"
+    _interrupting_harness(monkeypatch, interrupt_at=3, runs=False)
+    assert _main(["conform", "--kafka", "3.9", "--traces", "4", "--length", "2", "--seed", "1", "--mode", "model",
+                  "--out", str(tmp_path / "out"), "--json", str(report)]) == 130
+    data = json.loads(report.read_text())
+    capsys.readouterr()
+
+    def refused(args, text=None) -> str:
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(text) if not isinstance(text, str) else text)
+        assert _main(["conform", "--resume", str(path if text is not None else report), *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        return err[0]
+
+    assert "--seed 1" in refused(["--seed", "2"])
+    assert "--kafka" in refused(["--kafka", "4.4"])
+    assert "not a jbodcheck conform report" in refused([], {"command": "explore"})
+    assert "not an interrupted one" in refused([], {**data, "result": "conforms"})
+    assert "lacks traces_planned" in refused([], {k: v for k, v in data.items() if k != "traces_planned"})
+    assert "Expecting" in refused([], "{not json")
+    edited = [{**t, "steps": ["Produce(broker=0, partition=0)"]} if t["trace"] == 2 else t for t in data["traces"]]
+    assert "not the one its seed chooses now" in refused([], {**data, "traces": edited})
+    assert "damaged" in refused([], {**data, "traces": [{"trace": 1}]})
+    assert _main(["conform"]) == 2 and "--kafka" in capsys.readouterr().err

@@ -5,10 +5,12 @@ realkafka/campaign/ does the work). Imported only when the command runs.
 
 Exit codes: 0 every trace run stayed a behaviour of the model; 1 at least one left it (a disagreement: its scenario
 is written); 2 bad input; 3 the harness failed on a trace and none disagreed (the campaign is incomplete);
-130 / 143 interrupted (the running cluster is stopped, the report written with "result": "interrupted").
+130 / 143 interrupted (the running cluster is stopped, the report written with "result": "interrupted"; ``--resume``
+runs the traces it did not finish and appends them).
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,9 +28,9 @@ EXIT_HARNESS = 3
 
 
 @click.command(name="conform")
-@click.option("--kafka", "kafka", required=True, multiple=True, metavar="VERSION",
+@click.option("--kafka", "kafka", multiple=True, metavar="VERSION",
               help="A Kafka release to run (X.Y.Z, or X.Y: its newest patch); repeatable: traces are dealt "
-                   "round-robin over the releases.")
+                   "round-robin over the releases. Required but with --resume.")
 @click.option("--preset", default="kraft-tiny", show_default=True, metavar="NAME",
               help="The KRaft preset whose rules the traces walk (its features and cluster).")
 @click.option("--traces", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
@@ -54,11 +56,33 @@ EXIT_HARNESS = 3
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
+@click.option("--format-each", is_flag=True,
+              help="Format every cluster with the release's storage tool instead of copying a tree formatted once "
+                   "(the same dirs, fresh ids; docs/conform.md, \"The cost of a trace\").")
+@click.option("--resume", "resume_path", default=None, metavar="REPORT.json",
+              help="Resume the interrupted campaign of this JSON report: the traces it did not finish run with its "
+                   "options, and the report (or --json) is written with them all.")
 def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout):
+                    json_path, step_timeout, format_each, resume_path):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
-    from realkafka.campaign.campaign import report_dict, run_campaign
+    from realkafka.campaign.campaign import check_resumable, report_dict, run_campaign
+    from realkafka.campaign.resume import ResumeMismatch
 
+    resumed, before_s, resumed_count = None, 0.0, 0
+    if resume_path is not None:
+        resumed, params, before_s, resumed_count = _resumed(resume_path)
+        given = dict(kafka=list(dict.fromkeys(_release(k) for k in kafka)) if kafka else None, preset=preset,
+                     seed=seed, length=length, mode=mode, faults=faults, traces_planned=traces,
+                     shrink=shrink_budget, step_timeout=step_timeout, kafka_timers=kafka_timers,
+                     out=str(Path(out).resolve()), format_each=format_each)
+        _same_as_report(resume_path, params, given)
+        kafka, preset, seed, length, mode, faults = (params[k] for k in ("kafka", "preset", "seed", "length", "mode",
+                                                                          "faults"))
+        traces, shrink_budget, step_timeout = params["traces_planned"], params["shrink"], params["step_timeout"]
+        kafka_timers, out, format_each = params["kafka_timers"], params["out"], params["format_each"]
+        json_path = json_path or resume_path
+    elif not kafka:
+        raise BadInput("conform needs --kafka VERSION (or --resume REPORT.json)")
     checked_writable(json_path)
     checked_distinct({"--json": json_path, "--out": out})
     releases = list(dict.fromkeys(_release(k) for k in kafka))
@@ -70,7 +94,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release)
         models[release] = (model, {"preset": preset, **base})
     try:
-        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec, fetch
+        from realkafka.cluster import JVM_OPTIONS, KAFKA_TIMERS, Cluster, ClusterSpec, fetch
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
@@ -78,15 +102,26 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     def start_cluster(model, planned):
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings={**_settings(model, planned), **timers}, keep=False, **_format_at(model))
+                           settings={**_settings(model, planned), **timers}, keep=False,
+                           formatted_copy=not format_each, **_format_at(model))
         return Cluster(spec, log=lambda line: None)
 
     timers = dict(KAFKA_TIMERS) if kafka_timers else {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
     settings = {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers}
+    if resumed is not None:
+        try:
+            check_resumable(resumed, releases=releases, model_of=lambda r: models[r][0],
+                            cluster_has=lambda m: hasattr(Cluster, m), traces=traces, seed=seed, length=length,
+                            mode=mode)
+        except ResumeMismatch as e:
+            raise BadInput(f"--resume: {e}") from None
+    harness = _harness(format_each, JVM_OPTIONS)
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
-               f"{seed}) on Kafka {', '.join(releases)}; Kafka settings the harness sets (the release's defaults "
-               "otherwise): " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())), err=True)
+               f"{seed}) on Kafka {', '.join(releases)}"
+               + (f", resuming {resume_path} ({len(resumed.traces)} done)" if resumed is not None else "")
+               + "; Kafka settings the harness sets (the release's defaults otherwise): "
+               + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) + "; harness: " + harness["says"], err=True)
     start = time.monotonic()
     campaign, interrupted = None, None
     holder = {}
@@ -99,13 +134,13 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                 seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget, parallel=parallel)
+                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
     if campaign is None:
         from realkafka.campaign.campaign import Campaign
-        campaign = Campaign()
+        campaign = resumed if resumed is not None else Campaign()
     counts = campaign.outcomes()
     if interrupted is not None:
         code = 128 + interrupted
@@ -116,8 +151,10 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     else:
         code = EXIT_OK
     report = report_dict(campaign, releases=releases, seed=seed, length=length, preset=preset, settings=settings,
-                         version=__version__, elapsed_s=time.monotonic() - start, exit_code=code)
-    report["mode"], report["faults"] = mode, faults
+                         version=__version__, elapsed_s=before_s + time.monotonic() - start, exit_code=code)
+    report.update(mode=mode, faults=faults, traces_planned=traces, shrink=shrink_budget, step_timeout=step_timeout,
+                  kafka_timers=kafka_timers, out=str(out_dir.resolve()), format_each=format_each, harness=harness,
+                  resumed=(resumed_count + 1) if resume_path is not None else 0)
     report["result"] = "interrupted" if interrupted is not None else (
         "disagreement" if counts.get("disagrees") else "incomplete" if counts.get("harness") else "conforms")
     lines = [f"Campaign: {len(campaign.traces)} trace(s) on Kafka {', '.join(releases)}: "
@@ -137,3 +174,49 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         for rule, by in sorted(campaign.rules.items())))
     emit(report, "\n".join(lines), json_path)
     return code
+
+
+def _resumed(path: str):
+    """(the campaign, its parameters, its seconds so far, how often it was resumed) of an interrupted campaign's
+    report; bad input (exit 2) when it is none."""
+    from realkafka.campaign.campaign import OUTCOMES, campaign_from_report
+    from realkafka.campaign.resume import ResumeMismatch, resumable
+
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"--resume {path}: {one_line(e)}") from None
+    try:
+        params = resumable(data, path)
+        campaign = campaign_from_report(data)
+        if any(t.outcome not in OUTCOMES for t in campaign.traces):
+            raise ResumeMismatch(f"{path}: a trace's outcome is none of {', '.join(OUTCOMES)}")
+        return campaign, params, float(data.get("elapsed_s") or 0.0), int(data.get("resumed") or 0)
+    except ResumeMismatch as e:
+        raise BadInput(f"--resume: {e}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BadInput(f"--resume {path}: a damaged report ({one_line(e)})") from None
+
+
+def _same_as_report(path: str, params: dict, given: dict) -> None:
+    """An option given with --resume must be the report's (bad input otherwise): the seed fixes the traces only with
+    the same options."""
+    ctx = click.get_current_context()
+    names = {"kafka": "kafka", "traces_planned": "traces", "shrink": "shrink_budget"}
+    for key, value in given.items():
+        option = names.get(key, key)
+        if ctx.get_parameter_source(option) != click.core.ParameterSource.COMMANDLINE or value is None:
+            continue
+        if value != params[key]:
+            flag = "--" + {"traces_planned": "traces", "shrink": "shrink"}.get(key, key).replace("_", "-")
+            raise BadInput(f"--resume {path}: the campaign ran with {flag} {params[key]!r}, not {value!r}")
+
+
+def _harness(format_each: bool, jvm_options: list) -> dict:
+    """What the harness does that is not a Kafka setting, for the report (docs/conform.md, "The cost of a trace")."""
+    copy = not format_each
+    return {"formatted_copy": copy, "jvm_options": list(jvm_options),
+            "says": ("each cluster's dirs are a copy of a tree formatted once by the release's storage tool, with "
+                     "fresh cluster and directory ids" if copy else "each cluster formatted by the release's storage "
+                     "tool") + "; JVM options " + " ".join(jvm_options)}
