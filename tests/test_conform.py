@@ -202,7 +202,8 @@ def test_an_interrupted_campaign_resumes_with_the_traces_it_did_not_finish(monke
     assert _main([*args, "--json", str(report)]) == 130
     first = json.loads(report.read_text())
     assert first["result"] == "interrupted" and [t["trace"] for t in first["traces"]] == [1]
-    assert first["harness"]["formatted_copy"] is True and all(m.stopped for m in made)
+    assert first["harness"]["formatted_copy"] is True and first["harness"]["class_sharing"] is True
+    assert all(m.stopped for m in made) and all(m.spec["formatted_copy"] and m.spec["class_sharing"] for m in made)
 
     made = _interrupting_harness(monkeypatch, interrupt_at=None)
     assert _main(["conform", "--resume", str(report), "--seed", "3"]) == 0

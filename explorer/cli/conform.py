@@ -59,11 +59,14 @@ EXIT_HARNESS = 3
 @click.option("--format-each", is_flag=True,
               help="Format every cluster with the release's storage tool instead of copying a tree formatted once "
                    "(the same dirs, fresh ids; docs/conform.md, \"The cost of a trace\").")
+@click.option("--no-class-sharing", is_flag=True,
+              help="Start the nodes' JVMs without the class-data sharing archive of their kind (slower starts; "
+                   "docs/conform.md, \"The cost of a trace\").")
 @click.option("--resume", "resume_path", default=None, metavar="REPORT.json",
               help="Resume the interrupted campaign of this JSON report: the traces it did not finish run with its "
                    "options, and the report (or --json) is written with them all.")
 def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout, format_each, resume_path):
+                    json_path, step_timeout, format_each, no_class_sharing, resume_path):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import check_resumable, report_dict, run_campaign
     from realkafka.campaign.resume import ResumeMismatch
@@ -74,12 +77,13 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         given = dict(kafka=list(dict.fromkeys(_release(k) for k in kafka)) if kafka else None, preset=preset,
                      seed=seed, length=length, mode=mode, faults=faults, traces_planned=traces,
                      shrink=shrink_budget, step_timeout=step_timeout, kafka_timers=kafka_timers,
-                     out=str(Path(out).resolve()), format_each=format_each)
+                     out=str(Path(out).resolve()), format_each=format_each, no_class_sharing=no_class_sharing)
         _same_as_report(resume_path, params, given)
         kafka, preset, seed, length, mode, faults = (params[k] for k in ("kafka", "preset", "seed", "length", "mode",
                                                                           "faults"))
         traces, shrink_budget, step_timeout = params["traces_planned"], params["shrink"], params["step_timeout"]
         kafka_timers, out, format_each = params["kafka_timers"], params["out"], params["format_each"]
+        no_class_sharing = params["no_class_sharing"]
         json_path = json_path or resume_path
     elif not kafka:
         raise BadInput("conform needs --kafka VERSION (or --resume REPORT.json)")
@@ -103,7 +107,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
                            settings={**_settings(model, planned), **timers}, keep=False,
-                           formatted_copy=not format_each, **_format_at(model))
+                           formatted_copy=not format_each, class_sharing=not no_class_sharing, **_format_at(model))
         return Cluster(spec, log=lambda line: None)
 
     timers = dict(KAFKA_TIMERS) if kafka_timers else {}
@@ -116,7 +120,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                             mode=mode)
         except ResumeMismatch as e:
             raise BadInput(f"--resume: {e}") from None
-    harness = _harness(format_each, JVM_OPTIONS)
+    harness = _harness(format_each, no_class_sharing, JVM_OPTIONS)
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
                f"{seed}) on Kafka {', '.join(releases)}"
                + (f", resuming {resume_path} ({len(resumed.traces)} done)" if resumed is not None else "")
@@ -153,7 +157,8 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     report = report_dict(campaign, releases=releases, seed=seed, length=length, preset=preset, settings=settings,
                          version=__version__, elapsed_s=before_s + time.monotonic() - start, exit_code=code)
     report.update(mode=mode, faults=faults, traces_planned=traces, shrink=shrink_budget, step_timeout=step_timeout,
-                  kafka_timers=kafka_timers, out=str(out_dir.resolve()), format_each=format_each, harness=harness,
+                  kafka_timers=kafka_timers, out=str(out_dir.resolve()), format_each=format_each,
+                  no_class_sharing=no_class_sharing, harness=harness,
                   resumed=(resumed_count + 1) if resume_path is not None else 0)
     report["result"] = "interrupted" if interrupted is not None else (
         "disagreement" if counts.get("disagrees") else "incomplete" if counts.get("harness") else "conforms")
@@ -213,10 +218,12 @@ def _same_as_report(path: str, params: dict, given: dict) -> None:
             raise BadInput(f"--resume {path}: the campaign ran with {flag} {params[key]!r}, not {value!r}")
 
 
-def _harness(format_each: bool, jvm_options: list) -> dict:
+def _harness(format_each: bool, no_class_sharing: bool, jvm_options: list) -> dict:
     """What the harness does that is not a Kafka setting, for the report (docs/conform.md, "The cost of a trace")."""
-    copy = not format_each
-    return {"formatted_copy": copy, "jvm_options": list(jvm_options),
+    copy, sharing = not format_each, not no_class_sharing
+    return {"formatted_copy": copy, "class_sharing": sharing, "jvm_options": list(jvm_options),
             "says": ("each cluster's dirs are a copy of a tree formatted once by the release's storage tool, with "
                      "fresh cluster and directory ids" if copy else "each cluster formatted by the release's storage "
-                     "tool") + "; JVM options " + " ".join(jvm_options)}
+                     "tool") + ("; the nodes' JVMs map a class-data sharing archive of their kind (-XX:SharedArchive"
+                                "File; the first cluster of a release writes it)" if sharing else "")
+                    + "; JVM options " + " ".join(jvm_options)}

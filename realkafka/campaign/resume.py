@@ -8,7 +8,7 @@ from __future__ import annotations
 
 # What a resume reads from the report besides its traces: the campaign's parameters (conform's options).
 PARAMETERS = ("kafka", "preset", "seed", "length", "mode", "faults", "traces_planned", "shrink", "step_timeout",
-              "kafka_timers", "out", "format_each")
+              "kafka_timers", "out", "format_each", "no_class_sharing")
 
 
 class ResumeMismatch(ValueError):

@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 
 import attrs
 
-from . import config, formatted, processes
+from . import config, formatted, processes, sharing
 from .errors import HarnessError
 from .observation import (BrokerObservation, ClusterObservation, ControllerImage, Dir, DirNames, ImageBuilder,
                           MetadataRecord, Replica)
@@ -58,6 +58,8 @@ class ClusterSpec:
     start_timeout: float = 240     # JVM start-up on a loaded 2-core machine takes long; a wait is not a speed test
     # the dirs copied from a tree formatted once (formatted.py: fresh ids, as the storage tool writes), not formatted
     formatted_copy: bool = False
+    # the nodes' JVMs map a class-data sharing archive of their kind (sharing.py), trained by the first cluster
+    class_sharing: bool = False
 
     def __attrs_post_init__(self):
         version = parse_version(self.release)
@@ -131,6 +133,8 @@ class Node:
         self.held = False
         self.expected = False          # started by the harness and not since crashed or shut down by it
         self.removed: set = set()      # dir indexes taken out of its log.dirs (remove_dir)
+        self.starts = 0                # JVMs started for it
+        self.archive_out = None        # the class-data sharing archive its JVM writes at exit (sharing.py), if any
 
     def died(self) -> str | None:
         """A line saying how the node ended when the harness did not end it, else None."""
@@ -197,6 +201,7 @@ class Cluster:
         self._replaced: set = set()     # (broker, dir) replaced whose new directory.id is not known yet
         self._gate_rules: list[tuple[str, str, str, str]] = []
         self._started = False
+        self._sharing: sharing.Sharing | None = None
 
     # ---- life cycle ----------------------------------------------------------------------------------------------
 
@@ -206,13 +211,18 @@ class Cluster:
 
     def __exit__(self, _type, error, _tb) -> None:
         root = self.root
-        self.stop()
+        try:
+            if error is None:
+                self._finish_training()
+        finally:
+            self.stop()
         _point_at_removed_logs(error, root, self.spec.keep)
 
     def start(self) -> "Cluster":
         spec = self.spec
         self.kafka = fetch(spec.release, log=self._log)
         self._java = java()
+        self._sharing = self._class_sharing()
         processes.cluster_started()
         self._started = True
         try:
@@ -236,6 +246,33 @@ class Cluster:
             _point_at_removed_logs(e, root, spec.keep)
             raise
         return self
+
+    def _finish_training(self, timeout: float = 30) -> None:
+        """Where this cluster's JVMs train the class-data sharing archives (sharing.py), end them as Kafka ends (SIGTERM:
+        a training broker's controlled shutdown, then the controller), so that each writes its archive, and keep
+        them; nothing when the controller is held or down (stop() SIGKILLs what is left)."""
+        if self._sharing is None or not self._sharing.trains:
+            return
+        written: dict = {}
+        if self.controller is not None and self.controller.up and not self.controller.held:
+            self._gate_rules = []
+            self._write_gate()                    # a held request would stall the controlled shutdown
+            training = [n for n in self.brokers.values() if n.up and not n.held and n.archive_out is not None]
+            for group in (training, [self.controller] if self.controller.archive_out is not None else []):
+                for n in group:
+                    n.expected = False
+                    processes.signal_group(n.proc, signal.SIGTERM)
+                deadline = time.monotonic() + timeout
+                for n in group:
+                    try:
+                        n.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        continue
+                    if n.archive_out is not None:
+                        written.setdefault(n.kind, []).append(n.archive_out)
+        kept = self._sharing.keep(written)
+        if kept:
+            self._log(f"cluster: class-data sharing archives of {', '.join(kept)} written ({self._sharing.home})")
 
     def _nodes_line(self) -> str:
         return f"controller {config.CONTROLLER_ID} and brokers {list(self.brokers)}"
@@ -367,10 +404,25 @@ class Cluster:
         return [*config.format_features(self.version, self.spec.elr),
                 *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
 
+    def _class_sharing(self) -> sharing.Sharing | None:
+        if not self.spec.class_sharing:
+            return None
+        try:
+            return sharing.Sharing(self.kafka.classes.parent, self.kafka.classpath, self._java)
+        except OSError as e:
+            self._log(f"cluster: no class-data sharing ({e})")
+            return None
+
     def _start_node(self, node: Node) -> None:
+        classpath, options = self.kafka.classpath, []
+        node.archive_out = None
+        node.starts += 1
+        if self._sharing is not None:
+            classpath = self._sharing.classpath
+            options, node.archive_out = self._sharing.options(node.kind, f"{node.id}-{node.starts}")
         out = open(node.stdout, "ab")
-        argv = [self._java, "-Xms32m", f"-Xmx{self.spec.heap}", *JVM_OPTIONS, f"-Dkafka.logs.dir={node.home}",
-                *self._logging_options(node.home / "server"), "-cp", self.kafka.classpath,
+        argv = [self._java, "-Xms32m", f"-Xmx{self.spec.heap}", *JVM_OPTIONS, *options,
+                f"-Dkafka.logs.dir={node.home}", *self._logging_options(node.home / "server"), "-cp", classpath,
                 "kafka.Kafka", str(node.properties)]
         node.proc = processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT)
         out.close()
