@@ -246,3 +246,53 @@ def test_a_report_that_cannot_be_resumed_is_refused_in_one_line(monkeypatch, tmp
     assert "not the one its seed chooses now" in refused([], {**data, "traces": edited})
     assert "damaged" in refused([], {**data, "traces": [{"trace": 1}]})
     assert _main(["conform"]) == 2 and "--kafka" in capsys.readouterr().err
+
+
+def test_a_spark_task_runs_its_trace_on_a_cluster_of_its_own_under_the_campaigns_tmp(monkeypatch, tmp_path):
+    """The executor's side of `conform --spark` (explorer/cli/conform_spark.py), in this process: the task builds
+    the campaign's parts from its parameters, runs the chosen trace, and its clusters' TMPDIR is the campaign's."""
+    import tempfile
+
+    from explorer.cli import conform, conform_spark
+    from realkafka.campaign.campaign import chosen
+    from realkafka.campaign.generate import drivable
+
+    model = _model()
+    seen_tmp = []
+
+    def start_cluster(m, p):
+        seen_tmp.append(tempfile.gettempdir())
+        return ModelCluster(m, dir_failure_timeout=False)
+
+    monkeypatch.setattr(conform, "campaign_parts", lambda preset, releases, **kw: (
+        {"3.9.2": (model, {"preset": preset})}, start_cluster, lambda method: True))
+    monkeypatch.setattr(conform_spark, "_built", {})
+    monkeypatch.setenv("TMPDIR", tempfile.gettempdir())      # (the task sets it: put back after the test)
+    job = chosen(["3.9.2"], {"3.9.2": model}, {"3.9.2": drivable(model)}, traces=1, seed=2, length=2, mode="model")[0]
+    params = dict(preset="kraft-tiny", releases=["3.9.2"], kafka_timers=False, format_each=False,
+                  no_class_sharing=False, step_timeout=2.0, shrink=0, faults=3, out=str(tmp_path / "out"), seed=2,
+                  tmp=str(tmp_path / "tmp"))
+    try:
+        result, tally = conform_spark.run_task(params, job)
+    finally:
+        tempfile.tempdir = None
+    assert result.number == 1 and result.outcome in ("matched", "conforms") and tally
+    assert seen_tmp == [str(tmp_path / "tmp")]
+
+
+def test_an_interrupt_cancels_the_traces_a_runner_has_in_flight(tmp_path):
+    model = _model()
+    cancelled = []
+
+    class Runner:
+        def __call__(self, job):
+            raise KeyboardInterrupt
+
+        def cancel(self):
+            cancelled.append(1)
+
+    for parallel in (1, 2):
+        with pytest.raises(KeyboardInterrupt):
+            run_campaign(releases=["3.9.2"], model_of=lambda r: model, start_cluster=None, traces=2, seed=1,
+                         length=2, out=tmp_path, runner=Runner(), parallel=parallel)
+    assert len(cancelled) == 2

@@ -62,11 +62,16 @@ EXIT_HARNESS = 3
 @click.option("--no-class-sharing", is_flag=True,
               help="Start the nodes' JVMs without the class-data sharing archive of their kind (slower starts; "
                    "docs/conform.md, \"The cost of a trace\").")
+@click.option("--spark", "spark", is_flag=True,
+              help="Run each trace as a Spark task (pyspark), on a loopback cluster of its executor's own; "
+                   "--parallel traces in flight (docs/conform.md, \"On Spark\").")
+@click.option("--master", default=None, metavar="URL",
+              help="With --spark: Spark's master (local[N], spark://HOST:PORT, ...; default local[*]).")
 @click.option("--resume", "resume_path", default=None, metavar="REPORT.json",
               help="Resume the interrupted campaign of this JSON report: the traces it did not finish run with its "
                    "options, and the report (or --json) is written with them all.")
 def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout, format_each, no_class_sharing, resume_path):
+                    json_path, step_timeout, format_each, no_class_sharing, spark, master, resume_path):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import check_resumable, report_dict, run_campaign
     from realkafka.campaign.resume import ResumeMismatch
@@ -87,28 +92,17 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         json_path = json_path or resume_path
     elif not kafka:
         raise BadInput("conform needs --kafka VERSION (or --resume REPORT.json)")
+    if master is not None and not spark:
+        raise BadInput("--master is a Spark option: give --spark too")
     checked_writable(json_path)
     checked_distinct({"--json": json_path, "--out": out})
     releases = list(dict.fromkeys(_release(k) for k in kafka))
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(f"--out {out}: not a directory")
-    models = {}
-    for release in releases:
-        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release)
-        models[release] = (model, {"preset": preset, **base})
-    try:
-        from realkafka.cluster import JVM_OPTIONS, KAFKA_TIMERS, Cluster, ClusterSpec, fetch
-    except ImportError as e:
-        raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
-            from None
-
-    def start_cluster(model, planned):
-        release = next(r for r, (m, _) in models.items() if m is model)
-        spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings={**_settings(model, planned), **timers}, keep=False,
-                           formatted_copy=not format_each, class_sharing=not no_class_sharing, **_format_at(model))
-        return Cluster(spec, log=lambda line: None)
+    models, start_cluster, cluster_has = campaign_parts(preset, releases, kafka_timers=kafka_timers,
+                                                        format_each=format_each, no_class_sharing=no_class_sharing)
+    from realkafka.cluster import JVM_OPTIONS, KAFKA_TIMERS, fetch
 
     timers = dict(KAFKA_TIMERS) if kafka_timers else {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
@@ -116,7 +110,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     if resumed is not None:
         try:
             check_resumable(resumed, releases=releases, model_of=lambda r: models[r][0],
-                            cluster_has=lambda m: hasattr(Cluster, m), traces=traces, seed=seed, length=length,
+                            cluster_has=cluster_has, traces=traces, seed=seed, length=length,
                             mode=mode)
         except ResumeMismatch as e:
             raise BadInput(f"--resume: {e}") from None
@@ -127,21 +121,29 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                + "; Kafka settings the harness sets (the release's defaults otherwise): "
                + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) + "; harness: " + harness["says"], err=True)
     start = time.monotonic()
-    campaign, interrupted = None, None
+    campaign, interrupted, runner = None, None, None
     holder = {}
     try:
         with signals.interruptible():
+            if spark:
+                runner = _spark_runner(dict(
+                    preset=preset, releases=releases, kafka_timers=kafka_timers, format_each=format_each,
+                    no_class_sharing=no_class_sharing, step_timeout=step_timeout, shrink=shrink_budget,
+                    faults=faults, out=str(out_dir.resolve()), seed=seed), master)
             for release in releases:
                 fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
             campaign = run_campaign(
                 releases=releases, model_of=lambda r: models[r][0], start_cluster=start_cluster, traces=traces,
-                seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
+                seed=seed, length=length, out=out_dir, cluster_has=cluster_has,
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed)
+                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed, runner=runner)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
+    finally:
+        if runner is not None:
+            runner.stop()
     if campaign is None:
         from realkafka.campaign.campaign import Campaign
         campaign = resumed if resumed is not None else Campaign()
@@ -179,6 +181,43 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         for rule, by in sorted(campaign.rules.items())))
     emit(report, "\n".join(lines), json_path)
     return code
+
+
+def _spark_runner(params: dict, master: str | None):
+    from spark_explore.options import SparkSetupError, check_master
+
+    from .conform_spark import SparkRunner
+
+    try:
+        if master is not None:
+            check_master(master)
+        return SparkRunner(params, master)
+    except SparkSetupError as e:
+        raise BadInput(f"--spark: {e}") from None
+
+
+def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_each: bool, no_class_sharing: bool):
+    """(release -> (its model, its scenario parameters), start_cluster(model, plan), cluster_has(method)): what a
+    campaign's traces run with, in this process or on a Spark executor (conform_spark.py)."""
+    models = {}
+    for release in releases:
+        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release)
+        models[release] = (model, {"preset": preset, **base})
+    try:
+        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec
+    except ImportError as e:
+        raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
+            from None
+    timers = dict(KAFKA_TIMERS) if kafka_timers else {}
+
+    def start_cluster(model, planned):
+        release = next(r for r, (m, _) in models.items() if m is model)
+        spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
+                           settings={**_settings(model, planned), **timers}, keep=False,
+                           formatted_copy=not format_each, class_sharing=not no_class_sharing, **_format_at(model))
+        return Cluster(spec, log=lambda line: None)
+
+    return models, start_cluster, lambda method: hasattr(Cluster, method)
 
 
 def _resumed(path: str):

@@ -96,13 +96,14 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
                  faults: int = 5, shrink_budget: int = 0, parallel: int = 1,
-                 resumed: Campaign | None = None) -> Campaign:
+                 resumed: Campaign | None = None, runner=None) -> Campaign:
     """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
     cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
     faults at real timing, chaos.py), "both" (alternating, the model's first). Every trace is chosen first (the
     seed fixes them all), then run, ``parallel`` at once, each on its own cluster. ``resumed``: an interrupted
     campaign of the same parameters (resume.py): its traces are kept, the others run; ResumeMismatch when a trace
-    it ran is not the one the seed chooses now."""
+    it ran is not the one the seed chooses now. ``runner(job)``: runs one trace elsewhere (a Spark task, whose
+    executor calls run_job with a cluster of its own) and returns what run_job returns."""
     campaign = resumed if resumed is not None else Campaign()
     if holder is not None:
         holder["campaign"] = campaign       # what an interrupted campaign did, for its report
@@ -114,11 +115,11 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
         jobs = unfinished(jobs, resumed, lambda job: labels(models[job.release], job.steps))
 
     def one(job: _Job):
-        model = models[job.release]
-        if job.kind == "real":
-            return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
-        return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions[job.release], out,
-                            seed, model_params)
+        if runner is not None:
+            return runner(job)
+        return run_job(job, model=models[job.release], start_cluster=start_cluster, step_timeout=step_timeout,
+                       shrink_budget=shrink_budget, faults=faults, cluster_has=cluster_has, out=out, seed=seed,
+                       model_params=model_params, actions=actions[job.release])
 
     def finish(result: TraceResult, tally: list) -> None:
         for rule, release, what in tally:
@@ -128,13 +129,34 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
         echo(_progress(result, traces))
 
     if parallel <= 1:
-        for job in jobs:
-            finish(*one(job))
+        try:
+            for job in jobs:
+                finish(*one(job))
+        except BaseException:
+            if hasattr(runner, "cancel"):
+                runner.cancel()
+            raise
         return campaign
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform") as pool:
-        for done in as_completed([pool.submit(one, job) for job in jobs]):
-            finish(*done.result())
+        try:
+            for done in as_completed([pool.submit(one, job) for job in jobs]):
+                finish(*done.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            if hasattr(runner, "cancel"):
+                runner.cancel()         # the traces in flight elsewhere end now, not when they are done
+            raise
     return campaign
+
+
+def run_job(job: _Job, *, model, start_cluster, step_timeout: float, shrink_budget: int, faults: int, cluster_has,
+            out: Path, seed: int, model_params, actions=None) -> tuple:
+    """Run one chosen trace on a cluster of ``start_cluster``: (its TraceResult, its rule counts)."""
+    if job.kind == "real":
+        return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
+    if actions is None:
+        actions = drivable(model, cluster_has)
+    return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions, out, seed, model_params)
 
 
 def chosen(releases, models: dict, actions: dict, *, traces: int, seed: int, length: int, mode: str) -> list:
@@ -306,4 +328,4 @@ def campaign_from_report(data: dict) -> Campaign:
 
 
 __all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "campaign_from_report", "check_resumable",
-           "chosen", "OUTCOMES"]
+           "chosen", "run_job", "OUTCOMES"]
