@@ -39,7 +39,7 @@ def test_one_jvm_of_a_kind_trains_and_only_an_archive_written_at_its_exit_is_kep
     options, out = s.options("broker", "0-1")
     assert options == [f"-XX:ArchiveClassesAtExit={out}"] and s.trains
     assert s.options("broker", "1-1") == ([], None)
-    controller_options, controller_out = s.options("controller", "1000-1")
+    _, controller_out = s.options("controller", "1000-1")
     out.write_bytes(b"archive")
     controller_out.write_bytes(b"killed before its exit: not kept")
     assert s.keep({"broker": [out]}) == ["broker"] and not s.trains

@@ -39,8 +39,7 @@ def run_task(params: dict, job):
     os.environ["TMPDIR"] = params["tmp"]
     tempfile.tempdir = None                 # (mkdtemp reads TMPDIR again)
     models, start_cluster, cluster_has = _parts(params)
-    model, model_params = models[job.release]
-    return run_job(job, model=model, start_cluster=start_cluster, step_timeout=params["step_timeout"],
+    return run_job(job, model=models[job.release][0], start_cluster=start_cluster, step_timeout=params["step_timeout"],
                    shrink_budget=params["shrink"], faults=params["faults"], cluster_has=cluster_has,
                    out=Path(params["out"]), seed=params["seed"], model_params=lambda r: models[r][1])
 

@@ -290,6 +290,8 @@ class Cluster:
             n.expected = False
             processes.kill(n.proc)
             n.held = False
+        if self._sharing is not None:
+            self._sharing.keep({})        # a training JVM killed (an error, Ctrl-C) leaves no file in the cache
         if self.root is not None:
             if self.spec.keep:
                 processes.forget_dir(self.root)
