@@ -128,15 +128,12 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
         campaign.traces.sort(key=lambda t: t.number)
         echo(_progress(result, traces))
 
-    if parallel <= 1:
-        try:
-            for job in jobs:
-                finish(*one(job))
-        except BaseException:
-            if hasattr(runner, "cancel"):
-                runner.cancel()
-            raise
+    if parallel <= 1 and runner is None:
+        for job in jobs:
+            finish(*one(job))
         return campaign
+    # (a runner's traces run in threads even one at a time: an interrupt reaches the main thread here, waiting,
+    # never inside a call of the runner's, e.g. to Spark's JVM)
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform") as pool:
         try:
             for done in as_completed([pool.submit(one, job) for job in jobs]):
