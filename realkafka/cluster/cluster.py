@@ -247,7 +247,7 @@ class Cluster:
             raise
         return self
 
-    def _finish_training(self, timeout: float = 30) -> None:
+    def _finish_training(self, timeout: float = 120) -> None:
         """Where this cluster's JVMs train the class-data sharing archives (sharing.py), end them as Kafka ends (SIGTERM:
         a training broker's controlled shutdown, then the controller), so that each writes its archive, and keep
         them; nothing when the controller is held or down (stop() SIGKILLs what is left)."""
