@@ -231,6 +231,7 @@ def fake_harness(model_of, **kw):
     module.HarnessError = FakeHarnessError
     module.ProbeError = type("ProbeError", (Exception,), {})
     module.fetch = lambda release, log=None: None
+    module.JVM_OPTIONS = ["-XX:+UseSerialGC"]
     for name in ("replace_dir", "remove_dir", "delete_topic", "upgrade_metadata_version"):
         setattr(Cluster, name, None)
     return module, made, made_for

@@ -60,7 +60,10 @@ def test_the_same_option_has_the_same_metavar_on_every_command():
     assert {"--seed", "--json", "--preset", "--max-depth"} <= set(metavars)
     # --kafka takes other values: the model follows a line or a release (X.Y[.Z]), reproduce and conform start
     # a release (VERSION, as `kafka fetch VERSION`).
-    assert {opt: m for opt, m in metavars.items() if len(m) > 1} == {"--kafka": {"X.Y[.Z]", "VERSION"}}
+    # --resume resumes what its command writes: explore a checkpoint (PATH), conform a campaign's report
+    # (REPORT.json).
+    assert {opt: m for opt, m in metavars.items() if len(m) > 1} == {"--kafka": {"X.Y[.Z]", "VERSION"},
+                                                                     "--resume": {"PATH", "REPORT.json"}}
 
 
 def test_a_section_refuses_a_decorator_that_adds_no_option():

@@ -224,3 +224,134 @@ def test_a_walk_weighs_rules_not_their_argument_tuples():
     enabled = [(many, (b, d)) for b in range(4) for d in range(4)] + [(one, (0, 0, 1))]
     picked = Counter(pick(random.Random(i), enabled, Counter())[0].name for i in range(400))
     assert 150 <= picked["AlterReplicaLogDirs"] <= 250, picked
+
+
+def _interrupting_harness(monkeypatch, interrupt_at: int | None, runs: bool = True):
+    """The scripted harness, patched in for the command: the cluster of the ``interrupt_at``-th trace started is a
+    Ctrl-C; with ``runs`` False every cluster fails to start (a harness outcome at once: the traces are chosen and
+    judged, none driven)."""
+    from reproduce_fake import FakeHarnessError
+
+    started = []
+
+    def model_of(_):
+        started.append(1)
+        if len(started) == interrupt_at:
+            raise KeyboardInterrupt
+        if not runs:
+            raise FakeHarnessError("the cluster did not start")
+        return _model()
+
+    from realkafka.cluster import KAFKA_TIMERS
+
+    module, made, made_for = fake_harness(model_of)
+    made_for.append(None)
+    module.KAFKA_TIMERS = KAFKA_TIMERS
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    return made
+
+
+def test_an_interrupted_campaign_resumes_with_the_traces_it_did_not_finish(monkeypatch, tmp_path, capsys):
+    args = ["conform", "--kafka", "3.9", "--traces", "3", "--length", "2", "--seed", "3", "--mode", "model",
+            "--step-timeout", "2", "--out", str(tmp_path / "out")]
+    report = tmp_path / "c.json"
+    made = _interrupting_harness(monkeypatch, interrupt_at=2)
+    assert _main([*args, "--json", str(report)]) == 130
+    first = json.loads(report.read_text())
+    assert first["result"] == "interrupted" and [t["trace"] for t in first["traces"]] == [1]
+    assert first["harness"]["formatted_copy"] is True and first["harness"]["class_sharing"] is True
+    assert all(m.stopped for m in made) and all(m.spec["formatted_copy"] and m.spec["class_sharing"] for m in made)
+
+    made = _interrupting_harness(monkeypatch, interrupt_at=None)
+    assert _main(["conform", "--resume", str(report), "--seed", "3"]) == 0
+    resumed = json.loads(report.read_text())
+    assert resumed["result"] == "conforms" and resumed["resumed"] == 1 and len(made) == 2
+    assert [t["trace"] for t in resumed["traces"]] == [1, 2, 3]
+    assert resumed["traces"][0] == first["traces"][0]
+    # the rules' tally counts the resumed traces' driven steps as well as the first run's: 3 walks of 2 (--length)
+    tally = sum(c.get("driven", 0) for by in resumed["rules"].values() for c in by.values())
+    assert tally == 3 * 2, (tally, [t["steps"] for t in resumed["traces"]])
+
+    # the same campaign never interrupted chooses the same traces (its clusters fail at once: chosen, not driven)
+    _interrupting_harness(monkeypatch, interrupt_at=None, runs=False)
+    whole = tmp_path / "whole.json"
+    assert _main([*args, "--json", str(whole)]) == 3
+    assert [t["steps"] for t in json.loads(whole.read_text())["traces"]] == [t["steps"] for t in resumed["traces"]]
+
+
+def test_a_report_that_cannot_be_resumed_is_refused_in_one_line(monkeypatch, tmp_path, capsys):
+    report = tmp_path / "c.json"
+    _interrupting_harness(monkeypatch, interrupt_at=3, runs=False)
+    assert _main(["conform", "--kafka", "3.9", "--traces", "4", "--length", "2", "--seed", "1", "--mode", "model",
+                  "--out", str(tmp_path / "out"), "--json", str(report)]) == 130
+    data = json.loads(report.read_text())
+    capsys.readouterr()
+
+    def refused(args, text=None) -> str:
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(text) if not isinstance(text, str) else text)
+        assert _main(["conform", "--resume", str(path if text is not None else report), *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        return err[0]
+
+    assert "--seed 1" in refused(["--seed", "2"])
+    assert "--kafka" in refused(["--kafka", "4.4"])
+    assert "not a jbodcheck conform report" in refused([], {"command": "explore"})
+    assert "not an interrupted one" in refused([], {**data, "result": "conforms"})
+    assert "lacks traces_planned" in refused([], {k: v for k, v in data.items() if k != "traces_planned"})
+    assert "Expecting" in refused([], "{not json")
+    edited = [{**t, "steps": ["Produce(broker=0, partition=0)"]} if t["trace"] == 2 else t for t in data["traces"]]
+    assert "not the one its seed chooses now" in refused([], {**data, "traces": edited})
+    assert "damaged" in refused([], {**data, "traces": [{"trace": 1}]})
+    assert _main(["conform"]) == 2 and "--kafka" in capsys.readouterr().err
+
+
+def test_a_spark_task_runs_its_trace_on_a_cluster_of_its_own_under_the_campaigns_tmp(monkeypatch, tmp_path):
+    """The executor's side of `conform --spark` (explorer/cli/conform_spark.py), in this process: the task builds
+    the campaign's parts from its parameters, runs the chosen trace, and its clusters' TMPDIR is the campaign's."""
+    import tempfile
+
+    from explorer.cli import conform, conform_spark
+    from realkafka.campaign.campaign import chosen
+    from realkafka.campaign.generate import drivable
+
+    model = _model()
+    seen_tmp = []
+
+    def start_cluster(m, p):
+        seen_tmp.append(tempfile.gettempdir())
+        return ModelCluster(m, dir_failure_timeout=False)
+
+    monkeypatch.setattr(conform, "campaign_parts", lambda preset, releases, **kw: (
+        {"3.9.2": (model, {"preset": preset})}, start_cluster, lambda method: True))
+    monkeypatch.setattr(conform_spark, "_built", {})
+    monkeypatch.setenv("TMPDIR", tempfile.gettempdir())      # (the task sets it: put back after the test)
+    job = chosen(["3.9.2"], {"3.9.2": model}, {"3.9.2": drivable(model)}, traces=1, seed=2, length=2, mode="model")[0]
+    params = dict(preset="kraft-tiny", releases=["3.9.2"], kafka_timers=False, format_each=False,
+                  no_class_sharing=False, step_timeout=2.0, shrink=0, faults=3, out=str(tmp_path / "out"), seed=2,
+                  tmp=str(tmp_path / "tmp"))
+    try:
+        result, tally = conform_spark.run_task(params, job)
+    finally:
+        tempfile.tempdir = None
+    assert result.number == 1 and result.outcome in ("matched", "conforms") and tally
+    assert seen_tmp == [str(tmp_path / "tmp")]
+
+
+def test_an_interrupt_cancels_the_traces_a_runner_has_in_flight(tmp_path):
+    model = _model()
+    cancelled = []
+
+    class Runner:
+        def __call__(self, job):
+            raise KeyboardInterrupt
+
+        def cancel(self):
+            cancelled.append(1)
+
+    for parallel in (1, 2):
+        with pytest.raises(KeyboardInterrupt):
+            run_campaign(releases=["3.9.2"], model_of=lambda r: model, start_cluster=None, traces=2, seed=1,
+                         length=2, out=tmp_path, runner=Runner(), parallel=parallel)
+    assert len(cancelled) == 2

@@ -120,12 +120,16 @@ def test_the_patched_cluster_puts_the_patch_jars_first_and_logs_class_loading(tm
 
     class Home:
         home = tmp_path / "broker-0"
-    options = cluster._node_classpath(Home)
-    assert options[0] == f"-Xlog:class+load=info:file={tmp_path / 'broker-0' / 'class-load-%p.log'}"
-    assert options[1:] == ["-cp", f"{jar}:{cluster.kafka.classpath}"]
+    log = f"-Xlog:class+load=info:file={tmp_path / 'broker-0' / 'class-load-%p.log'}"
+    assert cluster._class_load_log(Home) == [log]
+    assert cluster._nodes_classpath() == f"{jar}:{cluster.kafka.classpath}"
+    # class-data sharing would log a patched class as from its archive, not the patch jar: off on a patched cluster
+    sharing = Cluster(ClusterSpec(release="3.9.2", patches=[jar], class_sharing=True))
+    sharing.kafka = cluster.kafka
+    assert sharing._class_sharing() is None
     plain = Cluster(ClusterSpec(release="3.9.2"))
     plain.kafka = cluster.kafka
-    assert plain._node_classpath(Home) == ["-cp", cluster.kafka.classpath]
+    assert plain._class_load_log(Home) == [] and plain._nodes_classpath() == cluster.kafka.classpath
 
 
 @pytest.mark.parametrize("fix,release", PAIRS, ids=[f"{f}@{r}" for f, r in PAIRS])

@@ -5,10 +5,12 @@ realkafka/campaign/ does the work). Imported only when the command runs.
 
 Exit codes: 0 every trace run stayed a behaviour of the model; 1 at least one left it (a disagreement: its scenario
 is written); 2 bad input; 3 the harness failed on a trace and none disagreed (the campaign is incomplete);
-130 / 143 interrupted (the running cluster is stopped, the report written with "result": "interrupted").
+130 / 143 interrupted (the running cluster is stopped, the report written with "result": "interrupted"; ``--resume``
+runs the traces it did not finish and appends them).
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,9 +29,9 @@ EXIT_HARNESS = 3
 
 
 @click.command(name="conform")
-@click.option("--kafka", "kafka", required=True, multiple=True, metavar="VERSION",
+@click.option("--kafka", "kafka", multiple=True, metavar="VERSION",
               help="A Kafka release to run (X.Y.Z, or X.Y: its newest patch); repeatable: traces are dealt "
-                   "round-robin over the releases.")
+                   "round-robin over the releases. Required but with --resume.")
 @click.option("--preset", default="kraft-tiny", show_default=True, metavar="NAME",
               help="The KRaft preset whose rules the traces walk (its features and cluster).")
 @click.option("--traces", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
@@ -58,65 +60,106 @@ EXIT_HARNESS = 3
 @click.option("--fix", "fixes", multiple=True, metavar="NAME",
               help="A candidate fix on both sides, as reproduce --fix: the model with the fix, and every cluster "
                    "with the fix's patch of Kafka's code ahead of the release's jars; repeatable.")
+@click.option("--format-each", is_flag=True,
+              help="Format every cluster with the release's storage tool instead of copying a tree formatted once "
+                   "(the same dirs, fresh ids; docs/conform.md, \"The cost of a trace\").")
+@click.option("--no-class-sharing", is_flag=True,
+              help="Start the nodes' JVMs without the class-data sharing archive of their kind (slower starts; "
+                   "docs/conform.md, \"The cost of a trace\").")
+@click.option("--spark", "spark", is_flag=True,
+              help="Run each trace as a Spark task (pyspark), on a loopback cluster of its executor's own; "
+                   "--parallel traces in flight (docs/conform.md, \"On Spark\").")
+@click.option("--master", default=None, metavar="URL",
+              help="With --spark: Spark's master (local[N], spark://HOST:PORT, ...; default local[*]).")
+@click.option("--resume", "resume_path", default=None, metavar="REPORT.json",
+              help="Resume the interrupted campaign of this JSON report: the traces it did not finish run with its "
+                   "options, and the report (or --json) is written with them all.")
 def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout, fixes):
+                    json_path, step_timeout, fixes, format_each, no_class_sharing, spark, master, resume_path):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
-    from realkafka.campaign.campaign import report_dict, run_campaign
+    from realkafka.campaign.campaign import check_resumable, report_dict, run_campaign
+    from realkafka.campaign.resume import ResumeMismatch
 
+    resumed, before_s, resumed_count = None, 0.0, 0
+    if resume_path is not None:
+        resumed, params, before_s, resumed_count = _resumed(resume_path)
+        given = dict(kafka=list(dict.fromkeys(_release(k) for k in kafka)) if kafka else None, preset=preset,
+                     seed=seed, length=length, mode=mode, faults=faults, traces_planned=traces,
+                     shrink=shrink_budget, step_timeout=step_timeout, kafka_timers=kafka_timers,
+                     out=str(Path(out).resolve()), format_each=format_each, no_class_sharing=no_class_sharing,
+                     fixes=list(dict.fromkeys(fixes)))
+        _same_as_report(resume_path, params, given)
+        kafka, preset, seed, length, mode, faults = (params[k] for k in ("kafka", "preset", "seed", "length", "mode",
+                                                                          "faults"))
+        traces, shrink_budget, step_timeout = params["traces_planned"], params["shrink"], params["step_timeout"]
+        kafka_timers, out, format_each = params["kafka_timers"], params["out"], params["format_each"]
+        no_class_sharing, fixes = params["no_class_sharing"], params["fixes"]
+        json_path = json_path or resume_path
+    elif not kafka:
+        raise BadInput("conform needs --kafka VERSION (or --resume REPORT.json)")
+    if master is not None and not spark:
+        raise BadInput("--master is a Spark option: give --spark too")
+    fixes = tuple(dict.fromkeys(fixes))
+    if fixes and spark:
+        raise BadInput("--fix with --spark: a Spark executor does not build the patched jars yet; run without --spark")
     checked_writable(json_path)
     checked_distinct({"--json": json_path, "--out": out})
     releases = list(dict.fromkeys(_release(k) for k in kafka))
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(f"--out {out}: not a directory")
-    fixes = tuple(dict.fromkeys(fixes))
     patched = {release: patch_files(fixes, release) for release in releases}
-    models = {}
-    for release in releases:
-        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release, fixes=fixes)
-        models[release] = (model, {"preset": preset, **base})
-    try:
-        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec, fetch
-    except ImportError as e:
-        raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
-            from None
-
-    def start_cluster(model, planned):
-        release = next(r for r, (m, _) in models.items() if m is model)
-        spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings={**_settings(model, planned), **timers}, keep=False, **_format_at(model),
-                           **({"patches": tuple(jars[release])} if jars.get(release) else {}))
-        return checked_cluster(Cluster(spec, log=lambda line: None), jars.get(release, {}))
+    jars: dict = {}   # release -> the fixes' patch jars, built once the releases are fetched
+    models, start_cluster, cluster_has = campaign_parts(preset, releases, kafka_timers=kafka_timers,
+                                                        format_each=format_each, no_class_sharing=no_class_sharing,
+                                                        fixes=fixes, jars=jars)
+    from realkafka.cluster import JVM_OPTIONS, KAFKA_TIMERS, fetch
 
     timers = dict(KAFKA_TIMERS) if kafka_timers else {}
-    jars: dict = {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
     settings = {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers}
+    if resumed is not None:
+        try:
+            check_resumable(resumed, releases=releases, model_of=lambda r: models[r][0],
+                            cluster_has=cluster_has, traces=traces, seed=seed, length=length,
+                            mode=mode)
+        except ResumeMismatch as e:
+            raise BadInput(f"--resume: {e}") from None
+    harness = _harness(format_each, no_class_sharing, JVM_OPTIONS)
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
                f"{seed}) on Kafka {', '.join(releases)}"
                + (f" with the fix(es) {', '.join(fixes)} in the model and patched into Kafka" if fixes else "")
-               + "; Kafka settings the harness sets (the release's defaults "
-               "otherwise): " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())), err=True)
+               + (f", resuming {resume_path} ({len(resumed.traces)} done)" if resumed is not None else "")
+               + "; Kafka settings the harness sets (the release's defaults otherwise): "
+               + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) + "; harness: " + harness["says"], err=True)
     start = time.monotonic()
-    campaign, interrupted = None, None
+    campaign, interrupted, runner = None, None, None
     holder = {}
     try:
         with signals.interruptible():
+            if spark:
+                runner = _spark_runner(dict(
+                    preset=preset, releases=releases, kafka_timers=kafka_timers, format_each=format_each,
+                    no_class_sharing=no_class_sharing, step_timeout=step_timeout, shrink=shrink_budget,
+                    faults=faults, out=str(out_dir.resolve()), seed=seed), master)
             for release in releases:
                 fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
                 jars[release] = build_patches(patched[release], release)
             campaign = run_campaign(
                 releases=releases, model_of=lambda r: models[r][0], start_cluster=start_cluster, traces=traces,
-                seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
+                seed=seed, length=length, out=out_dir, cluster_has=cluster_has,
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget, parallel=parallel)
+                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed, runner=runner)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
+    finally:
+        if runner is not None:
+            runner.stop()
     if campaign is None:
         from realkafka.campaign.campaign import Campaign
-        campaign = Campaign()
+        campaign = resumed if resumed is not None else Campaign()
     counts = campaign.outcomes()
     if interrupted is not None:
         code = 128 + interrupted
@@ -127,8 +170,11 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     else:
         code = EXIT_OK
     report = report_dict(campaign, releases=releases, seed=seed, length=length, preset=preset, settings=settings,
-                         version=__version__, elapsed_s=time.monotonic() - start, exit_code=code)
-    report["mode"], report["faults"] = mode, faults
+                         version=__version__, elapsed_s=before_s + time.monotonic() - start, exit_code=code)
+    report.update(mode=mode, faults=faults, traces_planned=traces, shrink=shrink_budget, step_timeout=step_timeout,
+                  kafka_timers=kafka_timers, out=str(out_dir.resolve()), format_each=format_each,
+                  no_class_sharing=no_class_sharing, harness=harness,
+                  resumed=(resumed_count + 1) if resume_path is not None else 0)
     report["fixes"] = [{"fix": fix, "patches": {r: str(patch) for r in releases for f, patch, _ in patched[r]
                                                  if f == fix}} for fix in fixes]
     report["result"] = "interrupted" if interrupted is not None else (
@@ -150,3 +196,93 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         for rule, by in sorted(campaign.rules.items())))
     emit(report, "\n".join(lines), json_path)
     return code
+
+
+def _spark_runner(params: dict, master: str | None):
+    from spark_explore.options import SparkSetupError, check_master
+
+    from .conform_spark import SparkRunner
+
+    try:
+        if master is not None:
+            check_master(master)
+        return SparkRunner(params, master)
+    except SparkSetupError as e:
+        raise BadInput(f"--spark: {e}") from None
+
+
+def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_each: bool, no_class_sharing: bool,
+                   fixes: tuple = (), jars: dict | None = None):
+    """(release -> (its model, its scenario parameters), start_cluster(model, plan), cluster_has(method)): what a
+    campaign's traces run with, in this process or on a Spark executor (conform_spark.py). ``fixes``: the model's
+    candidate fixes; ``jars``: release -> their patch jars (filled before the first cluster starts)."""
+    jars = {} if jars is None else jars
+    models = {}
+    for release in releases:
+        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release, fixes=fixes)
+        models[release] = (model, {"preset": preset, **base})
+    try:
+        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec
+    except ImportError as e:
+        raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
+            from None
+    timers = dict(KAFKA_TIMERS) if kafka_timers else {}
+
+    def start_cluster(model, planned):
+        release = next(r for r, (m, _) in models.items() if m is model)
+        spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
+                           settings={**_settings(model, planned), **timers}, keep=False,
+                           formatted_copy=not format_each, class_sharing=not no_class_sharing, **_format_at(model),
+                           **({"patches": tuple(jars[release])} if jars.get(release) else {}))
+        return checked_cluster(Cluster(spec, log=lambda line: None), jars.get(release, {}))
+
+    return models, start_cluster, lambda method: hasattr(Cluster, method)
+
+
+def _resumed(path: str):
+    """(the campaign, its parameters, its seconds so far, how often it was resumed) of an interrupted campaign's
+    report; bad input (exit 2) when it is none."""
+    from realkafka.campaign.campaign import OUTCOMES, campaign_from_report
+    from realkafka.campaign.resume import ResumeMismatch, resumable
+
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"--resume {path}: {one_line(e)}") from None
+    try:
+        params = resumable(data, path)
+        params["fixes"] = [f["fix"] for f in data.get("fixes") or []]
+        campaign = campaign_from_report(data)
+        if any(t.outcome not in OUTCOMES for t in campaign.traces):
+            raise ResumeMismatch(f"{path}: a trace's outcome is none of {', '.join(OUTCOMES)}")
+        return campaign, params, float(data.get("elapsed_s") or 0.0), int(data.get("resumed") or 0)
+    except ResumeMismatch as e:
+        raise BadInput(f"--resume: {e}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BadInput(f"--resume {path}: a damaged report ({one_line(e)})") from None
+
+
+def _same_as_report(path: str, params: dict, given: dict) -> None:
+    """An option given with --resume must be the report's (bad input otherwise): the seed fixes the traces only with
+    the same options."""
+    ctx = click.get_current_context()
+    names = {"kafka": "kafka", "traces_planned": "traces", "shrink": "shrink_budget"}
+    for key, value in given.items():
+        option = names.get(key, key)
+        if ctx.get_parameter_source(option) != click.core.ParameterSource.COMMANDLINE or value is None:
+            continue
+        if value != params[key]:
+            flag = "--" + {"traces_planned": "traces", "shrink": "shrink"}.get(key, key).replace("_", "-")
+            raise BadInput(f"--resume {path}: the campaign ran with {flag} {params[key]!r}, not {value!r}")
+
+
+def _harness(format_each: bool, no_class_sharing: bool, jvm_options: list) -> dict:
+    """What the harness does that is not a Kafka setting, for the report (docs/conform.md, "The cost of a trace")."""
+    copy, sharing = not format_each, not no_class_sharing
+    return {"formatted_copy": copy, "class_sharing": sharing, "jvm_options": list(jvm_options),
+            "says": ("each cluster's dirs are a copy of a tree formatted once by the release's storage tool, with "
+                     "fresh cluster and directory ids" if copy else "each cluster formatted by the release's storage "
+                     "tool") + ("; the nodes' JVMs map a class-data sharing archive of their kind (-XX:SharedArchive"
+                                "File; the first cluster of a release writes it)" if sharing else "")
+                    + "; JVM options " + " ".join(jvm_options)}

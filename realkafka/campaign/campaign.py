@@ -27,6 +27,7 @@ from realkafka.driver.run import Driver, NodeDied
 
 from .chaos import ChaosRun
 from .generate import drivable, labels, walk
+from .resume import unfinished
 from .shrink import shrink
 
 OUTCOMES = ("matched", "conforms", "disagrees", "refused", "harness")
@@ -96,20 +97,73 @@ HARNESS_ERRORS = ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCand
 def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, length: int, out: Path,
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
-                 faults: int = 5, shrink_budget: int = 0, parallel: int = 1) -> Campaign:
-    """``traces`` traces in all, dealt round-robin over ``releases`` (with "both", a pair of one of each kind
-    at a time); ``model_of(release)`` is the model the cluster of that release is judged by. ``mode``: "model"
-    (traces generated from the model), "real" (random faults at real timing, chaos.py), "both" (alternating, the
-    model's first). Every trace is chosen first (the
-    seed fixes them all), then run, ``parallel`` at once, each on its own cluster."""
-    rng = random.Random(seed)
-    campaign = Campaign()
+                 faults: int = 5, shrink_budget: int = 0, parallel: int = 1,
+                 resumed: Campaign | None = None, runner=None) -> Campaign:
+    """``traces`` traces in all, dealt round-robin over ``releases`` (with "both", a pair of one of each kind at a
+    time); ``model_of(release)`` is the model the
+    cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
+    faults at real timing, chaos.py), "both" (alternating, the model's first). Every trace is chosen first (the
+    seed fixes them all), then run, ``parallel`` at once, each on its own cluster. ``resumed``: an interrupted
+    campaign of the same parameters (resume.py): its traces are kept, the others run; ResumeMismatch when a trace
+    it ran is not the one the seed chooses now. ``runner(job)``: runs one trace elsewhere (a Spark task, whose
+    executor calls run_job with a cluster of its own) and returns what run_job returns."""
+    campaign = resumed if resumed is not None else Campaign()
     if holder is not None:
         holder["campaign"] = campaign       # what an interrupted campaign did, for its report
-    counts: dict = {r: Counter() for r in releases}
     models = {r: model_of(r) for r in releases}
     actions = {r: drivable(models[r], cluster_has) for r in releases}
     out.mkdir(parents=True, exist_ok=True)
+    jobs = chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode)
+    if resumed is not None:
+        jobs = unfinished(jobs, resumed, lambda job: labels(models[job.release], job.steps))
+
+    def one(job: _Job):
+        if runner is not None:
+            return runner(job)
+        return run_job(job, model=models[job.release], start_cluster=start_cluster, step_timeout=step_timeout,
+                       shrink_budget=shrink_budget, faults=faults, cluster_has=cluster_has, out=out, seed=seed,
+                       model_params=model_params, actions=actions[job.release])
+
+    def finish(result: TraceResult, tally: list) -> None:
+        for rule, release, what in tally:
+            campaign.count(rule, release, what)
+        campaign.traces.append(result)
+        campaign.traces.sort(key=lambda t: t.number)
+        echo(_progress(result, traces))
+
+    if parallel <= 1 and runner is None:
+        for job in jobs:
+            finish(*one(job))
+        return campaign
+    # (a runner's traces run in threads even one at a time: an interrupt reaches the main thread here, waiting,
+    # never inside a call of the runner's, e.g. to Spark's JVM)
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform") as pool:
+        try:
+            for done in as_completed([pool.submit(one, job) for job in jobs]):
+                finish(*done.result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            if hasattr(runner, "cancel"):
+                runner.cancel()         # the traces in flight elsewhere end now, not when they are done
+            raise
+    return campaign
+
+
+def run_job(job: _Job, *, model, start_cluster, step_timeout: float, shrink_budget: int, faults: int, cluster_has,
+            out: Path, seed: int, model_params, actions=None) -> tuple:
+    """Run one chosen trace on a cluster of ``start_cluster``: (its TraceResult, its rule counts)."""
+    if job.kind == "real":
+        return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
+    if actions is None:
+        actions = drivable(model, cluster_has)
+    return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions, out, seed, model_params)
+
+
+def chosen(releases, models: dict, actions: dict, *, traces: int, seed: int, length: int, mode: str) -> list:
+    """Every trace of the campaign, in order, as the seed chooses it (before any runs: whatever runs first or
+    fails, and however many at once, the same traces)."""
+    rng = random.Random(seed)
+    counts: dict = {r: Counter() for r in releases}
     jobs = []
     for n in range(1, traces + 1):
         # "both" deals a pair (a model trace, a real run) to each release in turn, so every release gets both kinds
@@ -119,29 +173,16 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
         else:
             jobs.append(_Job(n, release, "model", walk(models[release], rng, length, counts[release],
                                                        actions[release])))
+    return jobs
 
-    def one(job: _Job):
-        model = models[job.release]
-        if job.kind == "real":
-            return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout, out)
-        return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions[job.release], out,
-                            seed, model_params)
 
-    def finish(result: TraceResult, tally: list) -> None:
-        for rule, release, what in tally:
-            campaign.count(rule, release, what)
-        campaign.traces.append(result)
-        campaign.traces.sort(key=lambda t: t.number)
-        echo(_progress(result, traces))
-
-    if parallel <= 1:
-        for job in jobs:
-            finish(*one(job))
-        return campaign
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform") as pool:
-        for done in as_completed([pool.submit(one, job) for job in jobs]):
-            finish(*done.result())
-    return campaign
+def check_resumable(resumed: Campaign, *, releases, model_of, cluster_has=lambda m: True, traces: int, seed: int,
+                    length: int, mode: str) -> None:
+    """ResumeMismatch when a trace ``resumed`` ran is not the one the seed chooses now (before any cluster)."""
+    models = {r: model_of(r) for r in releases}
+    actions = {r: drivable(models[r], cluster_has) for r in releases}
+    unfinished(chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode), resumed,
+               lambda job: labels(models[job.release], job.steps))
 
 
 def _progress(t: TraceResult, traces: int) -> str:
@@ -290,4 +331,19 @@ def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset:
     }
 
 
-__all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "OUTCOMES"]
+def campaign_from_report(data: dict) -> Campaign:
+    """The campaign an earlier report (report_dict's) describes: its traces and rule counts, to be resumed."""
+    campaign = Campaign()
+    for t in data["traces"]:
+        campaign.traces.append(TraceResult(
+            number=t["trace"], release=t["kafka"], steps=list(t["steps"]), outcome=t["outcome"], says=t["says"],
+            scenario=t.get("scenario"), elapsed_s=float(t.get("elapsed_s", 0.0)), violations=list(t["violations"]),
+            kind=t.get("kind", "model"), shrunk=t.get("shrunk"), shrink_runs=t.get("shrink_runs", 0),
+            slow=list(t.get("slow", []))))
+    campaign.traces.sort(key=lambda t: t.number)
+    campaign.rules = {rule: {r: Counter(c) for r, c in by.items()} for rule, by in data["rules"].items()}
+    return campaign
+
+
+__all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "campaign_from_report", "check_resumable",
+           "chosen", "run_job", "OUTCOMES"]

@@ -2,7 +2,7 @@
 faults (a failed dir, a crash, a restart, a controlled shutdown, a held controller or request), the Admin API,
 a producer and a consumer, and observations of it all; ZooKeeper-mode clusters of 3.x too (zk.py). It knows
 Kafka, not the model: it imports nothing of model/, invariants/, explorer/, proofs/ or spark_explore/ (pyproject.toml's contracts)."""
-from .cluster import Cluster, ClusterSpec, ConsumeResult, ProduceResult, api_name
+from .cluster import JVM_OPTIONS, Cluster, ClusterSpec, ConsumeResult, ProduceResult, api_name
 from .config import KAFKA_TIMERS, non_default_settings
 from .errors import HarnessError
 from .observation import (BrokerObservation, ClusterObservation, ControllerImage, Dir, MetadataRecord,
@@ -12,7 +12,7 @@ from .release import Release, cache_root, cached, fetch
 from .zk import ZkCluster
 from .zkstate import ZkControllerState, ZkObservation, ZkPartitionState, ZkRegistration
 
-__all__ = ["KAFKA_TIMERS", "non_default_settings", "BrokerObservation", "Cluster", "ClusterObservation", "ClusterSpec", "ConsumeResult", "ControllerImage",
+__all__ = ["JVM_OPTIONS", "KAFKA_TIMERS", "non_default_settings", "BrokerObservation", "Cluster", "ClusterObservation", "ClusterSpec", "ConsumeResult", "ControllerImage",
            "Dir", "HarnessError", "MetadataRecord", "PartitionImage", "ProbeError", "ProduceResult", "Registration",
            "Release", "Replica", "ZkCluster", "ZkControllerState", "ZkObservation", "ZkPartitionState",
            "ZkRegistration", "api_name", "cache_root", "cached", "fetch"]

@@ -12,6 +12,7 @@ import base64
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,7 +23,7 @@ from typing import Callable, Mapping
 
 import attrs
 
-from . import config, processes
+from . import config, formatted, processes, sharing
 from .errors import HarnessError
 from .observation import (BrokerObservation, ClusterObservation, ControllerImage, Dir, DirNames, ImageBuilder,
                           MetadataRecord, Replica)
@@ -62,6 +63,10 @@ class ClusterSpec:
     # jars put ahead of the release's jars on the controller's and the brokers' classpath (a fix's patched classes,
     # realkafka/patches/), each node then logging its class loading (CLASS_LOAD_LOG); () runs the release as is
     patches: tuple = attrs.field(default=(), converter=lambda jars: tuple(Path(j) for j in jars))
+    # the dirs copied from a tree formatted once (formatted.py: fresh ids, as the storage tool writes), not formatted
+    formatted_copy: bool = False
+    # the nodes' JVMs map a class-data sharing archive of their kind (sharing.py), trained by the first cluster
+    class_sharing: bool = False
 
     def __attrs_post_init__(self):
         version = parse_version(self.release)
@@ -135,6 +140,8 @@ class Node:
         self.held = False
         self.expected = False          # started by the harness and not since crashed or shut down by it
         self.removed: set = set()      # dir indexes taken out of its log.dirs (remove_dir)
+        self.starts = 0                # JVMs started for it
+        self.archive_out = None        # the class-data sharing archive its JVM writes at exit (sharing.py), if any
 
     def died(self) -> str | None:
         """A line saying how the node ended when the harness did not end it, else None."""
@@ -205,6 +212,7 @@ class Cluster:
         self._replaced: set = set()     # (broker, dir) replaced whose new directory.id is not known yet
         self._gate_rules: list[tuple[str, str, str, str]] = []
         self._started = False
+        self._sharing: sharing.Sharing | None = None
 
     # ---- life cycle ----------------------------------------------------------------------------------------------
 
@@ -214,20 +222,25 @@ class Cluster:
 
     def __exit__(self, _type, error, _tb) -> None:
         root = self.root
-        self.stop()
+        try:
+            if error is None:
+                self._finish_training()
+        finally:
+            self.stop()
         _point_at_removed_logs(error, root, self.spec.keep)
 
     def start(self) -> "Cluster":
         spec = self.spec
         self.kafka = fetch(spec.release, log=self._log)
         self._java = java()
+        self._sharing = self._class_sharing()
         processes.cluster_started()
         self._started = True
         try:
             self.root = Path(tempfile.mkdtemp(prefix=f"jbodcheck-kafka-{spec.release}-"))
             processes.register_dir(self.root)
             self._layout()
-            self._format()
+            self._format_or_copy()
             self._start_node(self.controller)
             for b in self.brokers:
                 self._start_node(self.brokers[b])
@@ -245,6 +258,33 @@ class Cluster:
             raise
         return self
 
+    def _finish_training(self, timeout: float = 120) -> None:
+        """Where this cluster's JVMs train the class-data sharing archives (sharing.py), end them as Kafka ends (SIGTERM:
+        a training broker's controlled shutdown, then the controller), so that each writes its archive, and keep
+        them; nothing when the controller is held or down (stop() SIGKILLs what is left)."""
+        if self._sharing is None or not self._sharing.trains:
+            return
+        written: dict = {}
+        if self.controller is not None and self.controller.up and not self.controller.held:
+            self._gate_rules = []
+            self._write_gate()                    # a held request would stall the controlled shutdown
+            training = [n for n in self.brokers.values() if n.up and not n.held and n.archive_out is not None]
+            for group in (training, [self.controller] if self.controller.archive_out is not None else []):
+                for n in group:
+                    n.expected = False
+                    processes.signal_group(n.proc, signal.SIGTERM)
+                deadline = time.monotonic() + timeout
+                for n in group:
+                    try:
+                        n.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        continue
+                    if n.archive_out is not None:
+                        written.setdefault(n.kind, []).append(n.archive_out)
+        kept = self._sharing.keep(written)
+        if kept:
+            self._log(f"cluster: class-data sharing archives of {', '.join(kept)} written ({self._sharing.home})")
+
     def _nodes_line(self) -> str:
         return f"controller {config.CONTROLLER_ID} and brokers {list(self.brokers)}"
 
@@ -261,6 +301,8 @@ class Cluster:
             n.expected = False
             processes.kill(n.proc)
             n.held = False
+        if self._sharing is not None:
+            self._sharing.keep({})        # a training JVM killed (an error, Ctrl-C) leaves no file in the cache
         if self.root is not None:
             if self.spec.keep:
                 processes.forget_dir(self.root)
@@ -308,14 +350,12 @@ class Cluster:
     def _format(self, nodes=None, extra: tuple = ()) -> None:
         """Every node's dirs (or ``nodes``'), formatted by the release's storage tool with one cluster id, in
         parallel; ``extra``: more arguments (``--ignore-formatted`` for a new disk)."""
-        features = config.format_features(self.version, self.spec.elr)
         running = []
         for node in nodes or [self.controller, *self.brokers.values()]:
             out = open(node.home / "format.log", "ab")
             argv = [self._java, "-Xmx128m", *JVM_OPTIONS, *self._logging_options(node.home / "format"),
                     "-cp", self.kafka.classpath, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                    "-c", str(node.properties), *features, *extra,
-                    *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
+                    "-c", str(node.properties), *self._format_arguments(), *extra]
             running.append((node, processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT), out))
         failures = []
         for node, proc, out in running:
@@ -332,29 +372,86 @@ class Cluster:
         if failures:
             raise HarnessError(f"the storage tool of Kafka {self.spec.release} could not format: {'; '.join(failures)}")
         if nodes is None:
-            for b, node in self.brokers.items():
-                for d, path in enumerate(node.dirs):
-                    props = _read_properties(path / "meta.properties")
-                    self.dir_ids[props["directory.id"]] = (b, d)
-            self.names = DirNames(self.dir_ids)
+            self._learn_dir_ids()
+
+    def _learn_dir_ids(self) -> None:
+        for b, node in self.brokers.items():
+            for d, path in enumerate(node.dirs):
+                props = _read_properties(path / "meta.properties")
+                self.dir_ids[props["directory.id"]] = (b, d)
+        self.names = DirNames(self.dir_ids)
+
+    def _format_or_copy(self) -> None:
+        """The nodes' dirs: with ``formatted_copy``, a copy of a tree formatted once (formatted.py), else (or when
+        the cache cannot be used) formatted by the storage tool."""
+        self.formatted_from = None
+        if self.spec.formatted_copy:
+            spec = self.spec
+            relative = formatted.data_dirs(spec.brokers, spec.dirs)
+            entry = self.kafka.classes.parent / "formatted" / formatted.key(
+                release=spec.release, classpath=self.kafka.classpath, brokers=spec.brokers, dirs=spec.dirs,
+                arguments=self._format_arguments(),
+                settings={"all": spec.settings, "brokers": spec.broker_settings, "controller": spec.controller_settings})
+            try:
+                formatted.copy_formatted(self.root, entry, relative, self._format_into, cluster_id=self.cluster_id,
+                                         new_id=_random_uuid)
+                self._learn_dir_ids()
+                self.formatted_from = entry
+                return
+            except OSError as e:
+                self._log(f"cluster: no formatted copy ({e}): the storage tool formats")
+                for r in relative:
+                    shutil.rmtree(self.root / r, ignore_errors=True)
+        self._format()
+
+    def _format_into(self, path: Path) -> None:
+        """Lay out and format a cluster of this spec under ``path`` (the formatted copy's source), started never."""
+        other = Cluster(attrs.evolve(self.spec, formatted_copy=False, keep=False))
+        other.kafka, other._java, other.root = self.kafka, self._java, path
+        path.mkdir(parents=True)
+        other._layout()
+        other._format()
+
+    def _format_arguments(self) -> list[str]:
+        """The storage tool's arguments beyond the cluster id and the config (features, metadata.version)."""
+        return [*config.format_features(self.version, self.spec.elr),
+                *(["--release-version", self.spec.metadata_version] if self.spec.metadata_version else [])]
+
+    def _class_sharing(self) -> sharing.Sharing | None:
+        if not self.spec.class_sharing or self.spec.patches:
+            # a class mapped from an archive is logged as from the archive, not its jar: the check that a patched
+            # class came from the patch jar (realkafka/patches/loaded.py) needs each class loaded from its jar
+            return None
+        try:
+            return sharing.Sharing(self.kafka.classes.parent, self._nodes_classpath(), self._java)
+        except OSError as e:
+            self._log(f"cluster: no class-data sharing ({e})")
+            return None
 
     def _start_node(self, node: Node) -> None:
+        classpath, options = self._nodes_classpath(), []
+        node.archive_out = None
+        node.starts += 1
+        if self._sharing is not None:
+            classpath = self._sharing.classpath
+            options, node.archive_out = self._sharing.options(node.kind, f"{node.id}-{node.starts}")
         out = open(node.stdout, "ab")
-        argv = [self._java, "-Xms32m", f"-Xmx{self.spec.heap}", *JVM_OPTIONS, f"-Dkafka.logs.dir={node.home}",
-                *self._logging_options(node.home / "server"), *self._node_classpath(node),
+        argv = [self._java, "-Xms32m", f"-Xmx{self.spec.heap}", *JVM_OPTIONS, *options, *self._class_load_log(node),
+                f"-Dkafka.logs.dir={node.home}", *self._logging_options(node.home / "server"), "-cp", classpath,
                 "kafka.Kafka", str(node.properties)]
         node.proc = processes.spawn(argv, cwd=node.home, stdout=out, stderr=subprocess.STDOUT)
         out.close()
         node.held = False
         node.expected = True
 
-    def _node_classpath(self, node: Node) -> list[str]:
-        """The node's classpath options: the patch jars (``spec.patches``) ahead of the release's jars, with the
-        class-loading log on; the release's alone otherwise."""
-        if not self.spec.patches:
-            return ["-cp", self.kafka.classpath]
-        return [f"-Xlog:class+load=info:file={node.home / CLASS_LOAD_LOG}",
-                "-cp", os.pathsep.join([*(str(j) for j in self.spec.patches), self.kafka.classpath])]
+    def _nodes_classpath(self) -> str:
+        """The controller's and the brokers' classpath: the patch jars (``spec.patches``) ahead of the release's
+        jars; the release's alone otherwise."""
+        return os.pathsep.join([*(str(j) for j in self.spec.patches), self.kafka.classpath])
+
+    def _class_load_log(self, node: Node) -> list[str]:
+        """With patch jars, the node's JVM logs where each class came from (checked by realkafka/patches/loaded.py)."""
+        return [f"-Xlog:class+load=info:file={node.home / CLASS_LOAD_LOG}"] if self.spec.patches else []
 
     # ---- faults and timing ---------------------------------------------------------------------------------------
 
