@@ -108,6 +108,9 @@ class ModelCluster:
         self._settle()
         self._take("BrokerRestart", broker)
 
+    def controlled_shutdown(self, broker, timeout=120):
+        self._take("BrokerBeginControlledShutdown", broker)
+
     def delete_topic(self, topic):
         self._take("DeleteTopic", partition_of(topic))
 
@@ -118,6 +121,11 @@ class ModelCluster:
         self._take("AlterReplicaLogDirs", broker, partition_of(topic), dir)
 
     def produce(self, topic, partition, value, timeout=30):
+        return self.send(topic, partition, value, timeout=timeout)()
+
+    def send(self, topic, partition, value, timeout=30):
+        """The leader appends the record at once; the returned call waits for its acknowledgement (or the
+        producer's timeout), as the real harness's send."""
         p = partition_of(topic)
         with self.lock:
             self._settle()
@@ -125,12 +133,17 @@ class ModelCluster:
             leader = leader_at_epoch(self.state, self.model.assignments[p], p, part.leader_epoch)
             offset = len(self.state.brokers[leader].logs[p])
         self._take("Produce", leader, p)
-        while True:
-            with self.lock:
-                self._settle()
-                if self.state.acked[p] >> offset & 1:
-                    return SimpleNamespace(offset=offset, error=None)
-            time.sleep(0.005)
+
+        def sent():
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                with self.lock:
+                    self._settle()
+                    if self.state.acked[p] >> offset & 1:
+                        return SimpleNamespace(offset=offset, error=None)
+                time.sleep(0.005)
+            return SimpleNamespace(offset=None, error="TimeoutException: not acknowledged in time")
+        return sent
 
     def consume(self, topic, partition, timeout=30):
         with self.lock:

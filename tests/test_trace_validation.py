@@ -276,3 +276,14 @@ def test_a_leader_shrinks_a_follower_that_cannot_fetch_without_any_hold():
     model, _ = scenario_model(FINDING_1)
     steps = timed_steps(model, frozenset())
     assert {(rule.name, args) for rule, args in steps} >= {("LeaderShrinkIsr", (0, 0)), ("LeaderShrinkIsr", (0, 1))}
+
+
+def test_a_deferred_produce_is_taken_when_its_record_is_sent():
+    """The planned run acknowledges broker 0's record only after later steps, so the driver sends it then; the
+    tracker takes the Produce at the sending step too (until a campaign showed it, it took it where planned, and a
+    cluster that had not been sent the record yet showed a log no candidate had: docs/conform.md, disagreement 6)."""
+    model, steps = scenario_model(SCENARIOS / "kraft-conform-deferred-produce-on-another-path.json")
+    p, run = _drive(model, steps)
+    deferred = [s for s in run.steps if s.unobserved and "is sent with step" in s.unobserved]
+    assert deferred, "the planned run defers the record"
+    assert run.disagreement is None, run.disagreement

@@ -686,6 +686,24 @@ class Cluster:
                        value=base64.b64encode(value).decode(), delivery_timeout_ms=int(timeout * 1000))
         return ProduceResult(offset=r["offset"], error=r["error"])
 
+    def send(self, topic: str, partition: int, value: bytes, *, timeout: float = 30):
+        """One record with acks=all, sent without waiting for its acknowledgement: the returned call ``sent()``
+        waits for it and gives the ProduceResult ``produce`` gives (the record's acknowledgement may await what the
+        caller does meanwhile; the probe serves other calls while it waits)."""
+        ticket = self._call("produceAsync", 60, topic=topic, partition=partition,
+                            value=base64.b64encode(value).decode(), delivery_timeout_ms=int(timeout * 1000))["ticket"]
+        deadline = time.monotonic() + timeout + 30
+
+        def sent() -> ProduceResult:
+            while True:
+                r = self._call("produceResult", 30, ticket=ticket, wait_ms=200)
+                if r["done"]:
+                    return ProduceResult(offset=r["offset"], error=r["error"])
+                if time.monotonic() > deadline:
+                    raise HarnessError(f"the probe's send of a record to {topic}-{partition} has no outcome "
+                                       f"{timeout + 30:.0f} s after it (the producer's delivery timeout is {timeout:.0f} s)")
+        return sent
+
     def consume(self, topic: str, partition: int, *, timeout: float = 30) -> ConsumeResult:
         """What a consumer reads from offset 0 up to the high watermark (read_uncommitted)."""
         r = self._call("consume", timeout, topic=topic, partition=partition)

@@ -250,7 +250,8 @@ class Driver:
         self.retrying_observed = True
         self.result = RunResult([])   # filled step by step: an interrupted run keeps what it did
         self.current = 0              # the planned step being run
-        self.deferred: dict = {}      # step number -> [(topic, offset)] to produce at it (see produce)
+        self.deferred: dict = {}      # step number -> [(topic, offset, Produce's args)] to produce at it (see produce)
+        self.deferring = False        # the current step's produce was deferred: the tracker takes it when sent
         self.produce_timeout = max(30.0, min(timeout, 120.0))
         self.unobserved: str | None = None   # why the current step's view is not observed
         self.last_records: tuple = ()        # the metadata log as last observed
@@ -272,7 +273,8 @@ class Driver:
         """One record, acks=all. The harness's producer returns once the record is acknowledged (or refused), so a
         record the model acknowledges only at a later step (after a LeaderShrinkIsr) is sent at that step, before
         its wait (``deferred``): the cluster does the same things in the same order, only the view between the two
-        is not observed."""
+        is not observed. The tracker takes the Produce when the record is sent, not at this step: the real cluster
+        may be on another path of the model meanwhile, where the record, were it sent, would show."""
         topic = topic_of(partition)
         with self._lock:
             records = self.produced.setdefault(topic, [])
@@ -280,7 +282,8 @@ class Driver:
             records.append([None, False, False])
         later = self._ack_step(topic, offset)
         if later is not None and later > self.current:
-            self.deferred.setdefault(later, []).append((topic, offset))
+            self.deferred.setdefault(later, []).append((topic, offset, self.plan.steps[self.current].args))
+            self.deferring = True
             self.unobserved = f"not observed: its record is sent with step {later}, whose acknowledgement it awaits"
             return
         error = self._send(topic, offset)
@@ -304,6 +307,20 @@ class Driver:
         ok = getattr(result, "error", None) is None and isinstance(got, int)
         slot[0], slot[1], slot[2] = (got if ok else None), True, ok
         return getattr(result, "error", None)
+
+    def _send_aside(self, topic: str, offset: int):
+        """Send a deferred record without waiting for its acknowledgement, which awaits steps the cluster takes after
+        the step's action (the harness's ``send``); the returned call waits for the outcome and gives its error."""
+        slot = self.produced[topic][offset]
+        sending = self.cluster.send(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
+
+        def sent() -> str | None:
+            result = sending()
+            got = getattr(result, "offset", None)
+            ok = getattr(result, "error", None) is None and isinstance(got, int)
+            slot[0], slot[1], slot[2] = (got if ok else None), True, ok
+            return getattr(result, "error", None)
+        return sent
 
     def restart(self, broker: int) -> None:
         """The broker's JVM started again; the driver awaits the model's view (registration, unfencing) itself."""
@@ -410,9 +427,10 @@ class Driver:
         self.current = planned.number
         self.set_holds(planned.holds_during if planned.rule else planned.holds_after)
         refused = None
-        for topic, offset in self.deferred.pop(planned.number, ()):
-            self._send(topic, offset)
+        self.deferring = False
         left = None
+        sending = [(args, self._send_aside(topic, offset))
+                   for topic, offset, args in self.deferred.pop(planned.number, ())]
         if planned.rule is not None and planned.taken:
             h = handler(planned.rule)
             if h.how == DRIVEN:
@@ -421,7 +439,16 @@ class Driver:
                 why, unknown = do_act(h.act, self, *planned.args)
                 if why is not None:
                     refused = f"Kafka refused {planned.text}: {why}"
-                left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None, maybe=unknown)
+                if not self.deferring:
+                    left = self.tracker.drive(planned.rule, planned.args, refused=refused is not None,
+                                              maybe=unknown)
+        for args, sent in sending:
+            # the record went out before the step's action and is acknowledged (if at all) by what follows it:
+            # Produce is the leader's append alone, so it commutes with the action in the tracker
+            error = sent()
+            refused_now = error is not None and error.split(":", 1)[0] in REFUSED_PRODUCE
+            left = left or self.tracker.drive("Produce", tuple(args), refused=refused_now,
+                                              maybe=error is not None and not refused_now)
         result.model_checks = dict(planned.checks)
         history_model.append(planned.view)
         if left is not None:

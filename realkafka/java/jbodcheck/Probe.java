@@ -23,6 +23,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -78,6 +80,9 @@ public final class Probe {
     private final Admin admin;
     private KafkaProducer<byte[], byte[]> producer;
     private long deliveryTimeoutMs;
+    // sends whose acknowledgement the caller collects later (produceAsync, produceResult), by ticket
+    private final Map<Long, Future<RecordMetadata>> sending = new HashMap<>();
+    private long nextTicket;
     private KafkaConsumer<byte[], byte[]> consumer;
     private final Class<?> memoryRecords;
     private final Class<?> recordBatch;
@@ -167,6 +172,8 @@ public final class Probe {
             case "alterReplicaLogDir": return alterReplicaLogDir(req, t);
             case "electLeaders": return electLeaders(req, t);
             case "produce": return produce(req, t);
+            case "produceAsync": return produceAsync(req);
+            case "produceResult": return produceResult(req);
             case "consume": return consume(req, t);
             case "readLog": return readLog(new File(req.get("path").asText()), false);
             case "readMetadata": return readLog(new File(req.get("path").asText()), true);
@@ -375,7 +382,7 @@ public final class Probe {
         return p;
     }
 
-    private JsonNode produce(JsonNode req, long t) throws Exception {
+    private KafkaProducer<byte[], byte[]> producer(JsonNode req) {
         if (producer == null) {
             // The delivery timeout is the first call's (one producer per probe): a send is acknowledged or has
             // failed within it, and the answer waits for that outcome, so no record lands after a reported failure.
@@ -390,11 +397,19 @@ public final class Probe {
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer",
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, "org.apache.kafka.common.serialization.ByteArraySerializer"));
         }
+        return producer;
+    }
+
+    private Future<RecordMetadata> send(JsonNode req) {
         byte[] value = Base64.getDecoder().decode(req.get("value").asText());
+        return producer(req).send(new ProducerRecord<>(req.get("topic").asText(), req.get("partition").asInt(),
+            null, value));
+    }
+
+    private static JsonNode outcome(Future<RecordMetadata> f, long waitMs) throws Exception {
         ObjectNode o = JSON.createObjectNode();
         try {
-            RecordMetadata m = producer.send(new ProducerRecord<>(req.get("topic").asText(), req.get("partition").asInt(),
-                null, value)).get(deliveryTimeoutMs + 20000, TimeUnit.MILLISECONDS);
+            RecordMetadata m = f.get(waitMs, TimeUnit.MILLISECONDS);
             o.put("offset", m.offset());
             o.putNull("error");
         } catch (ExecutionException e) {
@@ -403,6 +418,39 @@ public final class Probe {
             o.put("error", c.getClass().getSimpleName() + ": " + c.getMessage());
         }
         return o;
+    }
+
+    private JsonNode produce(JsonNode req, long t) throws Exception {
+        Future<RecordMetadata> f = send(req);
+        return outcome(f, deliveryTimeoutMs + 20000);
+    }
+
+    /** Send one record and answer at once with its ticket: the caller collects the outcome with produceResult
+     *  while the probe serves its other calls (an acknowledgement that awaits what the caller does next). */
+    private JsonNode produceAsync(JsonNode req) {
+        long ticket = ++nextTicket;
+        sending.put(ticket, send(req));
+        ObjectNode o = JSON.createObjectNode();
+        o.put("ticket", ticket);
+        return o;
+    }
+
+    /** The outcome of a ticket's send if it comes within wait_ms (as produce answers: offset, error), else
+     *  {"done": false}; a ticket is answered with its outcome once. */
+    private JsonNode produceResult(JsonNode req) throws Exception {
+        long ticket = req.get("ticket").asLong();
+        Future<RecordMetadata> f = sending.get(ticket);
+        if (f == null) throw new IllegalArgumentException("no send with ticket " + ticket);
+        try {
+            ObjectNode o = (ObjectNode) outcome(f, req.path("wait_ms").asLong(200));
+            sending.remove(ticket);
+            o.put("done", true);
+            return o;
+        } catch (TimeoutException e) {
+            ObjectNode o = JSON.createObjectNode();
+            o.put("done", false);
+            return o;
+        }
     }
 
     private JsonNode consume(JsonNode req, long t) throws Exception {
