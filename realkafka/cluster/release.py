@@ -133,6 +133,12 @@ def _classes_stamp() -> str:
     return _stamp(*sorted(JAVA_SOURCES.rglob("*.java")))
 
 
+def _classes_dir(home: Path) -> Path:
+    """The helpers' classes, one directory per version of their sources: two checkouts (a campaign running from
+    one while another is edited) never recompile under each other's running JVMs."""
+    return home / f"classes-{_classes_stamp()[:16]}"
+
+
 def _current(part: Path, stamp: str) -> bool:
     marker = part / STAMP
     return marker.is_file() and marker.read_text().strip() == stamp
@@ -157,7 +163,7 @@ def java() -> str:
 def cached(version: str) -> Release | None:
     """The release if its cache is complete and current, else None (nothing is fetched)."""
     home = cache_root() / version
-    libs, classes = home / "libs", home / "classes"
+    libs, classes = home / "libs", _classes_dir(home)
     if _current(libs, _libs_stamp()) and _current(classes, _classes_stamp()):
         return Release(version, libs, classes)
     return None
@@ -282,7 +288,7 @@ def fetch(version: str, *, log=None) -> Release:
     root = cache_root()
     _usable(root)
     home = root / version
-    libs, classes = home / "libs", home / "classes"
+    libs, classes = home / "libs", _classes_dir(home)
     with _locked(root):
         try:
             home.mkdir(exist_ok=True)
