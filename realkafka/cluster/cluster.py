@@ -493,18 +493,21 @@ class Cluster:
         self._log("cluster: controller released (SIGCONT)")
 
     def hold(self, api: str, *, broker: int | None = None, at: int | str | None = None,
-             operation: str | None = None) -> None:
+             operation: str | None = None, delay: bool | float = False) -> None:
         """Deny the request ``api`` (Kafka's name: "AssignReplicasToDirs", "BrokerHeartbeat", "Fetch", ...) from
         ``broker`` (None: from anyone) at node ``at`` (default: the controller for a broker-to-controller request,
-        every node otherwise) until ``release``. What Kafka does with the denial: docs/realkafka.md, "The gate"."""
+        every node otherwise) until ``release``. With ``delay`` (True, or the cap in seconds) the gate keeps the
+        request waiting in its handler thread instead and lets it through at the release (refused after the cap,
+        25 s by default). What Kafka does with either: docs/realkafka.md, "The gate". Holding a request held
+        already replaces its mode."""
         name = api_name(api)
         if at is None:
             at = config.CONTROLLER_ID if name in TO_CONTROLLER else "*"
         rule = (name, str(at), "*" if broker is None else str(broker), (operation or "*").upper())
-        if rule not in self._gate_rules:
-            self._gate_rules.append(rule)
+        mode = "deny" if not delay else "delay" if delay is True else f"delay={int(float(delay) * 1000)}"
+        self._gate_rules = [r for r in self._gate_rules if r[:4] != rule] + [rule + (mode,)]
         self._write_gate()
-        self._log(f"cluster: gate holds {name} from {rule[2]} at {rule[1]}")
+        self._log(f"cluster: gate holds {name} from {rule[2]} at {rule[1]}" + (f" ({mode})" if delay else ""))
 
     def release(self, api: str | None = None, *, broker: int | None = None, at: int | str | None = None) -> None:
         """Stop denying what ``hold`` denied (every rule for ``api``, narrowed by ``broker``/``at``; all rules
@@ -520,9 +523,18 @@ class Cluster:
         tmp.write_text("".join(" ".join(r) + "\n" for r in self._gate_rules))
         os.replace(tmp, self.gate_file)
 
-    def denials(self) -> list[str]:
-        """The gate's log of denied requests: "millis API at=NODE from=CLIENT op=OPERATION resource=..."."""
+    def gate_lines(self) -> list[str]:
+        """The gate's log: "millis API at=NODE from=CLIENT op=OPERATION resource=...", a delayed request's line
+        ending " delayed=MS then=ALLOWED" (or "then=DENIED": refused at the cap or by a refusing rule)."""
         return self.gate_log.read_text().splitlines() if self.gate_log.exists() else []
+
+    def denials(self) -> list[str]:
+        """The gate's log of refused requests (delayed ones that were let through left out)."""
+        return [line for line in self.gate_lines() if not line.endswith(" then=ALLOWED")]
+
+    def delays(self) -> list[str]:
+        """The gate's log of delayed requests, let through or refused after the wait."""
+        return [line for line in self.gate_lines() if " delayed=" in line]
 
     # ---- the Admin API, the producer and the consumer, through the probe ------------------------------------------
 

@@ -11,7 +11,9 @@ handler (docs/reproduce.md prints it). Four ways:
 - **not reproducible**: why, in a line; a scenario naming such a rule is refused (exit 2).
 
 A hold is ``Hold(api, broker, partition)``: the controller API the harness's gate keeps (AssignReplicasToDirs,
-BrokerHeartbeat) from that broker, or a follower's Fetch of one partition (partition None: every one).
+BrokerHeartbeat) from that broker, or a follower's Fetch of one partition (partition None: every one). The gate
+refuses a held request; ``Hold(DELAYED, broker)`` beside a broker's AssignReplicasToDirs hold says how: delayed
+(kept waiting at the controller, then delivered at the release) rather than refused (plan.py says where).
 """
 from __future__ import annotations
 
@@ -22,17 +24,20 @@ DRIVEN, AWAITED, ORDERED, NOT_REPRODUCIBLE = "driven", "awaited", "ordered by a 
 
 
 class Hold(NamedTuple):
-    api: str                 # "AssignReplicasToDirs", "BrokerHeartbeat" or "Fetch"
+    api: str                 # "AssignReplicasToDirs", "BrokerHeartbeat", "Fetch" or DELAYED
     broker: int
     partition: int | None = None
 
     def text(self) -> str:
         if self.api == "Fetch":
             return f"broker {self.broker}'s Fetch of t{self.partition}-0"
+        if self.api == DELAYED:
+            return f"broker {self.broker}'s AssignReplicasToDirs delayed, not refused"
         return f"broker {self.broker}'s {self.api}"
 
 
 ASSIGN, HEARTBEAT, FETCH = "AssignReplicasToDirs", "BrokerHeartbeat", "Fetch"
+DELAYED = "delayed AssignReplicasToDirs"   # the mode of the broker's ASSIGN hold, not a hold of its own
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,9 @@ RULES: dict[str, Handler] = {
                                      "awaited", order=6),
     "ControllerAssignReplicasToDirs": Handler(ORDERED, "AssignReplicasToDirs is held at the controller from the start "
                                               "and released only for this step (then held again; at the end of the "
-                                              "run, for good)", order=4,
+                                              "run, for good): refused, or delayed and delivered at the release "
+                                              "where the broker queues a newer assignment of the same partition "
+                                              "behind the one in flight", order=4,
                                               held_by=lambda broker: Hold(ASSIGN, broker)),
     # the data path
     "Produce": Handler(DRIVEN, "a producer (acks=all) sends one record, asynchronously: its acknowledgement is "

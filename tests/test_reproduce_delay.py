@@ -1,0 +1,55 @@
+"""A held AssignReplicasToDirs delayed rather than refused (plan.delays, docs/reproduce.md "The model run the cluster
+follows"): where the trace handles a request while the broker has queued a newer entry of one of its partitions
+(finding 3), a refusal would have the broker send the newer entry in its place; the planner marks the hold
+delayed from the step that sends the request to the step that handles it, and the driver asks the gate for it."""
+from __future__ import annotations
+
+from helpers import SCENARIOS
+from realkafka.driver import plan as plan_mod
+from realkafka.driver.mapping import ASSIGN, DELAYED, Hold
+from realkafka.driver.plan import describe_holds, plan
+from realkafka.driver.run import Driver
+from reproduce_fake import ModelCluster
+from test_reproduce import scenario_model
+
+FINDING_3 = SCENARIOS / "kraft-finding-3-assignment-elects-by-the-old-dir.json"
+
+
+def test_finding_3s_assignment_in_flight_is_delayed_from_its_send_to_its_handling():
+    model, steps = scenario_model(FINDING_3)
+    p = plan(model, steps)
+    assert p.delays == ((0, 5, 11),)
+    marked = [s.number for s in p.steps if Hold(DELAYED, 0) in s.holds_after]
+    assert marked == list(range(5, 11))
+    assert Hold(DELAYED, 0) in p.steps[5].holds_during and Hold(DELAYED, 0) not in p.steps[11].holds_during
+    assert Hold(ASSIGN, 0) not in p.steps[11].holds_during       # released for the step, as before
+    assert describe_holds(p.steps[6].holds_after) == "broker 0's AssignReplicasToDirs delayed, not refused"
+    assert p.forced
+
+
+def test_a_delay_changes_no_model_state_and_no_plan_without_a_queued_newer_entry(monkeypatch):
+    model, steps = scenario_model(FINDING_3)
+    delayed = plan(model, steps)
+    monkeypatch.setattr(plan_mod, "delays", lambda model, planned: [])
+    refused = plan(model, steps)
+    assert [s.state for s in delayed.steps] == [s.state for s in refused.steps]
+    assert [s.view for s in delayed.steps] == [s.view for s in refused.steps]
+    monkeypatch.undo()
+    for name in ("kraft-finding-1-acked-record-lost.json", "kraft-finding-5-unfenced-leader-on-failed-dir.json",
+                 "kraft-finding-6-added-replica-dir-fails.json"):
+        model, steps = scenario_model(SCENARIOS / name)
+        assert plan(model, steps).delays == (), name
+
+
+def test_the_driver_asks_the_gate_to_delay_where_the_plan_says_and_to_refuse_elsewhere():
+    model, steps = scenario_model(FINDING_3)
+    p = plan(model, steps)
+    with ModelCluster(model, dir_failure_timeout=p.dir_failure_timeout) as cluster:
+        run = Driver(cluster, model, p, timeout=3.0, still=0.3, poll=0.01).run()
+        calls = list(cluster.gate_calls)
+    assert run.disagreement is None and run.conforms
+    assigns = [delay for api, broker, delay in calls if api == ASSIGN and broker == 0]
+    assert assigns[0] is False and True in assigns
+    first_delay = assigns.index(True)
+    assert False in assigns[first_delay:], "held again refusing after the delayed request was handled"
+    assert "leader_on_failed_dir" in run.real_shown()
