@@ -107,6 +107,23 @@ def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp
     assert "Campaign: 2 trace(s) on Kafka 4.4.0" in capsys.readouterr().out
 
 
+def test_kafka_defaults_runs_the_clusters_with_kafkas_balancing_and_dir_failure_timeout(monkeypatch, tmp_path):
+    from realkafka.cluster import KAFKA_TIMERS
+
+    module, made, made_for = fake_harness(lambda _: _model("4.4.0"))
+    made_for.append(None)
+    module.KAFKA_TIMERS = KAFKA_TIMERS
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    report = tmp_path / "c.json"
+    assert _main(["conform", "--kafka", "4.4", "--traces", "1", "--length", "2", "--seed", "5", "--kafka-defaults",
+                  "--out", str(tmp_path / "out"), "--json", str(report), "--step-timeout", "2"]) == 0
+    data = json.loads(report.read_text())
+    for settings in [data["settings"]] + [m_spec["settings"] for m_spec in made_specs(made)]:
+        assert settings["auto.leader.rebalance.enable"] == "true"
+        assert "log.dir.failure.timeout.ms" not in settings
+        assert settings["broker.session.timeout.ms"] == "9000"
+
+
 def test_conform_refuses_bad_input_at_once(capsys):
     assert _main(["conform", "--kafka", "2.8"]) == 2
     assert _main(["conform", "--kafka", "3.9", "--traces", "0"]) == 2

@@ -24,6 +24,18 @@ from .reproduce import _format_at, _kraft_model, _non_default, _release, _settin
 
 EXIT_HARNESS = 3
 
+# --kafka-defaults: the two behaviours the harness changes from Kafka's defaults (docs/conform.md, "Timers and
+# defaults"): preferred-leader balancing back on (Kafka's default; the harness's config sets it off) and the
+# dir-failure shutdown timeout left at Kafka's (the key dropped: 30 s from 3.8, no such setting before).
+KAFKA_BEHAVIOUR = {"auto.leader.rebalance.enable": "true"}
+DROPPED_FOR_DEFAULTS = ("log.dir.failure.timeout.ms",)
+
+
+def _with_defaults(settings: dict, kafka_defaults: bool) -> dict:
+    if not kafka_defaults:
+        return settings
+    return {**{k: v for k, v in settings.items() if k not in DROPPED_FOR_DEFAULTS}, **KAFKA_BEHAVIOUR}
+
 
 @click.command(name="conform")
 @click.option("--kafka", "kafka", required=True, multiple=True, metavar="VERSION",
@@ -48,14 +60,19 @@ EXIT_HARNESS = 3
 @click.option("--kafka-timers", is_flag=True,
               help="Run the clusters with Kafka's default heartbeat, session, ISR-lag and checkpoint timers instead "
                    "of the harness's shorter ones (slower; the verdict lists the settings either way).")
+@click.option("--kafka-defaults", is_flag=True,
+              help="As --kafka-timers, and with Kafka's own preferred-leader balancing (auto.leader.rebalance."
+                   "enable=true) and dir-failure shutdown timeout (log.dir.failure.timeout.ms, 30 s from 3.8) in "
+                   "place of the harness's (off, an hour): what either makes Kafka do that the model lacks is a "
+                   "disagreement, not hidden.")
 @click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="The walks' random seed.")
 @click.option("--out", "out", default="conform-out", show_default=True, metavar="DIR",
               help="Where the scenario file of every disagreeing or refused trace is written.")
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
-def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout):
+def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers,
+                    kafka_defaults, seed, out, json_path, step_timeout):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import report_dict, run_campaign
 
@@ -78,12 +95,15 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     def start_cluster(model, planned):
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings={**_settings(model, planned), **timers}, keep=False, **_format_at(model))
+                           settings=_with_defaults({**_settings(model, planned), **timers}, kafka_defaults),
+                           keep=False, **_format_at(model))
         return Cluster(spec, log=lambda line: None)
 
-    timers = dict(KAFKA_TIMERS) if kafka_timers else {}
+    timers = dict(KAFKA_TIMERS) if kafka_timers or kafka_defaults else {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
-    settings = {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers}
+    # (unless --kafka-defaults keeps Kafka's)
+    settings = _with_defaults({**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)),
+                               **timers}, kafka_defaults)
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
                f"{seed}) on Kafka {', '.join(releases)}; Kafka settings the harness sets (the release's defaults "
                "otherwise): " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())), err=True)
