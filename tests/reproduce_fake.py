@@ -80,6 +80,13 @@ class ModelCluster:
         self.holds.add((api, broker))
         self.gate_calls.append((api, broker, bool(delay)))
 
+    def hold_answers(self, broker):
+        self.holds.add(("AssignReplicasToDirs answer", broker))
+        self.gate_calls.append(("AssignReplicasToDirs answer", broker, False))
+
+    def release_answers(self, broker=None):
+        self.holds = {h for h in self.holds if h[0] != "AssignReplicasToDirs answer" or broker not in (None, h[1])}
+
     def release(self, api=None, *, broker=None):
         self.holds.discard((api, broker))
 

@@ -1,14 +1,16 @@
-"""A held AssignReplicasToDirs delayed rather than refused (plan.delays, docs/reproduce.md "The model run the cluster
+"""A held AssignReplicasToDirs delayed rather than refused, and the controller's answer held after it handled one (plan.delays, docs/reproduce.md "The model run the cluster
 follows"): where the trace handles a request while the broker has queued a newer entry of one of its partitions
 (finding 3), a refusal would have the broker send the newer entry in its place; the planner marks the hold
 delayed from the step that sends the request to the step that handles it, and the driver asks the gate for it."""
 from __future__ import annotations
 
+import pytest
+
 from helpers import SCENARIOS
 from realkafka.driver import plan as plan_mod
-from realkafka.driver.mapping import ASSIGN, DELAYED, Hold
+from realkafka.driver.mapping import ANSWER, ASSIGN, DELAYED, Hold
 from realkafka.driver.plan import describe_holds, plan
-from realkafka.driver.run import Driver
+from realkafka.driver.run import Driver, HarnessCannot
 from reproduce_fake import ModelCluster
 from test_reproduce import scenario_model
 
@@ -53,3 +55,44 @@ def test_the_driver_asks_the_gate_to_delay_where_the_plan_says_and_to_refuse_els
     first_delay = assigns.index(True)
     assert False in assigns[first_delay:], "held again refusing after the delayed request was handled"
     assert "leader_on_failed_dir" in run.real_shown()
+
+
+FINDING_8 = SCENARIOS / "kraft-finding-8-partition-leaderless-with-its-data.json"
+
+
+def test_finding_8s_accepted_move_is_kept_unswapped_by_holding_the_controllers_answer():
+    """The move's target dir fails after the controller accepted it and before the swap: without the answer held,
+    the planned cluster swaps at once and the trace's violation does not come (the plan was not forced); with the
+    answers to broker 0 held from the acceptance (step 10) up to its next handled request (step 16), it is."""
+    model, steps = scenario_model(FINDING_8)
+    p = plan(model, steps)
+    assert p.answers == ((0, 10, 16),) and p.forced
+    held = [s.number for s in p.steps if Hold(ANSWER, 0) in s.holds_after]
+    assert held == list(range(10, 16))
+    assert not any(label.startswith("PromoteFutureReplica") for s in p.steps[10:16] for label in s.own)
+    assert "the controller's answers to broker 0's AssignReplicasToDirs" in describe_holds(p.steps[11].holds_after)
+
+
+def test_the_driver_holds_the_answers_where_the_plan_says():
+    """The scripted cluster holds what the model holds (its answer hold stops the swap, not the next request, which
+    a real broker does not send before the answer): the run stays a behaviour of the model."""
+    model, steps = scenario_model(FINDING_8)
+    p = plan(model, steps)
+    assert Hold(ANSWER, 0) in p.steps[10].holds_during and Hold(ANSWER, 0) not in p.steps[16].holds_during
+    with ModelCluster(model, dir_failure_timeout=p.dir_failure_timeout) as cluster:
+        run = Driver(cluster, model, p, timeout=2.0, still=0.1, poll=0.005).run()
+        calls = list(cluster.gate_calls)
+        assert not any(api == ANSWER for api, _ in cluster.holds)      # released at step 16
+    assert (ANSWER, 0, False) in calls
+    assert run.disagreement is None and run.conforms
+
+
+def test_a_plan_that_holds_answers_needs_the_harnesss_answer_proxy():
+    model, steps = scenario_model(FINDING_8)
+    p = plan(model, steps)
+
+    class NoProxy(ModelCluster):
+        hold_answers = property(lambda self: (_ for _ in ()).throw(AttributeError("hold_answers")))
+
+    with NoProxy(model) as cluster, pytest.raises(HarnessCannot, match="hold_answers"):
+        Driver(cluster, model, p, timeout=3.0, still=0.3, poll=0.01).run()

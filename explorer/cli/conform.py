@@ -20,7 +20,7 @@ from explorer.errors import JbodcheckFailure, one_line
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_distinct, checked_writable, emit
-from .reproduce import _format_at, _kraft_model, _non_default, _release, _settings
+from .reproduce import _answer_proxy, _format_at, _kraft_model, _non_default, _release, _settings
 
 EXIT_HARNESS = 3
 
@@ -96,7 +96,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
                            settings=_with_defaults({**_settings(model, planned), **timers}, kafka_defaults),
-                           keep=False, **_format_at(model))
+                           keep=False, **_format_at(model), **_answer_proxy(planned))
         return Cluster(spec, log=lambda line: None)
 
     timers = dict(KAFKA_TIMERS) if kafka_timers or kafka_defaults else {}

@@ -23,6 +23,7 @@ from typing import Callable, Mapping
 import attrs
 
 from . import config, processes
+from .answers import AnswerProxy
 from .errors import HarnessError
 from .observation import (BrokerObservation, ClusterObservation, ControllerImage, Dir, DirNames, ImageBuilder,
                           MetadataRecord, Replica)
@@ -56,6 +57,9 @@ class ClusterSpec:
     # format at this metadata.version (the storage tool's --release-version, e.g. "3.6-IV2"); None: the latest
     metadata_version: str | None = None
     start_timeout: float = 240     # JVM start-up on a loaded 2-core machine takes long; a wait is not a speed test
+    # the brokers reach the controller through the answer proxy (realkafka/cluster/answers.py), which can hold the
+    # controller's answers to AssignReplicasToDirs (hold_answers)
+    answers: bool = False
 
     def __attrs_post_init__(self):
         version = parse_version(self.release)
@@ -198,6 +202,7 @@ class Cluster:
         self.dir_ids: dict[str, tuple[int, int] | str] = {}
         self._replaced: set = set()     # (broker, dir) replaced whose new directory.id is not known yet
         self._gate_rules: list[tuple[str, str, str, str]] = []
+        self.answers: AnswerProxy | None = None
         self._started = False
 
     # ---- life cycle ----------------------------------------------------------------------------------------------
@@ -255,6 +260,9 @@ class Cluster:
             n.expected = False
             processes.kill(n.proc)
             n.held = False
+        if self.answers is not None:
+            self.answers.close()
+            self.answers = None
         if self.root is not None:
             if self.spec.keep:
                 processes.forget_dir(self.root)
@@ -283,6 +291,10 @@ class Cluster:
             node_id=config.CONTROLLER_ID, roles="controller", listener_port=controller_port,
             log_dirs=[self.controller.metadata_dir], metadata_dir=None,
             settings={**spec.settings, **spec.controller_settings}, **common))
+        if spec.answers:
+            # every broker's controller.quorum.voters names the proxy, which forwards to the controller
+            self.answers = AnswerProxy(controller_port)
+            common = dict(common, controller_port=self.answers.port)
         for b in range(spec.brokers):
             node = Node(b, "broker", root / f"broker-{b}")
             node.home.mkdir()
@@ -527,6 +539,19 @@ class Cluster:
         """The gate's log: "millis API at=NODE from=CLIENT op=OPERATION resource=...", a delayed request's line
         ending " delayed=MS then=ALLOWED" (or "then=DENIED": refused at the cap or by a refusing rule)."""
         return self.gate_log.read_text().splitlines() if self.gate_log.exists() else []
+
+    def hold_answers(self, broker: int) -> None:
+        """Hold the controller's answers to ``broker``'s AssignReplicasToDirs (after the controller handled them)
+        until ``release_answers``: needs ``ClusterSpec(answers=True)``. docs/conform.md, "The window between the
+        acceptance and the swap"."""
+        if self.answers is None:
+            raise HarnessError("the cluster was started without the answer proxy (ClusterSpec(answers=True))")
+        self.answers.hold(str(broker))
+        self._log(f"cluster: the controller's answers to broker {broker}'s AssignReplicasToDirs held")
+
+    def release_answers(self, broker: int | None = None) -> None:
+        if self.answers is not None:
+            self.answers.release(None if broker is None else str(broker))
 
     def denials(self) -> list[str]:
         """The gate's log of refused requests (delayed ones that were let through left out)."""

@@ -30,7 +30,7 @@ from model import ActionDisabled
 
 from .checks import CHECKS, judge
 from .mapping import (
-    ASSIGN, AWAITED, DELAYED, DRIVEN, FETCH, HEARTBEAT, NOT_REPRODUCIBLE, ORDERED, Hold, handler, own_steps,
+    ANSWER, ASSIGN, AWAITED, DELAYED, DRIVEN, FETCH, HEARTBEAT, NOT_REPRODUCIBLE, ORDERED, Hold, handler, own_steps,
 )
 from .projection import project
 
@@ -66,6 +66,7 @@ class Plan:
     fetch_holds: dict = field(default_factory=dict)   # Hold -> the step releasing it (None: the end)
     dir_failure_timeout: bool = True   # the cluster keeps log.dir.failure.timeout.ms (see cluster_steps)
     delays: tuple = ()           # AssignReplicasToDirs delayed, not refused: (broker, from step, to step)
+    answers: tuple = ()          # the controller's answers held (the answer proxy): (broker, from step, to step)
 
     @property
     def forced(self) -> bool:
@@ -148,13 +149,15 @@ def _fetch_holds(steps) -> dict:
     return holds
 
 
-def _holds_at(model, steps, number: int, windows, fetch_holds, during: bool, delays=()) -> frozenset:
+def _holds_at(model, steps, number: int, windows, fetch_holds, during: bool, delays=(), answers=()) -> frozenset:
     """The holds in force while step ``number`` is done (during) or after it, before the next one. A fetch hold
     released at step r is in force before r. A heartbeat window (broker, start, end) is in force from step
     ``start`` (already while it is done: a restarted broker heartbeats within a second) up to step ``end``, the
     trace's heartbeat, which it lets through; a trace heartbeat of that broker inside a window goes through too.
     A delay (broker, start, end) marks the broker's AssignReplicasToDirs hold delayed from step ``start`` (while it
-    is done: its request goes out then) up to step ``end``, which releases it."""
+    is done: its request goes out then) up to step ``end``, which releases it. An answer window (broker, start,
+    end) holds the controller's answers to the broker's AssignReplicasToDirs likewise, from the step whose request
+    the controller accepts up to the trace's swap (PromoteFutureReplica), which lets them through."""
     holds = {Hold(ASSIGN, b) for b in range(model.cfg.brokers)}
     for hold, release in fetch_holds.items():
         if release is None or number < release:
@@ -165,6 +168,9 @@ def _holds_at(model, steps, number: int, windows, fetch_holds, during: bool, del
     for broker, start, end in delays:
         if start <= number < end:
             holds.add(Hold(DELAYED, broker))
+    for broker, start, end in answers:
+        if start <= number < end:
+            holds.add(Hold(ANSWER, broker))
     if during and 0 < number <= len(steps):
         name, args = steps[number - 1]
         if name == "ControllerAssignReplicasToDirs":
@@ -267,7 +273,7 @@ def unjudged(model, steps, target=None) -> dict:
     return {i: n for i, n in trace_properties(model, steps).items() if i not in shown}
 
 
-def _run(model, steps, windows, fetch_holds, target, own, delays=()) -> Plan:
+def _run(model, steps, windows, fetch_holds, target, own, delays=(), answers=()) -> Plan:
     state = model.init_states()[0]
     state, first_own, _ = settle(model, state, _holds_at(model, steps, 0, windows, fetch_holds, False), own)
     faulted: set = set()
@@ -278,8 +284,8 @@ def _run(model, steps, windows, fetch_holds, target, own, delays=()) -> Plan:
     shown: dict = {}
     for number, (name, args) in enumerate(steps, start=1):
         h = handler(name)
-        during = _holds_at(model, steps, number, windows, fetch_holds, True, delays)
-        after = _holds_at(model, steps, number, windows, fetch_holds, False, delays)
+        during = _holds_at(model, steps, number, windows, fetch_holds, True, delays, answers)
+        after = _holds_at(model, steps, number, windows, fetch_holds, False, delays, answers)
         try:
             _, state = model.step(state, name, args)
             taken = True
@@ -305,7 +311,31 @@ def _run(model, steps, windows, fetch_holds, target, own, delays=()) -> Plan:
     for cid, why in planned[-1].checks.items():
         shown.setdefault(cid, why)
     return Plan(planned, target, shown, tuple(windows), dict(fetch_holds),
-                any(o[2].name == TIMED_OUT for o in own), tuple(delays))
+                any(o[2].name == TIMED_OUT for o in own), tuple(delays), tuple(answers))
+
+
+def _answer_windows(model, steps, plan: Plan) -> list:
+    """(broker, from step, to step) where the trace keeps a -future log the controller accepted unswapped: a trace
+    step ControllerAssignReplicasToDirs(b) after which the plan's cluster swaps (its own steps take
+    PromoteFutureReplica(b, p)) while the trace's next step is not that swap. Held up to the trace's
+    PromoteFutureReplica(b, p) after it, or to the trace's next ControllerAssignReplicasToDirs(b), whichever comes
+    first (else to the end): while its answer is held the real broker keeps the request in flight and sends no other
+    (AssignmentsManager: one at a time; what the model sends at once waits in its queue, which no view tells apart),
+    so the controller can handle its next request only once the answer went through."""
+    out = []
+    for number, (name, args) in enumerate(steps, start=1):
+        if name != "ControllerAssignReplicasToDirs":
+            continue
+        broker = args[0]
+        mine = f"PromoteFutureReplica(broker={broker}, "
+        swaps = [label for label in plan.steps[number].own if label.startswith(mine)]
+        if not swaps or (number < len(steps) and _label(model, *steps[number]) in swaps):
+            continue
+        ends = [j for j, (n, a) in enumerate(steps, start=1) if j > number and n == "PromoteFutureReplica"
+                and _label(model, n, a) in swaps]
+        ends += [j for j, (n, a) in enumerate(steps, start=1) if j > number and (n, tuple(a)) == (name, tuple(args))]
+        out.append((broker, number, min(ends, default=len(steps) + 1)))
+    return out
 
 
 def _sent_at(planned: list, broker: int) -> int | None:
@@ -366,14 +396,15 @@ def plan(model, steps) -> Plan:
     fetch_holds = _fetch_holds(steps)
     chosen = first = _run(model, steps, (), fetch_holds, target, own)
     windows = () if first.forced else _windows(model, steps, first)
-    if windows:
-        second = _run(model, steps, windows, fetch_holds, target, own)
+    answers = () if first.forced else _answer_windows(model, steps, first)
+    if windows or answers:
+        second = _run(model, steps, windows, fetch_holds, target, own, (), answers)
         chosen = second if second.forced or len(second.shown) >= len(first.shown) else first
     delayed = delays(model, chosen)
     if not delayed:
         return chosen
     # the same model run (a delay stops what a refusal stops), its holds marked delayed where they are
-    return _run(model, steps, chosen.windows, fetch_holds, target, own, delayed)
+    return _run(model, steps, chosen.windows, fetch_holds, target, own, delayed, chosen.answers)
 
 
 def hold_texts(holds) -> list[str]:

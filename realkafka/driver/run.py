@@ -27,7 +27,7 @@ from model.kraft.reassignment import target_of
 
 from .checks import judge
 from .compare import CONTROLLER, PARTS, differences
-from .mapping import AWAITED, DELAYED, DRIVEN, FETCH, Hold, handler
+from .mapping import ANSWER, AWAITED, DELAYED, DRIVEN, FETCH, Hold, handler
 from .observed import view_of
 from .plan import cluster_steps, hold_texts
 from .validate import Disagreement, Tracker
@@ -191,7 +191,9 @@ def _gate(cluster, hold: Hold, on: bool, delay: bool = False) -> None:
     """Hold (refused, or with ``delay`` delayed) or release one request at the harness's gate. A follower's Fetch
     is held for all its partitions (the gate knows the requesting broker, not the partition): the scenarios hold
     one partition's."""
-    if on and delay:
+    if hold.api == ANSWER:
+        (cluster.hold_answers if on else cluster.release_answers)(hold.broker)
+    elif on and delay:
         cluster.hold(hold.api, broker=hold.broker, delay=True)
     else:
         (cluster.hold if on else cluster.release)(hold.api, broker=hold.broker)
@@ -491,6 +493,9 @@ class Driver:
 
     def run(self) -> RunResult:
         out = self.result
+        if getattr(self.plan, "answers", ()) and not hasattr(self.cluster, "hold_answers"):
+            raise HarnessCannot("the plan holds the controller's answers to AssignReplicasToDirs: the harness has "
+                                "no hold_answers()")
         history_model: list = []
         history_real: list = []
         previous = None
