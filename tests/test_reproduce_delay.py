@@ -96,3 +96,23 @@ def test_a_plan_that_holds_answers_needs_the_harnesss_answer_proxy():
 
     with NoProxy(model) as cluster, pytest.raises(HarnessCannot, match="hold_answers"):
         Driver(cluster, model, p, timeout=3.0, still=0.3, poll=0.01).run()
+
+
+def test_a_campaign_walk_keeps_an_accepted_move_unswapped_and_the_planner_holds_the_answer_there():
+    """generate.walk holds the controller's answer after an acceptance that moves a promotion on (half the time):
+    the trace then drives a step before the swap, and the planner holds the answer over it (seed 1 of kraft-future
+    does: the acceptance at step 7, the crash at step 10, let go at step 11)."""
+    import random
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from explorer.cli.reproduce import _kraft_model
+    from realkafka.campaign.generate import drivable, labels, walk
+
+    _, _, model, _ = _kraft_model(SimpleNamespace(model={"preset": "kraft-future"}), "3.9.2")
+    steps = walk(model, random.Random(1), 6, Counter(), drivable(model))
+    p = plan(model, steps)
+    assert p.answers == ((0, 7, 11),) and p.forced
+    window = labels(model, steps)[6:10]
+    assert window[0] == "ControllerAssignReplicasToDirs(broker=0)" and "BrokerCrash(broker=0)" in window
+    assert not any(s.startswith("PromoteFutureReplica") for s in window)

@@ -315,25 +315,34 @@ def _run(model, steps, windows, fetch_holds, target, own, delays=(), answers=())
 
 
 def _answer_windows(model, steps, plan: Plan) -> list:
-    """(broker, from step, to step) where the trace keeps a -future log the controller accepted unswapped: a trace
-    step ControllerAssignReplicasToDirs(b) after which the plan's cluster swaps (its own steps take
-    PromoteFutureReplica(b, p)) while the trace's next step is not that swap. Held up to the trace's
-    PromoteFutureReplica(b, p) after it, or to the trace's next ControllerAssignReplicasToDirs(b), whichever comes
-    first (else to the end): while its answer is held the real broker keeps the request in flight and sends no other
-    (AssignmentsManager: one at a time; what the model sends at once waits in its queue, which no view tells apart),
-    so the controller can handle its next request only once the answer went through."""
+    """(broker, from step, to step) where the trace keeps the -future log the controller accepted as it is: a trace
+    step ControllerAssignReplicasToDirs(b) after which the plan's cluster moves the promotion on (its own steps take
+    PromoteFutureReplica(b, p): the swap, or a promotion queued again after the broker replayed its own record)
+    while the trace drives a step (or orders one by a hold) before it. Held up to the trace's
+    PromoteFutureReplica(b, p) after it, to the trace's next ControllerAssignReplicasToDirs(b) or to the step after
+    b's crash, whichever comes first (else to the end): while its answer is held the real broker keeps the request
+    in flight and sends no other (AssignmentsManager: one at a time; what the model sends at once waits in its
+    queue, which no view tells apart), so the controller can handle its next request only once the answer went
+    through."""
     out = []
     for number, (name, args) in enumerate(steps, start=1):
         if name != "ControllerAssignReplicasToDirs":
             continue
         broker = args[0]
         mine = f"PromoteFutureReplica(broker={broker}, "
-        swaps = [label for label in plan.steps[number].own if label.startswith(mine)]
-        if not swaps or (number < len(steps) and _label(model, *steps[number]) in swaps):
+        swaps = {label for label in plan.steps[number].own if label.startswith(mine)}
+        if not swaps:
             continue
         ends = [j for j, (n, a) in enumerate(steps, start=1) if j > number and n == "PromoteFutureReplica"
                 and _label(model, n, a) in swaps]
+        before_swap = steps[number:(ends[0] - 1) if ends else len(steps)]
+        if all(handler(n).how == AWAITED for n, _ in before_swap):
+            continue      # the trace swaps among the cluster's own steps, as the cluster would
         ends += [j for j, (n, a) in enumerate(steps, start=1) if j > number and (n, tuple(a)) == (name, tuple(args))]
+        # a crash ends the broker's connection and its request with it: let go after it (the restarted broker's
+        # answers are not held)
+        ends += [j + 1 for j, (n, a) in enumerate(steps, start=1) if j > number and n == "BrokerCrash"
+                 and tuple(a) == (broker,)]
         out.append((broker, number, min(ends, default=len(steps) + 1)))
     return out
 
@@ -395,9 +404,12 @@ def plan(model, steps) -> Plan:
     target = _trace_checks(model, steps, own)
     fetch_holds = _fetch_holds(steps)
     chosen = first = _run(model, steps, (), fetch_holds, target, own)
+    answers = _answer_windows(model, steps, first)
+    if answers:
+        # the trace keeps an accepted -future log unswapped where the cluster would swap: held, whatever the outcome
+        chosen = first = _run(model, steps, (), fetch_holds, target, own, (), answers)
     windows = () if first.forced else _windows(model, steps, first)
-    answers = () if first.forced else _answer_windows(model, steps, first)
-    if windows or answers:
+    if windows:
         second = _run(model, steps, windows, fetch_holds, target, own, (), answers)
         chosen = second if second.forced or len(second.shown) >= len(first.shown) else first
     delayed = delays(model, chosen)
