@@ -45,3 +45,31 @@ def test_a_delayed_assignment_waits_at_the_controller_and_is_delivered_at_the_re
         [line] = c.delays()
         assert " ASSIGN_REPLICAS_TO_DIRS at=1000 from=0 " in line and line.endswith(" then=ALLOWED")
         assert int(line.split(" delayed=")[1].split()[0]) >= 8000
+
+
+@pytest.mark.realkafka
+@pytest.mark.parametrize("release", RELEASES or ["(none)"])
+@pytest.mark.skipif(bool(MISSING), reason=f"the real-cluster harness needs {', '.join(MISSING)}")
+def test_a_held_answer_keeps_an_accepted_move_unswapped_until_its_release(release):
+    """The answer proxy (ClusterSpec(answers=True)): with the controller's answers to broker 0's AssignReplicasToDirs
+    held, an alterReplicaLogDirs is accepted by the controller (Directories name the new dir) while the broker keeps
+    its log on the old dir and the -future log on the new one; released, the broker swaps."""
+    if not RELEASES:
+        pytest.skip("opt-in: set JBODCHECK_KAFKA_RELEASES=3.9.2,4.4.0 (docs/testing.md)")
+    fetch(release)
+    with Cluster(ClusterSpec(release=release, brokers=1, dirs=2, answers=True)) as c:
+        c.create_topic("t", {0: [0]})
+        c.wait_until(lambda o: o.controller.partitions[("t", 0)].directories == (0,), timeout=60, what="t-0 on dir 0")
+        assert c.produce("t", 0, b"r0").offset == 0
+        c.hold_answers(0)
+        c.alter_replica_log_dir("t", 0, broker=0, dir=1)
+        c.wait_until(lambda o: o.controller.partitions[("t", 0)].directories == (1,), timeout=60,
+                     what="the controller accepts dir 1")
+        time.sleep(8)
+        o = c.observe()
+        replica = o.brokers[0].replicas[("t", 0)]
+        assert (replica.dir, replica.future_dir) == (0, 1) and not o.controller.registrations[0].fenced
+        c.release_answers(0)
+        c.wait_until(lambda o: (o.brokers[0].replicas[("t", 0)].dir, o.brokers[0].replicas[("t", 0)].future_dir)
+                     == (1, None), timeout=60, what="the swap once the answer went through")
+        assert [r[1] for r in c.consume("t", 0).records] == [b"r0"]
