@@ -116,3 +116,25 @@ def test_a_campaign_walk_keeps_an_accepted_move_unswapped_and_the_planner_holds_
     window = labels(model, steps)[6:10]
     assert window[0] == "ControllerAssignReplicasToDirs(broker=0)" and "BrokerCrash(broker=0)" in window
     assert not any(s.startswith("PromoteFutureReplica") for s in window)
+
+
+def test_a_future_log_on_a_failed_dir_of_a_down_broker_is_out_of_reach_in_the_view_as_on_the_cluster():
+    """The walk above on 3.9.2 left the model at its DirFail of the crashed broker's dir 1: the harness reads no
+    -future log in a failed dir (observed.py: only on an online dir), where the projection showed the model's. A
+    -future log on a dir that is not live is out of reach on both sides now."""
+    import random
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from explorer.cli.reproduce import _kraft_model
+    from realkafka.campaign.generate import drivable, walk
+    from realkafka.driver.projection import project
+
+    _, _, model, _ = _kraft_model(SimpleNamespace(model={"preset": "kraft-future"}), "3.9.2")
+    steps = walk(model, random.Random(1), 6, Counter(), drivable(model))
+    state = model.init_states()[0]
+    for name, args in steps[:steps.index(("DirFail", (0, 1))) + 1]:
+        _, state = model.step(state, name, args)
+    assert not state.brokers[0].up and state.brokers[0].future[0] == 1
+    view = project(model, state).brokers[0]
+    assert view.dirs[1] == "offline" and view.logs["t0"].future_dir is None
