@@ -14,7 +14,9 @@ A held AssignReplicasToDirs is refused by the gate (the broker's AssignmentsMana
 sends them again, a newer entry of the same partition winning) unless the trace handles a request while the broker
 has queued a newer entry of one of its partitions behind it (finding 3): the model's request in flight is then
 handled as sent, which a refusal would merge away, so the gate delays it instead, from the step that sends it to
-the step that handles it (``Plan.delays``; a delay longer than the gate's cap becomes a refusal).
+the step that handles it (``Plan.delays``; a delay longer than the gate's cap becomes a refusal). Where the trace
+keeps a promotion the controller accepted from moving on (the swap) over a driven step, the controller's answers to
+the broker are held meanwhile by the harness's answer proxy (``Plan.answers``).
 
 The plan keeps the trace's violation: the checks (checks.py) that the trace's projections show must be those the
 planned run shows. It first tries no heartbeat window; if the outcome differs, it holds each broker's heartbeats
