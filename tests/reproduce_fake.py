@@ -41,6 +41,7 @@ class ModelCluster:
         self.fail_on = fail_on          # a call name that raises FakeHarnessError (the harness failing)
         self.lock = threading.RLock()
         self.calls: list = []
+        self.gate_calls: list = []      # (api, broker, delayed) of every hold asked of the gate
         self.stopped = False
         self.lag = lag
         self.warp = warp
@@ -73,8 +74,18 @@ class ModelCluster:
             _, self.state = self.model.step(self.state, name, tuple(args))
 
     # ---- the gate ----
-    def hold(self, api, *, broker=None):
+    def hold(self, api, *, broker=None, delay=False):
+        # the model's request in flight waits either way (a delay is what the model has; a refusal's re-sending is
+        # the real broker's); the mode is recorded for the tests
         self.holds.add((api, broker))
+        self.gate_calls.append((api, broker, bool(delay)))
+
+    def hold_answers(self, broker):
+        self.holds.add(("AssignReplicasToDirs answer", broker))
+        self.gate_calls.append(("AssignReplicasToDirs answer", broker, False))
+
+    def release_answers(self, broker=None):
+        self.holds = {h for h in self.holds if h[0] != "AssignReplicasToDirs answer" or broker not in (None, h[1])}
 
     def release(self, api=None, *, broker=None):
         self.holds.discard((api, broker))

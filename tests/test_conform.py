@@ -87,7 +87,8 @@ def _main(args) -> int:
     return e.value.code
 
 
-def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp_path, capsys):
+def _conform_on_fake_clusters(monkeypatch, tmp_path, *args) -> tuple[dict, list]:
+    """`jbodcheck conform --kafka 4.4 ARGS...` on scripted clusters: (the JSON report, the clusters made)."""
     from realkafka.cluster import KAFKA_TIMERS
 
     module, made, made_for = fake_harness(lambda _: _model("4.4.0"))
@@ -95,9 +96,13 @@ def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp
     module.KAFKA_TIMERS = KAFKA_TIMERS
     monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
     report = tmp_path / "c.json"
-    assert _main(["conform", "--kafka", "4.4", "--traces", "2", "--length", "3", "--seed", "5", "--kafka-timers",
-                  "--out", str(tmp_path / "out"), "--json", str(report), "--step-timeout", "2"]) == 0
-    data = json.loads(report.read_text())
+    assert _main(["conform", "--kafka", "4.4", *args, "--seed", "5", "--out", str(tmp_path / "out"),
+                  "--json", str(report), "--step-timeout", "2"]) == 0
+    return json.loads(report.read_text()), made
+
+
+def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp_path, capsys):
+    data, made = _conform_on_fake_clusters(monkeypatch, tmp_path, "--traces", "2", "--length", "3", "--kafka-timers")
     assert data["settings"]["broker.session.timeout.ms"] == "9000"
     assert all(m_spec["settings"]["replica.lag.time.max.ms"] == "30000" for m_spec in made_specs(made))
     assert data["command"] == "conform" and data["kafka"] == ["4.4.0"] and len(data["traces"]) == 2
@@ -105,6 +110,14 @@ def test_conform_on_the_command_line_reports_outcomes_and_rules(monkeypatch, tmp
     assert "CreateTopic" in data["rules"] and data["settings"]
     assert all(m.stopped for m in made)
     assert "Campaign: 2 trace(s) on Kafka 4.4.0" in capsys.readouterr().out
+
+
+def test_kafka_defaults_runs_the_clusters_with_kafkas_balancing_and_dir_failure_timeout(monkeypatch, tmp_path):
+    data, made = _conform_on_fake_clusters(monkeypatch, tmp_path, "--traces", "1", "--length", "2", "--kafka-defaults")
+    for settings in [data["settings"]] + [m_spec["settings"] for m_spec in made_specs(made)]:
+        assert settings["auto.leader.rebalance.enable"] == "true"
+        assert "log.dir.failure.timeout.ms" not in settings
+        assert settings["broker.session.timeout.ms"] == "9000"
 
 
 def test_conform_refuses_bad_input_at_once(capsys):

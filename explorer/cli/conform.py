@@ -22,10 +22,22 @@ from explorer.errors import JbodcheckFailure, one_line
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_distinct, checked_writable, emit
-from .reproduce import _format_at, _kraft_model, _non_default, _release, _settings
+from .reproduce import _answer_proxy, _format_at, _kraft_model, _non_default, _release, _settings
 from .reproduce_fix import build_patches, checked_cluster, patch_files
 
 EXIT_HARNESS = 3
+
+# --kafka-defaults: the two behaviours the harness changes from Kafka's defaults (docs/conform.md, "Timers and
+# defaults"): preferred-leader balancing back on (Kafka's default; the harness's config sets it off) and the
+# dir-failure shutdown timeout left at Kafka's (the key dropped: 30 s from 3.8, no such setting before).
+KAFKA_BEHAVIOUR = {"auto.leader.rebalance.enable": "true"}
+DROPPED_FOR_DEFAULTS = ("log.dir.failure.timeout.ms",)
+
+
+def _with_defaults(settings: dict, kafka_defaults: bool) -> dict:
+    if not kafka_defaults:
+        return settings
+    return {**{k: v for k, v in settings.items() if k not in DROPPED_FOR_DEFAULTS}, **KAFKA_BEHAVIOUR}
 
 
 @click.command(name="conform")
@@ -51,6 +63,11 @@ EXIT_HARNESS = 3
 @click.option("--kafka-timers", is_flag=True,
               help="Run the clusters with Kafka's default heartbeat, session, ISR-lag and checkpoint timers instead "
                    "of the harness's shorter ones (slower; the verdict lists the settings either way).")
+@click.option("--kafka-defaults", is_flag=True,
+              help="As --kafka-timers, and with Kafka's own preferred-leader balancing (auto.leader.rebalance."
+                   "enable=true) and dir-failure shutdown timeout (log.dir.failure.timeout.ms, 30 s from 3.8) in "
+                   "place of the harness's (off, an hour): what either makes Kafka do that the model lacks is a "
+                   "disagreement, not hidden.")
 @click.option("--seed", type=int, default=0, show_default=True, metavar="N", help="The walks' random seed.")
 @click.option("--out", "out", default="conform-out", show_default=True, metavar="DIR",
               help="Where the scenario file of every disagreeing or refused trace is written.")
@@ -74,8 +91,9 @@ EXIT_HARNESS = 3
 @click.option("--resume", "resume_path", default=None, metavar="REPORT.json",
               help="Resume the interrupted campaign of this JSON report: the traces it did not finish run with its "
                    "options, and the report (or --json) is written with them all.")
-def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout, fixes, format_each, no_class_sharing, spark, master, resume_path):
+def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers,
+                    kafka_defaults, seed, out, json_path, step_timeout, fixes, format_each, no_class_sharing, spark,
+                    master, resume_path):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import check_resumable, report_dict, run_campaign
     from realkafka.campaign.resume import ResumeMismatch
@@ -86,7 +104,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         given = dict(kafka=list(dict.fromkeys(_release(k) for k in kafka)) if kafka else None, preset=preset,
                      seed=seed, length=length, mode=mode, faults=faults, traces_planned=traces,
                      shrink=shrink_budget, step_timeout=step_timeout, kafka_timers=kafka_timers,
-                     out=str(Path(out).resolve()), format_each=format_each, no_class_sharing=no_class_sharing,
+                     kafka_defaults=kafka_defaults, out=str(Path(out).resolve()), format_each=format_each, no_class_sharing=no_class_sharing,
                      fixes=list(dict.fromkeys(fixes)))
         _same_as_report(resume_path, params, given)
         kafka, preset, seed, length, mode, faults = (params[k] for k in ("kafka", "preset", "seed", "length", "mode",
@@ -94,6 +112,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         traces, shrink_budget, step_timeout = params["traces_planned"], params["shrink"], params["step_timeout"]
         kafka_timers, out, format_each = params["kafka_timers"], params["out"], params["format_each"]
         no_class_sharing, fixes = params["no_class_sharing"], params["fixes"]
+        kafka_defaults = params["kafka_defaults"]
         json_path = json_path or resume_path
     elif not kafka:
         raise BadInput("conform needs --kafka VERSION (or --resume REPORT.json)")
@@ -111,13 +130,15 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     patched = {release: patch_files(fixes, release) for release in releases}
     jars: dict = {}   # release -> the fixes' patch jars, built once the releases are fetched
     models, start_cluster, cluster_has = campaign_parts(preset, releases, kafka_timers=kafka_timers,
-                                                        format_each=format_each, no_class_sharing=no_class_sharing,
-                                                        fixes=fixes, jars=jars)
+                                                        kafka_defaults=kafka_defaults, format_each=format_each,
+                                                        no_class_sharing=no_class_sharing, fixes=fixes, jars=jars)
     from realkafka.cluster import JVM_OPTIONS, KAFKA_TIMERS, fetch
 
-    timers = dict(KAFKA_TIMERS) if kafka_timers else {}
+    timers = dict(KAFKA_TIMERS) if kafka_timers or kafka_defaults else {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
-    settings = {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers}
+    # (unless --kafka-defaults keeps Kafka's)
+    settings = _with_defaults({**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)),
+                               **timers}, kafka_defaults)
     if resumed is not None:
         try:
             check_resumable(resumed, releases=releases, model_of=lambda r: models[r][0],
@@ -139,7 +160,8 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
         with signals.interruptible():
             if spark:
                 runner = _spark_runner(dict(
-                    preset=preset, releases=releases, kafka_timers=kafka_timers, format_each=format_each,
+                    preset=preset, releases=releases, kafka_timers=kafka_timers, kafka_defaults=kafka_defaults,
+                    format_each=format_each,
                     no_class_sharing=no_class_sharing, step_timeout=step_timeout, shrink=shrink_budget,
                     faults=faults, out=str(out_dir.resolve()), seed=seed), master)
             for release in releases:
@@ -172,7 +194,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     report = report_dict(campaign, releases=releases, seed=seed, length=length, preset=preset, settings=settings,
                          version=__version__, elapsed_s=before_s + time.monotonic() - start, exit_code=code)
     report.update(mode=mode, faults=faults, traces_planned=traces, shrink=shrink_budget, step_timeout=step_timeout,
-                  kafka_timers=kafka_timers, out=str(out_dir.resolve()), format_each=format_each,
+                  kafka_timers=kafka_timers, kafka_defaults=kafka_defaults, out=str(out_dir.resolve()), format_each=format_each,
                   no_class_sharing=no_class_sharing, harness=harness,
                   resumed=(resumed_count + 1) if resume_path is not None else 0)
     report["fixes"] = [{"fix": fix, "patches": {r: str(patch) for r in releases for f, patch, _ in patched[r]
@@ -212,7 +234,7 @@ def _spark_runner(params: dict, master: str | None):
 
 
 def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_each: bool, no_class_sharing: bool,
-                   fixes: tuple = (), jars: dict | None = None):
+                   kafka_defaults: bool = False, fixes: tuple = (), jars: dict | None = None):
     """(release -> (its model, its scenario parameters), start_cluster(model, plan), cluster_has(method)): what a
     campaign's traces run with, in this process or on a Spark executor (conform_spark.py). ``fixes``: the model's
     candidate fixes; ``jars``: release -> their patch jars (filled before the first cluster starts)."""
@@ -226,13 +248,14 @@ def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_ea
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
-    timers = dict(KAFKA_TIMERS) if kafka_timers else {}
+    timers = dict(KAFKA_TIMERS) if kafka_timers or kafka_defaults else {}
 
     def start_cluster(model, planned):
         release = next(r for r, (m, _) in models.items() if m is model)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings={**_settings(model, planned), **timers}, keep=False,
-                           formatted_copy=not format_each, class_sharing=not no_class_sharing, **_format_at(model),
+                           settings=_with_defaults({**_settings(model, planned), **timers}, kafka_defaults),
+                           keep=False, formatted_copy=not format_each, class_sharing=not no_class_sharing,
+                           **_format_at(model), **_answer_proxy(planned),
                            **({"patches": tuple(jars[release])} if jars.get(release) else {}))
         return checked_cluster(Cluster(spec, log=lambda line: None), jars.get(release, {}))
 
@@ -253,6 +276,7 @@ def _resumed(path: str):
     try:
         params = resumable(data, path)
         params["fixes"] = [f["fix"] for f in data.get("fixes") or []]
+        params["kafka_defaults"] = bool(data.get("kafka_defaults"))
         campaign = campaign_from_report(data)
         if any(t.outcome not in OUTCOMES for t in campaign.traces):
             raise ResumeMismatch(f"{path}: a trace's outcome is none of {', '.join(OUTCOMES)}")

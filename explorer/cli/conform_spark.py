@@ -26,6 +26,7 @@ def _parts(params: dict):
 
         _built.clear()
         _built[key] = campaign_parts(params["preset"], params["releases"], kafka_timers=params["kafka_timers"],
+                                     kafka_defaults=params.get("kafka_defaults", False),
                                      format_each=params["format_each"],
                                      no_class_sharing=params["no_class_sharing"])
     return _built[key]

@@ -240,6 +240,12 @@ def _format_at(model) -> dict:
     return {"metadata_version": BEFORE_JBOD_MV} if dict(model.cfg.options).get("mv_upgrade") else {}
 
 
+def _answer_proxy(planned) -> dict:
+    """ClusterSpec(answers=True) where the plan holds the controller's answers to AssignReplicasToDirs (the kraft-future
+    window between the acceptance of a -future dir and the swap; docs/conform.md)."""
+    return {"answers": True} if getattr(planned, "answers", ()) else {}
+
+
 def _non_default(model, planned) -> dict:
     """Every Kafka setting the run's cluster has that is not the release's default: the harness's own (realkafka/
     cluster/config.py, where the harness has them) and the model's environment (``_settings``)."""
@@ -309,7 +315,8 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
                     spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
                                        elr={"default": None, "on": True, "off": False}[elr],
                                        settings=_settings(model, planned), keep=keep,
-                                       **_format_at(model), **({"patches": tuple(jars)} if jars else {}))
+                                       **_format_at(model), **_answer_proxy(planned),
+                                       **({"patches": tuple(jars)} if jars else {}))
                 except ValueError as e:
                     raise BadInput(str(e)) from None
                 click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "

@@ -1,16 +1,20 @@
 """Traces generated from the model for a conformance campaign (model -> real): random walks over the rules the
 harness can drive, weighted toward the rules driven least so far, each step followed by the cluster's own steps as
-the planner takes them (plan.settle, every AssignReplicasToDirs held), so that each trace is a behaviour of the
-model that plan.py can plan. Nothing here is a rule of its own: the walk reads each rule's guard and effect."""
+the planner takes them (plan.settle, every AssignReplicasToDirs held; after an acceptance of a -future dir, half the
+time the controller's answer too, until the next driven step), so that each trace is a behaviour of the model that
+plan.py can plan. Nothing here is a rule of its own: the walk reads each rule's guard and effect."""
 from __future__ import annotations
 
 import random
 from collections import Counter
 
-from realkafka.driver.mapping import ASSIGN, DRIVEN, Hold, handler
+from realkafka.driver.mapping import ANSWER, ASSIGN, DRIVEN, Hold, handler
 from realkafka.driver.plan import cluster_steps, settle
 
 ORDERED_STEPS = ("ControllerAssignReplicasToDirs",)   # released by the trace, not driven: the planner orders them
+# How often a walk whose ControllerAssignReplicasToDirs accepts a -future dir keeps the -future log unswapped over its
+# next driven step (the window findings 4 and 8 rest on; the planner holds the controller's answer there).
+ANSWER_HOLD = 0.5
 
 
 def drivable(model, cluster_has=lambda method: True) -> list[tuple]:
@@ -41,10 +45,25 @@ class Behaviour:
     def enabled(self, rule, args) -> bool:
         return rule.guard(self.model, self.state, *args) is None
 
-    def take(self, rule, args) -> None:
+    def take(self, rule, args, hold_answer: bool = False) -> None:
+        """The driven step and the cluster's own steps after it; with ``hold_answer`` (an acceptance of broker b's
+        AssignReplicasToDirs) the controller's answers to b are held over these own steps, so that a -future log
+        it accepted is not swapped before the next driven step."""
         _, self.state = self.model.step(self.state, rule.name, args)
         self.steps.append((rule.name, tuple(args)))
-        self.state, _, _ = settle(self.model, self.state, self.holds, self.own, self.steps)
+        holds = self.holds | {Hold(ANSWER, args[0])} if hold_answer else self.holds
+        self.state, _, _ = settle(self.model, self.state, holds, self.own, self.steps)
+
+    def accepts_a_move(self, rule, args) -> bool:
+        """After this ControllerAssignReplicasToDirs(b) the cluster's own steps move a promotion of b on
+        (PromoteFutureReplica(b, p): the swap of an accepted -future log, or its promotion queued again): what
+        holding the controller's answer keeps back (plan.py's answer windows)."""
+        if rule.name not in ORDERED_STEPS or "PromoteFutureReplica" not in self.model.rule_index:
+            return False
+        _, after = self.model.step(self.state, rule.name, args)
+        taken: list = []
+        settle(self.model, after, self.holds, self.own, taken)
+        return any(name == "PromoteFutureReplica" and a[0] == args[0] for name, a in taken)
 
 
 def pick(rng: random.Random, enabled: list[tuple], counts: Counter) -> tuple:
@@ -70,7 +89,7 @@ def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[
             break
         rule, args = pick(rng, enabled, counts)
         counts[rule.name] += 1
-        b.take(rule, args)
+        b.take(rule, args, hold_answer=b.accepts_a_move(rule, args) and rng.random() < ANSWER_HOLD)
     return b.steps
 
 

@@ -24,6 +24,7 @@ from typing import Callable, Mapping
 import attrs
 
 from . import config, formatted, processes, sharing
+from .answers import AnswerProxy
 from .errors import HarnessError
 from .observation import (BrokerObservation, ClusterObservation, ControllerImage, Dir, DirNames, ImageBuilder,
                           MetadataRecord, Replica)
@@ -67,6 +68,9 @@ class ClusterSpec:
     formatted_copy: bool = False
     # the nodes' JVMs map a class-data sharing archive of their kind (sharing.py), trained by the first cluster
     class_sharing: bool = False
+    # the brokers reach the controller through the answer proxy (realkafka/cluster/answers.py), which can hold the
+    # controller's answers to AssignReplicasToDirs (hold_answers)
+    answers: bool = False
 
     def __attrs_post_init__(self):
         version = parse_version(self.release)
@@ -211,6 +215,7 @@ class Cluster:
         self.dir_ids: dict[str, tuple[int, int] | str] = {}
         self._replaced: set = set()     # (broker, dir) replaced whose new directory.id is not known yet
         self._gate_rules: list[tuple[str, str, str, str]] = []
+        self.answers: AnswerProxy | None = None
         self._started = False
         self._sharing: sharing.Sharing | None = None
 
@@ -303,6 +308,9 @@ class Cluster:
             n.held = False
         if self._sharing is not None:
             self._sharing.keep({})        # a training JVM killed (an error, Ctrl-C) leaves no file in the cache
+        if self.answers is not None:
+            self.answers.close()
+            self.answers = None
         if self.root is not None:
             if self.spec.keep:
                 processes.forget_dir(self.root)
@@ -331,6 +339,10 @@ class Cluster:
             node_id=config.CONTROLLER_ID, roles="controller", listener_port=controller_port,
             log_dirs=[self.controller.metadata_dir], metadata_dir=None,
             settings={**spec.settings, **spec.controller_settings}, **common))
+        if spec.answers:
+            # every broker's controller.quorum.voters names the proxy, which forwards to the controller
+            self.answers = AnswerProxy(controller_port)
+            common = dict(common, controller_port=self.answers.port)
         for b in range(spec.brokers):
             node = Node(b, "broker", root / f"broker-{b}")
             node.home.mkdir()
@@ -604,18 +616,21 @@ class Cluster:
         self._log("cluster: controller released (SIGCONT)")
 
     def hold(self, api: str, *, broker: int | None = None, at: int | str | None = None,
-             operation: str | None = None) -> None:
+             operation: str | None = None, delay: bool | float = False) -> None:
         """Deny the request ``api`` (Kafka's name: "AssignReplicasToDirs", "BrokerHeartbeat", "Fetch", ...) from
         ``broker`` (None: from anyone) at node ``at`` (default: the controller for a broker-to-controller request,
-        every node otherwise) until ``release``. What Kafka does with the denial: docs/realkafka.md, "The gate"."""
+        every node otherwise) until ``release``. With ``delay`` (True, or the cap in seconds) the gate keeps the
+        request waiting in its handler thread instead and lets it through at the release (refused after the cap,
+        25 s by default). What Kafka does with either: docs/realkafka.md, "The gate". Holding a request held
+        already replaces its mode."""
         name = api_name(api)
         if at is None:
             at = config.CONTROLLER_ID if name in TO_CONTROLLER else "*"
         rule = (name, str(at), "*" if broker is None else str(broker), (operation or "*").upper())
-        if rule not in self._gate_rules:
-            self._gate_rules.append(rule)
+        mode = "deny" if not delay else "delay" if delay is True else f"delay={int(float(delay) * 1000)}"
+        self._gate_rules = [r for r in self._gate_rules if r[:4] != rule] + [rule + (mode,)]
         self._write_gate()
-        self._log(f"cluster: gate holds {name} from {rule[2]} at {rule[1]}")
+        self._log(f"cluster: gate holds {name} from {rule[2]} at {rule[1]}" + (f" ({mode})" if delay else ""))
 
     def release(self, api: str | None = None, *, broker: int | None = None, at: int | str | None = None) -> None:
         """Stop denying what ``hold`` denied (every rule for ``api``, narrowed by ``broker``/``at``; all rules
@@ -631,9 +646,31 @@ class Cluster:
         tmp.write_text("".join(" ".join(r) + "\n" for r in self._gate_rules))
         os.replace(tmp, self.gate_file)
 
-    def denials(self) -> list[str]:
-        """The gate's log of denied requests: "millis API at=NODE from=CLIENT op=OPERATION resource=..."."""
+    def gate_lines(self) -> list[str]:
+        """The gate's log: "millis API at=NODE from=CLIENT op=OPERATION resource=...", a delayed request's line
+        ending " delayed=MS then=ALLOWED" (or "then=DENIED": refused at the cap or by a refusing rule)."""
         return self.gate_log.read_text().splitlines() if self.gate_log.exists() else []
+
+    def hold_answers(self, broker: int) -> None:
+        """Hold the controller's answers to ``broker``'s AssignReplicasToDirs (after the controller handled them)
+        until ``release_answers``: needs ``ClusterSpec(answers=True)``. docs/conform.md, "The window between the
+        acceptance and the swap"."""
+        if self.answers is None:
+            raise HarnessError("the cluster was started without the answer proxy (ClusterSpec(answers=True))")
+        self.answers.hold(str(broker))
+        self._log(f"cluster: the controller's answers to broker {broker}'s AssignReplicasToDirs held")
+
+    def release_answers(self, broker: int | None = None) -> None:
+        if self.answers is not None:
+            self.answers.release(None if broker is None else str(broker))
+
+    def denials(self) -> list[str]:
+        """The gate's log of refused requests (delayed ones that were let through left out)."""
+        return [line for line in self.gate_lines() if not line.endswith(" then=ALLOWED")]
+
+    def delays(self) -> list[str]:
+        """The gate's log of delayed requests, let through or refused after the wait."""
+        return [line for line in self.gate_lines() if " delayed=" in line]
 
     # ---- the Admin API, the producer and the consumer, through the probe ------------------------------------------
 

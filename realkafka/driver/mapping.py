@@ -11,7 +11,12 @@ handler (docs/reproduce.md prints it). Four ways:
 - **not reproducible**: why, in a line; a scenario naming such a rule is refused (exit 2).
 
 A hold is ``Hold(api, broker, partition)``: the controller API the harness's gate keeps (AssignReplicasToDirs,
-BrokerHeartbeat) from that broker, or a follower's Fetch of one partition (partition None: every one).
+BrokerHeartbeat) from that broker, or a follower's Fetch of one partition (partition None: every one). The gate
+refuses a held request; ``Hold(DELAYED, broker)`` beside a broker's AssignReplicasToDirs hold says how: delayed
+(kept waiting at the controller, then delivered at the release) rather than refused (plan.py says where).
+``Hold(ANSWER, broker)`` holds the controller's answer to the broker's AssignReplicasToDirs after the controller
+handled it (the harness's answer proxy, realkafka/cluster/answers.py), so that the broker's ReplicaAlterLogDirsThread
+does not swap a -future log the controller accepted (it stops PromoteFutureReplica).
 """
 from __future__ import annotations
 
@@ -22,17 +27,23 @@ DRIVEN, AWAITED, ORDERED, NOT_REPRODUCIBLE = "driven", "awaited", "ordered by a 
 
 
 class Hold(NamedTuple):
-    api: str                 # "AssignReplicasToDirs", "BrokerHeartbeat" or "Fetch"
+    api: str                 # "AssignReplicasToDirs", "BrokerHeartbeat", "Fetch" or DELAYED
     broker: int
     partition: int | None = None
 
     def text(self) -> str:
         if self.api == "Fetch":
             return f"broker {self.broker}'s Fetch of t{self.partition}-0"
+        if self.api == DELAYED:
+            return f"broker {self.broker}'s AssignReplicasToDirs delayed, not refused"
+        if self.api == ANSWER:
+            return f"the controller's answers to broker {self.broker}'s AssignReplicasToDirs"
         return f"broker {self.broker}'s {self.api}"
 
 
 ASSIGN, HEARTBEAT, FETCH = "AssignReplicasToDirs", "BrokerHeartbeat", "Fetch"
+DELAYED = "delayed AssignReplicasToDirs"   # the mode of the broker's ASSIGN hold, not a hold of its own
+ANSWER = "AssignReplicasToDirs answer"      # held by the answer proxy, after the controller handled the request
 
 
 @dataclass(frozen=True)
@@ -144,7 +155,9 @@ RULES: dict[str, Handler] = {
                                      "awaited", order=6),
     "ControllerAssignReplicasToDirs": Handler(ORDERED, "AssignReplicasToDirs is held at the controller from the start "
                                               "and released only for this step (then held again; at the end of the "
-                                              "run, for good)", order=4,
+                                              "run, for good): refused, or delayed and delivered at the release "
+                                              "where the broker queues a newer assignment of the same partition "
+                                              "behind the one in flight", order=4,
                                               held_by=lambda broker: Hold(ASSIGN, broker)),
     # the data path
     "Produce": Handler(DRIVEN, "a producer (acks=all) sends one record, asynchronously: its acknowledgement is "
@@ -177,7 +190,11 @@ RULES: dict[str, Handler] = {
                                    alter_replica_log_dirs),
     "AlterLogDirsFetch": Handler(AWAITED, "ReplicaAlterLogDirsThread copies into the -future log: awaited", order=7),
     "PromoteFutureReplica": Handler(AWAITED, "ReplicaAlterLogDirsThread promotes the caught-up -future log (its "
-                                    "assignment held like any other): awaited", order=8),
+                                    "assignment held like any other): awaited; where the trace swaps later than "
+                                    "Kafka would after the controller accepted the -future dir, the controller's "
+                                    "answer is held by the harness's answer proxy until then (needs the harness's "
+                                    "`hold_answers()`)", order=8,
+                                    held_by=lambda broker, partition: Hold(ANSWER, broker)),
     # kraft-shutdown
     "BrokerBeginControlledShutdown": Handler(DRIVEN, "SIGTERM of the broker (controlled.shutdown.enable)",
                                              controlled_shutdown),

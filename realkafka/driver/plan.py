@@ -10,6 +10,14 @@ ControllerAssignReplicasToDirs steps (and at the end); a follower that the trace
 fetches held from the start; a broker's heartbeats are held over a window where taking them earlier would change
 the outcome (finding 5: the unfencing heartbeat must come after the dir failure and the assignment).
 
+A held AssignReplicasToDirs is refused by the gate (the broker's AssignmentsManager puts the sent entries back and
+sends them again, a newer entry of the same partition winning) unless the trace handles a request while the broker
+has queued a newer entry of one of its partitions behind it (finding 3): the model's request in flight is then
+handled as sent, which a refusal would merge away, so the gate delays it instead, from the step that sends it to
+the step that handles it (``Plan.delays``; a delay longer than the gate's cap becomes a refusal). Where the trace
+keeps a promotion the controller accepted from moving on (the swap) over a driven step, the controller's answers to
+the broker are held meanwhile by the harness's answer proxy (``Plan.answers``).
+
 The plan keeps the trace's violation: the checks (checks.py) that the trace's projections show must be those the
 planned run shows. It first tries no heartbeat window; if the outcome differs, it holds each broker's heartbeats
 from where the cluster would first send the one the trace takes later, up to the trace's step. If that still
@@ -23,7 +31,9 @@ from dataclasses import dataclass, field, replace
 from model import ActionDisabled
 
 from .checks import CHECKS, judge
-from .mapping import ASSIGN, AWAITED, DRIVEN, FETCH, HEARTBEAT, NOT_REPRODUCIBLE, ORDERED, Hold, handler, own_steps
+from .mapping import (
+    ANSWER, ASSIGN, AWAITED, DELAYED, DRIVEN, FETCH, HEARTBEAT, NOT_REPRODUCIBLE, ORDERED, Hold, handler, own_steps,
+)
 from .projection import project
 
 MAX_OWN_STEPS = 200   # the cluster's own steps after one scenario step: more means the model does not settle
@@ -57,6 +67,8 @@ class Plan:
     windows: tuple               # heartbeat windows: (broker, from step, to step)
     fetch_holds: dict = field(default_factory=dict)   # Hold -> the step releasing it (None: the end)
     dir_failure_timeout: bool = True   # the cluster keeps log.dir.failure.timeout.ms (see cluster_steps)
+    delays: tuple = ()           # AssignReplicasToDirs delayed, not refused: (broker, from step, to step)
+    answers: tuple = ()          # the controller's answers held (the answer proxy): (broker, from step, to step)
 
     @property
     def forced(self) -> bool:
@@ -139,11 +151,15 @@ def _fetch_holds(steps) -> dict:
     return holds
 
 
-def _holds_at(model, steps, number: int, windows, fetch_holds, during: bool) -> frozenset:
+def _holds_at(model, steps, number: int, windows, fetch_holds, during: bool, delays=(), answers=()) -> frozenset:
     """The holds in force while step ``number`` is done (during) or after it, before the next one. A fetch hold
     released at step r is in force before r. A heartbeat window (broker, start, end) is in force from step
     ``start`` (already while it is done: a restarted broker heartbeats within a second) up to step ``end``, the
-    trace's heartbeat, which it lets through; a trace heartbeat of that broker inside a window goes through too."""
+    trace's heartbeat, which it lets through; a trace heartbeat of that broker inside a window goes through too.
+    A delay (broker, start, end) marks the broker's AssignReplicasToDirs hold delayed from step ``start`` (while it
+    is done: its request goes out then) up to step ``end``, which releases it. An answer window (broker, start,
+    end) holds the controller's answers to the broker's AssignReplicasToDirs likewise, from the step whose request
+    the controller accepts up to the trace's swap (PromoteFutureReplica), which lets them through."""
     holds = {Hold(ASSIGN, b) for b in range(model.cfg.brokers)}
     for hold, release in fetch_holds.items():
         if release is None or number < release:
@@ -151,10 +167,17 @@ def _holds_at(model, steps, number: int, windows, fetch_holds, during: bool) -> 
     for broker, start, end in windows:
         if start <= number < end:
             holds.add(Hold(HEARTBEAT, broker))
+    for broker, start, end in delays:
+        if start <= number < end:
+            holds.add(Hold(DELAYED, broker))
+    for broker, start, end in answers:
+        if start <= number < end:
+            holds.add(Hold(ANSWER, broker))
     if during and 0 < number <= len(steps):
         name, args = steps[number - 1]
         if name == "ControllerAssignReplicasToDirs":
             holds.discard(Hold(ASSIGN, args[0]))
+            holds.discard(Hold(DELAYED, args[0]))
         if name == "ControllerExpireSession":
             holds.add(Hold(HEARTBEAT, args[0]))
         if name in ("BrokerHeartbeat", "BrokerHeartbeatControlledShutdown", "BrokerHeartbeatShutdownNow"):
@@ -252,7 +275,7 @@ def unjudged(model, steps, target=None) -> dict:
     return {i: n for i, n in trace_properties(model, steps).items() if i not in shown}
 
 
-def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
+def _run(model, steps, windows, fetch_holds, target, own, delays=(), answers=()) -> Plan:
     state = model.init_states()[0]
     state, first_own, _ = settle(model, state, _holds_at(model, steps, 0, windows, fetch_holds, False), own)
     faulted: set = set()
@@ -263,8 +286,8 @@ def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
     shown: dict = {}
     for number, (name, args) in enumerate(steps, start=1):
         h = handler(name)
-        during = _holds_at(model, steps, number, windows, fetch_holds, True)
-        after = _holds_at(model, steps, number, windows, fetch_holds, False)
+        during = _holds_at(model, steps, number, windows, fetch_holds, True, delays, answers)
+        after = _holds_at(model, steps, number, windows, fetch_holds, False, delays, answers)
         try:
             _, state = model.step(state, name, args)
             taken = True
@@ -290,7 +313,67 @@ def _run(model, steps, windows, fetch_holds, target, own) -> Plan:
     for cid, why in planned[-1].checks.items():
         shown.setdefault(cid, why)
     return Plan(planned, target, shown, tuple(windows), dict(fetch_holds),
-                any(o[2].name == TIMED_OUT for o in own))
+                any(o[2].name == TIMED_OUT for o in own), tuple(delays), tuple(answers))
+
+
+def _answer_windows(model, steps, plan: Plan) -> list:
+    """(broker, from step, to step) where the trace keeps the -future log the controller accepted as it is: a trace
+    step ControllerAssignReplicasToDirs(b) after which the plan's cluster moves the promotion on (its own steps take
+    PromoteFutureReplica(b, p): the swap, or a promotion queued again after the broker replayed its own record)
+    while the trace drives a step (or orders one by a hold) before it. Held up to the trace's
+    PromoteFutureReplica(b, p) after it, to the trace's next ControllerAssignReplicasToDirs(b) or to the step after
+    b's crash, whichever comes first (else to the end): while its answer is held the real broker keeps the request
+    in flight and sends no other (AssignmentsManager: one at a time; what the model sends at once waits in its
+    queue, which no view tells apart), so the controller can handle its next request only once the answer went
+    through."""
+    out = []
+    for number, (name, args) in enumerate(steps, start=1):
+        if name != "ControllerAssignReplicasToDirs":
+            continue
+        broker = args[0]
+        mine = f"PromoteFutureReplica(broker={broker}, "
+        swaps = {label for label in plan.steps[number].own if label.startswith(mine)}
+        if not swaps:
+            continue
+        ends = [j for j, (n, a) in enumerate(steps, start=1) if j > number and n == "PromoteFutureReplica"
+                and _label(model, n, a) in swaps]
+        before_swap = steps[number:(ends[0] - 1) if ends else len(steps)]
+        if all(handler(n).how == AWAITED for n, _ in before_swap):
+            continue      # the trace swaps among the cluster's own steps, as the cluster would
+        ends += [j for j, (n, a) in enumerate(steps, start=1) if j > number and (n, tuple(a)) == (name, tuple(args))]
+        # a crash ends the broker's connection and its request with it: let go after it (the restarted broker's
+        # answers are not held)
+        ends += [j + 1 for j, (n, a) in enumerate(steps, start=1) if j > number and n == "BrokerCrash"
+                 and tuple(a) == (broker,)]
+        out.append((broker, number, min(ends, default=len(steps) + 1)))
+    return out
+
+
+def _sent_at(planned: list, broker: int) -> int | None:
+    """The last planned step at (or after) which the broker sent its AssignReplicasToDirs request: the step whose
+    own steps send it, or the send itself taken as a trace step."""
+    send = f"BrokerSendAssignments(broker={broker})"
+    found = [p.number for p in planned if send in p.own or (p.taken and p.text == send)]
+    return found[-1] if found else None
+
+
+def delays(model, planned: Plan) -> list:
+    """(broker, from step, to step) for each trace step ControllerAssignReplicasToDirs(b) that handles a request
+    while b has queued a newer entry of one of its partitions: a refusal would have the broker send the newer entry
+    in its place (AssignmentsManager re-queues what it sent, the latest entry of a partition winning), so the
+    request is delayed from the step that sends it to that step, as the model has it in flight."""
+    out = []
+    for i, step in enumerate(planned.steps):
+        if step.rule != "ControllerAssignReplicasToDirs" or not step.taken or i == 0:
+            continue
+        broker = step.args[0]
+        b = planned.steps[i - 1].state.brokers[broker]
+        if not {e[0] for e in b.inflight} & {e[0] for e in b.queue}:
+            continue
+        sent = _sent_at(planned.steps[:i], broker)
+        if sent is not None:
+            out.append((broker, max(sent, 1), step.number))
+    return out
 
 
 def _windows(model, steps, plan: Plan) -> list:
@@ -322,18 +405,31 @@ def plan(model, steps) -> Plan:
     own = cluster_steps(model, steps)
     target = _trace_checks(model, steps, own)
     fetch_holds = _fetch_holds(steps)
-    first = _run(model, steps, (), fetch_holds, target, own)
-    if first.forced:
-        return first
-    windows = _windows(model, steps, first)
-    if not windows:
-        return first
-    second = _run(model, steps, windows, fetch_holds, target, own)
-    return second if second.forced or len(second.shown) >= len(first.shown) else first
+    chosen = first = _run(model, steps, (), fetch_holds, target, own)
+    answers = _answer_windows(model, steps, first)
+    if answers:
+        # the trace keeps an accepted -future log unswapped where the cluster would swap: held, whatever the outcome
+        chosen = first = _run(model, steps, (), fetch_holds, target, own, (), answers)
+    windows = () if first.forced else _windows(model, steps, first)
+    if windows:
+        second = _run(model, steps, windows, fetch_holds, target, own, (), answers)
+        chosen = second if second.forced or len(second.shown) >= len(first.shown) else first
+    delayed = delays(model, chosen)
+    if not delayed:
+        return chosen
+    # the same model run (a delay stops what a refusal stops), its holds marked delayed where they are
+    return _run(model, steps, chosen.windows, fetch_holds, target, own, delayed, chosen.answers)
+
+
+def hold_texts(holds) -> list[str]:
+    """Each hold in words, a delayed AssignReplicasToDirs hold said once, as delayed."""
+    delayed = {h.broker for h in holds if h.api == DELAYED}
+    return [Hold(DELAYED, h.broker).text() if h.api == ASSIGN and h.broker in delayed else h.text()
+            for h in sorted(holds) if h.api != DELAYED]
 
 
 def describe_holds(holds) -> str:
-    return ", ".join(h.text() for h in sorted(holds)) or "none"
+    return ", ".join(hold_texts(holds)) or "none"
 
 
-__all__ = ["Plan", "PlanError", "PlannedStep", "data_path_step", "plan", "settle", "describe_holds", "DRIVEN", "ORDERED"]
+__all__ = ["Plan", "PlanError", "PlannedStep", "data_path_step", "plan", "settle", "describe_holds", "hold_texts", "DRIVEN", "ORDERED"]

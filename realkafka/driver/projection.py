@@ -42,7 +42,8 @@ def _logs(model, broker) -> dict:
     logs = {}
     for p in range(model.cfg.partitions):
         d = live_copy_dir(broker, p)
-        f = future[p] if future is not None and future[p] >= 0 else None
+        # a -future log on a dir that is not live is out of reach, as a current log is (observed.py reads the same)
+        f = future[p] if future is not None and future[p] >= 0 and LIVE_DIR[broker.dirs[future[p]]] else None
         if d >= 0 or f is not None:
             logs[topic_of(p)] = LogView(d if d >= 0 else None, f, len(broker.logs[p]) if d >= 0 else None)
     return logs

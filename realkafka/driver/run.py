@@ -27,9 +27,9 @@ from model.kraft.reassignment import target_of
 
 from .checks import judge
 from .compare import CONTROLLER, PARTS, differences
-from .mapping import AWAITED, DRIVEN, FETCH, Hold, handler
+from .mapping import ANSWER, AWAITED, DELAYED, DRIVEN, FETCH, Hold, handler
 from .observed import view_of
-from .plan import cluster_steps
+from .plan import cluster_steps, hold_texts
 from .validate import Disagreement, Tracker
 from .view import View, foreign_dir, topic_of
 
@@ -187,10 +187,16 @@ class NodeDied(Exception):
     kill; or the controller gone): the harness failed, the run says nothing about Kafka (exit 3)."""
 
 
-def _gate(cluster, hold: Hold, on: bool) -> None:
-    """Hold or release one request at the harness's gate. A follower's Fetch is held for all its partitions (the
-    gate knows the requesting broker, not the partition): the scenarios hold one partition's."""
-    (cluster.hold if on else cluster.release)(hold.api, broker=hold.broker)
+def _gate(cluster, hold: Hold, on: bool, delay: bool = False) -> None:
+    """Hold (refused, or with ``delay`` delayed) or release one request at the harness's gate. A follower's Fetch
+    is held for all its partitions (the gate knows the requesting broker, not the partition): the scenarios hold
+    one partition's."""
+    if hold.api == ANSWER:
+        (cluster.hold_answers if on else cluster.release_answers)(hold.broker)
+    elif on and delay:
+        cluster.hold(hold.api, broker=hold.broker, delay=True)
+    else:
+        (cluster.hold if on else cluster.release)(hold.api, broker=hold.broker)
 
 
 def _topic_id_of(partition_dir) -> str | None:
@@ -366,10 +372,16 @@ class Driver:
 
     # ---- the loop -----------------------------------------------------------------------------------------------
     def set_holds(self, target: frozenset) -> None:
+        """The gate's rules for ``target``: a hold whose delay mark (Hold(DELAYED, b)) came or went is held again in
+        its new mode (the gate replaces the rule)."""
+        def delayed(holds, hold):
+            return Hold(DELAYED, hold.broker) in holds
         for hold in sorted(self.holds - target):
-            _gate(self.cluster, hold, False)
-        for hold in sorted(target - self.holds):
-            _gate(self.cluster, hold, True)
+            if hold.api != DELAYED:
+                _gate(self.cluster, hold, False)
+        for hold in sorted(target):
+            if hold.api != DELAYED and (hold not in self.holds or delayed(target, hold) != delayed(self.holds, hold)):
+                _gate(self.cluster, hold, True, delayed(target, hold))
         self.holds = frozenset(target)
 
     def observe(self, expected: View) -> View:
@@ -421,7 +433,7 @@ class Driver:
 
     def _step(self, planned, how: str, history_model: list, history_real: list) -> StepResult:
         result = StepResult(planned.number, planned.text, how, planned.taken, planned.own,
-                            tuple(h.text() for h in sorted(planned.holds_after)), planned.view)
+                            tuple(hold_texts(planned.holds_after)), planned.view)
         self.read = {}
         self.unobserved = None
         self.current = planned.number
@@ -508,6 +520,9 @@ class Driver:
 
     def run(self) -> RunResult:
         out = self.result
+        if getattr(self.plan, "answers", ()) and not hasattr(self.cluster, "hold_answers"):
+            raise HarnessCannot("the plan holds the controller's answers to AssignReplicasToDirs: the harness has "
+                                "no hold_answers()")
         history_model: list = []
         history_real: list = []
         previous = None
