@@ -9,6 +9,7 @@ is written); 2 bad input; 3 the harness failed on a trace and none disagreed (th
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +21,22 @@ from explorer.errors import JbodcheckFailure, one_line
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_distinct, checked_writable, emit
-from .reproduce import _format_at, _kraft_model, _non_default, _release, _settings
+from .reproduce import _format_at, _kraft_model, _non_default, _release, _settings, _zk_model
+from .reproduce_zk import zk_conform_model, zk_settings
+
+
+def _model_settings(pairs) -> dict:
+    """--model NAME=VALUE pairs: VALUE is JSON, else text."""
+    out = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise BadInput(f"--model takes NAME=VALUE, not {pair!r}")
+        try:
+            out[name.strip()] = json.loads(text)
+        except ValueError:
+            out[name.strip()] = text
+    return out
 
 EXIT_HARNESS = 3
 
@@ -30,7 +46,11 @@ EXIT_HARNESS = 3
               help="A Kafka release to run (X.Y.Z, or X.Y: its newest patch); repeatable: traces are dealt "
                    "round-robin over the releases.")
 @click.option("--preset", default="kraft-tiny", show_default=True, metavar="NAME",
-              help="The KRaft preset whose rules the traces walk (its features and cluster).")
+              help="The preset whose rules the traces walk (its features and cluster): a KRaft one, or a --variant "
+                   "kip112 one for ZooKeeper-mode clusters of Kafka 3.x (docs/reproduce-zk.md, \"Campaigns\").")
+@click.option("--model", "model_set", multiple=True, metavar="NAME=VALUE",
+              help="A model setting over the preset's, as a scenario file's \"model\" holds it (VALUE is JSON, "
+                   "else text), e.g. deletion=true; repeatable.")
 @click.option("--traces", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
               help="How many traces in all.")
 @click.option("--length", type=click.IntRange(min=1), default=6, show_default=True, metavar="N",
@@ -54,8 +74,8 @@ EXIT_HARNESS = 3
 @click.option("--json", "json_path", default=None, metavar="PATH|-", help="Write the JSON report to PATH or stdout.")
 @click.option("--step-timeout", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="The longest a step waits for the real cluster.")
-def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers, seed, out,
-                    json_path, step_timeout):
+def conform_command(kafka, preset, model_set, traces, length, mode, faults, shrink_budget, parallel, kafka_timers,
+                    seed, out, json_path, step_timeout):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import report_dict, run_campaign
 
@@ -65,25 +85,36 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(f"--out {out}: not a directory")
+    given = {"preset": preset, **_model_settings(model_set)}
+    zk = _zk_model(SimpleNamespace(model=given))
     models = {}
     for release in releases:
-        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release)
+        if zk is not None:
+            models[release] = (zk_conform_model(zk, release), given)
+            continue
+        _, base, model, _ = _kraft_model(SimpleNamespace(model=given), release)
         models[release] = (model, {"preset": preset, **base})
     try:
-        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec, fetch
+        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec, ZkCluster, fetch
+        from realkafka.driver.zk.campaign import ENGINE as ZK_ENGINE
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
 
     def start_cluster(model, planned):
         release = next(r for r, (m, _) in models.items() if m is model)
+        if zk is not None:
+            return ZkCluster(ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
+                                         settings={**zk_settings(model), **timers}, keep=False),
+                             log=lambda line: None)
         spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
                            settings={**_settings(model, planned), **timers}, keep=False, **_format_at(model))
         return Cluster(spec, log=lambda line: None)
 
     timers = dict(KAFKA_TIMERS) if kafka_timers else {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
-    settings = {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers}
+    settings = ({**zk_settings(zk), **timers} if zk is not None else
+                {**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)), **timers})
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
                f"{seed}) on Kafka {', '.join(releases)}; Kafka settings the harness sets (the release's defaults "
                "otherwise): " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())), err=True)
@@ -99,7 +130,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                 seed=seed, length=length, out=out_dir, cluster_has=lambda m: hasattr(Cluster, m),
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget, parallel=parallel)
+                shrink_budget=shrink_budget, parallel=parallel, engine=ZK_ENGINE if zk is not None else None)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
@@ -118,6 +149,9 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     report = report_dict(campaign, releases=releases, seed=seed, length=length, preset=preset, settings=settings,
                          version=__version__, elapsed_s=time.monotonic() - start, exit_code=code)
     report["mode"], report["faults"] = mode, faults
+    report["controller"] = "zookeeper" if zk is not None else "kraft"
+    if model_set:
+        report["model"] = given
     report["result"] = "interrupted" if interrupted is not None else (
         "disagreement" if counts.get("disagrees") else "incomplete" if counts.get("harness") else "conforms")
     lines = [f"Campaign: {len(campaign.traces)} trace(s) on Kafka {', '.join(releases)}: "

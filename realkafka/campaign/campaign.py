@@ -19,13 +19,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 from realkafka.driver.mapping import DRIVEN, ORDERED
 from realkafka.driver.plan import Plan, PlanError, plan, unjudged, why_unforced
 from realkafka.driver.run import Driver, NodeDied
 
 from .chaos import ChaosRun
-from .generate import drivable, labels, walk
+from .generate import Behaviour, drivable, labels, walk
 from .shrink import shrink
 
 OUTCOMES = ("matched", "conforms", "disagrees", "refused", "harness")
@@ -94,18 +95,21 @@ HARNESS_ERRORS = ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCand
 def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, length: int, out: Path,
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
-                 faults: int = 5, shrink_budget: int = 0, parallel: int = 1) -> Campaign:
+                 faults: int = 5, shrink_budget: int = 0, parallel: int = 1, engine=None) -> Campaign:
     """``traces`` traces in all, dealt round-robin over ``releases``; ``model_of(release)`` is the model the
     cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
     faults at real timing, chaos.py), "both" (alternating, the model's first). Every trace is chosen first (the
-    seed fixes them all), then run, ``parallel`` at once, each on its own cluster."""
+    seed fixes them all), then run, ``parallel`` at once, each on its own cluster. ``engine``: the controller
+    mode's walk, driver and random-fault run (KRAFT, below; the ZooKeeper mode's: realkafka/driver/zk/campaign.py):
+    everything else, the choice of traces, the loop, the counts and the report, is one for both."""
+    engine = engine or KRAFT
     rng = random.Random(seed)
     campaign = Campaign()
     if holder is not None:
         holder["campaign"] = campaign       # what an interrupted campaign did, for its report
     counts: dict = {r: Counter() for r in releases}
     models = {r: model_of(r) for r in releases}
-    actions = {r: drivable(models[r], cluster_has) for r in releases}
+    actions = {r: engine.drivable(models[r], cluster_has) for r in releases}
     out.mkdir(parents=True, exist_ok=True)
     jobs = []
     for n in range(1, traces + 1):
@@ -114,14 +118,14 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
             jobs.append(_Job(n, release, "real", seed=rng.random()))
         else:
             jobs.append(_Job(n, release, "model", walk(models[release], rng, length, counts[release],
-                                                       actions[release])))
+                                                       actions[release], engine.behaviour)))
 
     def one(job: _Job):
         model = models[job.release]
         if job.kind == "real":
-            return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
-        return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions[job.release], out,
-                            seed, model_params)
+            return engine.real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
+        return engine.model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions[job.release], out,
+                                  seed, model_params)
 
     def finish(result: TraceResult, tally: list) -> None:
         for rule, release, what in tally:
@@ -209,6 +213,13 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
         except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the trace, not the end
             _harness_failed(result, e)
     result.elapsed_s = time.monotonic() - start
+    write_trace(result, model, out, seed, model_params)
+    return result, tally
+
+
+def write_trace(result: TraceResult, model, out: Path, seed, model_params) -> None:
+    """A disagreeing, refused or harness-failed trace's scenario file (and its shrunk one), named in ``result``."""
+    n, release = result.number, result.release
     if result.outcome in ("disagrees", "refused", "harness"):
         path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
         path.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}: "
@@ -220,7 +231,6 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
             small.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}, "
                                                         f"shrunk in {result.shrink_runs} run(s): still disagrees",
                                          "model": model_params(release), "steps": result.shrunk}, indent=2) + "\n")
-    return result, tally
 
 
 def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout):
@@ -254,6 +264,9 @@ def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout
     return result, tally
 
 
+KRAFT = SimpleNamespace(drivable=drivable, behaviour=Behaviour, model_trace=_model_trace, real_run=_real_run)
+
+
 def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset: str, settings: dict,
                 version: str, elapsed_s: float, exit_code: int) -> dict:
     return {
@@ -269,4 +282,4 @@ def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset:
     }
 
 
-__all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "OUTCOMES"]
+__all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "write_trace", "KRAFT", "OUTCOMES"]

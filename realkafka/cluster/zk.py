@@ -87,9 +87,25 @@ class ZkCluster(Cluster):
                 log_dirs=node.dirs, connection_timeout_ms=int(spec.start_timeout * 1000),
                 settings={**spec.settings, **spec.broker_settings}))
 
-    def _format(self) -> None:
-        """ZooKeeper mode formats nothing: each broker writes its dirs' meta.properties when it starts."""
-        self.names = DirNames({})
+    def _format(self, nodes=None, extra=()) -> None:
+        """ZooKeeper mode formats nothing: each broker writes its dirs' meta.properties when it starts (a replaced
+        dir's too, replace_dir)."""
+        if nodes is None:
+            self.names = DirNames({})
+
+    def _learn_replaced_ids(self) -> None:
+        """(ZooKeeper mode names dirs by their index, never by a directory.id.)"""
+
+    def move_controller(self) -> None:
+        """The /controller znode deleted, as an operator forces a controller re-election: the controller resigns
+        and the brokers elect one again (a new /controller_epoch); no broker fails."""
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            self._client().delete("/controller")
+        except NoNodeError:
+            raise HarnessError("no /controller znode to delete: no controller is elected now") from None
+        self._log("cluster: /controller deleted (a controller re-election)")
 
     def _start_node(self, node: Node) -> None:
         if node.kind != "zookeeper":

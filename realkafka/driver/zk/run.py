@@ -52,6 +52,7 @@ class StepResult:
     # False: the scenario takes its next driven step before such steps (which the cluster cannot be kept from
     # taking): trace validation only
     compared: bool = True
+    own: list = field(default_factory=list)   # the scenario's awaited steps since the last driven one (labels)
 
 
 @dataclass
@@ -135,6 +136,18 @@ class ZkDriver:
                                f"far allows (the model says: {reason})")
         self.states = frozenset(after)
 
+    def narrow(self, real, read: bool = False) -> bool:
+        """A view the cluster showed between two acts (a random-fault run: not necessarily a settled state): the
+        candidates become the reachable states that show it; False when none does."""
+        found = [s for s in self.reach(self.states) if not differences(project(self.model, s), real, read=read)]
+        if found:
+            self.states = frozenset(found)
+        return bool(found)
+
+    def enabled_somewhere(self, rule, args) -> bool:
+        """The model enables the act in some state the cluster's own steps reach from the candidates."""
+        return any(rule.guard(self.model, s, *args) is None for s in self.reach(self.states))
+
     # ---- the cluster side: the acts' clients -------------------------------------------------------------------
     def produce(self, broker, partition):
         topic = topic_of(partition)
@@ -170,11 +183,12 @@ class ZkDriver:
                 self.result.left_model = f"step {number} {label}: {e}"
                 real, valid, diffs = self._real(rule == "Consume"), False, []
             at = plan[self._next_driven(number)]
+            own = [self.model.rule(r).label(a) for r, a in self.steps[number:self._next_driven(number)]]
             planned = project(self.model, at)
             comparable = self.view_stable(at, read=rule == "Consume")
             step = StepResult(number, label, text(planned), text(real),
                               differences(planned, real, read=rule == "Consume") if comparable else [], valid,
-                              answer.get("says", ""), comparable)
+                              answer.get("says", ""), comparable, own)
             if diffs and not valid:
                 step.says = (step.says + "; " if step.says else "") + "closest model state differs: " + "; ".join(diffs)
             self.result.steps.append(step)
