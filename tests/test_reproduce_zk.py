@@ -316,24 +316,24 @@ def test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2(tmp_path)
 
 # ---- a conform campaign on ZooKeeper-mode clusters (realkafka/driver/zk/campaign.py) ------------------------------
 
-CAMPAIGN_MODEL = {"preset": "tiny", "brokers": 3, "deletion": True, "reassignment": True,
+CAMPAIGN_MODEL = {"preset": "tiny", "rf": 1, "deletion": True, "reassignment": True,
                   "reassignment_procedure": "kafka-2.7", "max_faults": 3}
 
 
-def _campaign(mod, model, tmp_path, mode="model", traces=4):
+def _campaign(mod, model, tmp_path, mode="model", traces=4, timeout=30.0):
     from realkafka.campaign.campaign import run_campaign
     from realkafka.driver.zk.campaign import ENGINE
 
     return run_campaign(releases=["3.9.2"], model_of=lambda r: model, traces=traces, seed=3, length=5,
                         start_cluster=lambda m, planned: mod.ZkCluster(mod.ClusterSpec()), out=tmp_path,
-                        step_timeout=1.0, mode=mode, faults=4, engine=ENGINE)
+                        step_timeout=timeout, mode=mode, faults=4, engine=ENGINE)
 
 
 @pytest.mark.parametrize("mode", ["model", "real"])
 def test_a_zookeeper_mode_campaign_on_a_cluster_that_follows_the_model_conforms(tmp_path, mode):
     model = _model_of(CAMPAIGN_MODEL)
     mod, made = fake_cluster_module(model)
-    campaign = _campaign(mod, model, tmp_path, mode)
+    campaign = _campaign(mod, model, tmp_path, mode, timeout=30.0 if mode == "model" else 4.0)
     assert {t.outcome for t in campaign.traces} <= {"matched", "conforms"}, [t.says for t in campaign.traces]
     assert len(campaign.traces) == 4 and all(c.stopped for c in made)
     driven = {rule for rule, by in campaign.rules.items() if by["3.9.2"]["driven"]}
@@ -345,7 +345,7 @@ def test_a_zookeeper_mode_campaign_on_a_cluster_that_follows_the_model_conforms(
 def test_a_zookeeper_mode_campaign_on_a_cluster_that_leaves_the_model_disagrees_with_a_scenario(tmp_path):
     model = _model_of(CAMPAIGN_MODEL)
     mod, _ = fake_cluster_module(model, stuck_on="CreateTopic")
-    campaign = _campaign(mod, model, tmp_path, traces=2)
+    campaign = _campaign(mod, model, tmp_path, traces=2, timeout=1.0)
     assert {t.outcome for t in campaign.traces} == {"disagrees"}
     assert all(t.scenario and json.loads(open(t.scenario).read())["steps"] for t in campaign.traces)
 

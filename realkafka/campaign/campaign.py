@@ -138,9 +138,13 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
         for job in jobs:
             finish(*one(job))
         return campaign
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform") as pool:
+    pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="conform")
+    try:
         for done in as_completed([pool.submit(one, job) for job in jobs]):
             finish(*done.result())
+    finally:
+        # an interrupt (or a bug) ends the campaign: the traces not started are dropped, the running ones end theirs
+        pool.shutdown(wait=True, cancel_futures=True)
     return campaign
 
 

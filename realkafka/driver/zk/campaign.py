@@ -16,6 +16,7 @@ from realkafka.driver.run import NodeDied as KraftNodeDied
 
 from ..mapping import DRIVEN
 from .mapping import awaited_steps, handler
+from . import run
 from .run import NodeDied, RunLeftModel, ZkDriver
 
 MAX_OWN_STEPS = 400       # the cluster's own steps after one driven step, at most (the model's settle)
@@ -119,6 +120,7 @@ class ZkChaos:
 
     def __init__(self, model, cluster, rng: random.Random, *, step_timeout: float, gap: tuple):
         self.model, self.rng, self.gap = model, rng, gap
+        self.quiet = min(20.0, step_timeout / 2)
         self.driver = ZkDriver(cluster, model, [], timeout=step_timeout)
         self.actions = [(r, a) for r, a in drivable(model) if r.name != "CreateTopic"]
         self.done: list[str] = []
@@ -126,7 +128,12 @@ class ZkChaos:
         self.observations = 0
 
     def act(self, rule, args) -> None:
-        answer = handler(rule.name).act(self.driver, *args) or {}
+        try:
+            answer = handler(rule.name).act(self.driver, *args) or {}
+        except RunLeftModel:
+            if rule.name != "Produce":
+                raise
+            return      # the leader moved since the pick (the driver's producer checks it): nothing was sent
         refused = bool(answer.get("refused"))
         self.done.append(rule.label(args) + (" (refused)" if refused else ""))
         self.times[rule.name] = self.times.get(rule.name, 0) + 1
@@ -142,16 +149,28 @@ class ZkChaos:
         return state is not None and state.leader == broker
 
     def watch(self, seconds: float) -> None:
-        end, last = time.monotonic() + seconds, None
+        """Observe for ``seconds``, then on until the view is a state of the model (or changing), narrowing the
+        candidates on views read twice in a row. A view no reachable state shows is a disagreement only once it
+        stayed unchanged ``quiet`` seconds: a fault takes Kafka a moment to show (a failed dir is seen offline at
+        the next checkpoint), which the model's step does at once."""
+        end = time.monotonic() + seconds
+        last, last_change, found = None, time.monotonic(), True
         while True:
             real = self.driver._real(False)
             self.observations += 1
-            if real == last and not self.driver.narrow(real):
-                raise RunLeftModel("the cluster showed a view no state reachable from the candidates shows")
-            last = real
-            if time.monotonic() >= end:
+            now = time.monotonic()
+            stable = real == last
+            if not stable:
+                last, last_change = real, now
+            else:
+                found = self.driver.narrow(real)
+                if not found and now - last_change >= self.quiet:
+                    raise RunLeftModel("the cluster showed, unchanged for "
+                                       f"{self.quiet:.0f} s, a view no state reachable from the candidates shows; "
+                                       "the closest differs: " + "; ".join(self.driver.closest(real)))
+            if now >= end and stable and found:
                 return
-            time.sleep(0.5)
+            time.sleep(run.POLL)
 
     def run(self, faults: int) -> None:
         for p in range(self.model.cfg.partitions):
