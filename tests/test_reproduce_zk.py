@@ -314,7 +314,7 @@ def test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2(tmp_path)
     assert not subprocess.run(["pgrep", "-f", root], capture_output=True).stdout
 
 
-# ---- a conform campaign on ZooKeeper-mode clusters (realkafka/driver/zk/campaign.py) ------------------------------
+# ---- a conform campaign on ZooKeeper-mode clusters (realkafka/campaign/zk.py) ------------------------------
 
 CAMPAIGN_MODEL = {"preset": "tiny", "rf": 1, "deletion": True, "reassignment": True,
                   "reassignment_procedure": "kafka-2.7", "max_faults": 3}
@@ -322,7 +322,7 @@ CAMPAIGN_MODEL = {"preset": "tiny", "rf": 1, "deletion": True, "reassignment": T
 
 def _campaign(mod, model, tmp_path, mode="model", traces=4, timeout=30.0):
     from realkafka.campaign.campaign import run_campaign
-    from realkafka.driver.zk.campaign import ENGINE
+    from realkafka.campaign.zk import ENGINE
 
     return run_campaign(releases=["3.9.2"], model_of=lambda r: model, traces=traces, seed=3, length=5,
                         start_cluster=lambda m, planned: mod.ZkCluster(mod.ClusterSpec()), out=tmp_path,

@@ -98,7 +98,7 @@ def conform_command(kafka, preset, model_set, traces, length, mode, faults, shri
         from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec, fetch
         if zk is not None:
             from realkafka.cluster import ZkCluster
-            from realkafka.driver.zk.campaign import ENGINE as ZK_ENGINE
+            from realkafka.campaign.zk import ENGINE as ZK_ENGINE
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None

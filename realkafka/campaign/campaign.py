@@ -100,7 +100,7 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
     faults at real timing, chaos.py), "both" (alternating, the model's first). Every trace is chosen first (the
     seed fixes them all), then run, ``parallel`` at once, each on its own cluster. ``engine``: the controller
-    mode's walk, driver and random-fault run (KRAFT, below; the ZooKeeper mode's: realkafka/driver/zk/campaign.py):
+    mode's walk, driver and random-fault run (KRAFT, below; the ZooKeeper mode's: realkafka/campaign/zk.py):
     everything else, the choice of traces, the loop, the counts and the report, is one for both."""
     engine = engine or KRAFT
     rng = random.Random(seed)

@@ -52,7 +52,7 @@ def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[
     """One trace with at most ``length`` driven steps, chosen among the enabled ones with weight 1 / (1 + how often
     the rule was driven so far, ``counts``, which the walk updates), and the cluster's own steps between them (the
     scenario replays the whole behaviour): (rule name, args) each. ``behaviour``: how the cluster's own steps
-    follow a driven one (a class like Behaviour: the ZooKeeper-mode driver's is realkafka/driver/zk/campaign.py's)."""
+    follow a driven one (a class like Behaviour: the ZooKeeper-mode one is realkafka/campaign/zk.py ZkBehaviour)."""
     b = behaviour(model)
     for _ in range(length):
         enabled = [(rule, args) for rule, args in actions if b.enabled(rule, args)]

@@ -9,15 +9,15 @@ import random
 import time
 from types import SimpleNamespace
 
-from realkafka.campaign.campaign import TraceResult, _harness_failed, write_trace
-from realkafka.campaign.generate import labels
-from realkafka.campaign.shrink import shrink
+from realkafka.driver.mapping import DRIVEN
 from realkafka.driver.run import NodeDied as KraftNodeDied
+from realkafka.driver.zk import run
+from realkafka.driver.zk.mapping import awaited_steps, handler
+from realkafka.driver.zk.run import NodeDied, RunLeftModel, ZkDriver
 
-from ..mapping import DRIVEN
-from .mapping import awaited_steps, handler
-from . import run
-from .run import NodeDied, RunLeftModel, ZkDriver
+from .campaign import TraceResult, _harness_failed, write_trace
+from .generate import labels
+from .shrink import shrink
 
 MAX_OWN_STEPS = 400       # the cluster's own steps after one driven step, at most (the model's settle)
 
