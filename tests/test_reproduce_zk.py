@@ -358,3 +358,15 @@ def test_conform_refuses_a_design_kafka_never_shipped_and_kafka_1_0s_reassignmen
     assert _main(["conform", "--kafka", "4.1.0", "--preset", "tiny"]) == 2
     assert _main(["conform", "--kafka", "3.9.2", "--preset", "tiny", "--model", "saturation=true"]) == 2
     assert _main(["conform", "--kafka", "3.9.2", "--preset", "tiny", "--model", "nonsense"]) == 2
+
+
+@pytest.mark.parametrize("base, says", [
+    ({"preset": "kip46-heal"}, "KIP-46"), ({"preset": "kip18-lost-update"}, "KIP-18"),
+    ({"preset": "tiny", "variant": "kip112-draft"}, "KIP-112's draft"), ({"preset": "saturation"}, "KIP-928"),
+    ({"preset": "tiny"}, None), ({"preset": "kraft-tiny"}, None),
+])
+def test_explore_says_a_never_shipped_designs_verdict_cannot_be_judged_on_a_real_kafka(base, says):
+    from explorer.reports.report import real_kafka_note
+
+    note = real_kafka_note(_model_of(base).cfg)
+    assert (note is None) if says is None else (says in note and "no real Kafka can judge" in note)
