@@ -325,7 +325,7 @@ def test_a_spark_task_runs_its_trace_on_a_cluster_of_its_own_under_the_campaigns
     the campaign's parts from its parameters, runs the chosen trace, and its clusters' TMPDIR is the campaign's."""
     import tempfile
 
-    from explorer.cli import conform, conform_spark
+    from explorer.cli import conform_parts, conform_spark
     from realkafka.campaign.campaign import chosen
     from realkafka.campaign.generate import drivable
 
@@ -336,7 +336,7 @@ def test_a_spark_task_runs_its_trace_on_a_cluster_of_its_own_under_the_campaigns
         seen_tmp.append(tempfile.gettempdir())
         return ModelCluster(m, dir_failure_timeout=False)
 
-    monkeypatch.setattr(conform, "campaign_parts", lambda preset, releases, **kw: (
+    monkeypatch.setattr(conform_parts, "campaign_parts", lambda preset, releases, **kw: (
         {"3.9.2": (model, {"preset": preset})}, start_cluster, lambda method: True))
     monkeypatch.setattr(conform_spark, "_built", {})
     monkeypatch.setenv("TMPDIR", tempfile.gettempdir())      # (the task sets it: put back after the test)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,9 +22,16 @@ from realkafka.driver.zk.mapping import RULES, handler
 from realkafka.driver.zk.view import differences, project
 from invariants.storage.durability import serving_leader
 from model.storage.broker import live_copy_dir
-from model.storage.state import LIVE_DIR, bits
+from model.storage.state import LIVE_DIR, REMOVED, bits
 
 KIP112_2 = SCENARIOS / "kip112-2-leader-dir-failure-at-runtime.json"
+
+
+def _model_of(base):
+    from explorer.cli.model_value import command_model
+
+    base = dict(base)
+    return command_model(base.pop("preset", None), {}, base=base, quiet=True)
 
 
 def _model(path):
@@ -63,6 +71,26 @@ def test_the_zookeeper_mode_mapping_table_in_the_docs_matches_the_code():
         assert f"| `{name}` | {h.how} |" in doc, name
 
 
+RESULT = ("matched", "differs", "refused")
+
+
+def test_the_results_table_names_every_zookeeper_mode_scenario_with_its_command_and_result():
+    """docs/reproduce-zk.md's results: every ZooKeeper-mode scenario file (every one but kraft-*) has a row of its
+    own, by its exact name, with the command that ran it and what came of it; a row's "N steps" are its file's."""
+    doc = (REPO / "docs" / "reproduce-zk.md").read_text().split("## Results", 1)[1].split("\n## ", 1)[0]
+    named = {}
+    for row in (line for line in doc.splitlines() if line.startswith("| `")):
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        files = re.findall(r"`([\w.-]+\.json)`", cells[0])
+        assert len(files) == 1, row
+        named[files[0]] = cells
+        assert f"reproduce scenarios/{files[0]} --kafka 3.9.2" in cells[2], row
+        assert cells[3].split(",")[0].split(" ")[0].rstrip(":") in RESULT, row
+        counts = [int(n) for n in re.findall(r"(\d+) steps", cells[0])]
+        assert counts in ([], [len(load_scenario(str(SCENARIOS / files[0])).steps)]), row
+    assert set(named) == {p.name for p in SCENARIOS.glob("*.json") if not p.name.startswith("kraft-")}
+
+
 def test_the_projection_of_kip112_2_moves_leadership_off_the_failed_dir():
     m = _model(KIP112_2)
     state = m.init_states()[0]
@@ -84,7 +112,8 @@ def test_the_projection_of_kip112_2_moves_leadership_off_the_failed_dir():
 def _observation(m, s) -> ZkObservation:
     brokers = {}
     for i, b in enumerate(s.brokers):
-        dirs = tuple(Dir(d, f"/dir-{d}", "", LIVE_DIR[st], LIVE_DIR[st] if b.up else None) for d, st in enumerate(b.dirs))
+        dirs = tuple(Dir(d, f"/dir-{d}", "", LIVE_DIR[st], LIVE_DIR[st] if b.up else None, configured=st != REMOVED)
+                     for d, st in enumerate(b.dirs))
         replicas = {}
         for p in range(m.cfg.partitions):
             d = live_copy_dir(b, p)
@@ -156,6 +185,27 @@ def fake_cluster_module(model, *, stuck_on=None, dies_on=None):
 
         def restart(self, b, wait=None):
             self._do("BrokerRestart", (b,))
+
+        def replace_dir(self, b, d):
+            self._do("ReplaceDisk", (b, d))
+
+        def remove_dir(self, b, d):
+            self._do("RemoveDirFromConfig", (b, d))
+
+        def move_controller(self):
+            self._do("ControllerFailover", ())
+
+        def delete_topic(self, topic, wait=True):
+            p = int(topic[1:])
+            if model.rule("DeleteTopic").guard(model, self.state, p) is not None:
+                raise ProbeError("UNKNOWN_TOPIC_OR_PARTITION")
+            self._do("DeleteTopic", (p,))
+
+        def reassign(self, topic, partition, replicas):
+            p = int(topic[1:])
+            if model.rule("ReassignPartition").guard(model, self.state, p) is not None:
+                raise ProbeError("INVALID_REPLICA_ASSIGNMENT")
+            self._do("ReassignPartition", (p,))
 
         def produce(self, topic, partition, value):
             p = int(topic[1:])
@@ -262,3 +312,64 @@ def test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2(tmp_path)
     root = next(line.rsplit(", ", 1)[1].rstrip(")") for line in p.stderr.splitlines() if "starting (Kafka" in line)
     assert not os.path.exists(root)
     assert not subprocess.run(["pgrep", "-f", root], capture_output=True).stdout
+
+
+# ---- a conform campaign on ZooKeeper-mode clusters (realkafka/campaign/zk.py) ------------------------------
+
+CAMPAIGN_MODEL = {"preset": "tiny", "rf": 1, "deletion": True, "reassignment": True,
+                  "reassignment_procedure": "kafka-2.7", "max_faults": 3}
+
+
+def _campaign(mod, model, tmp_path, mode="model", traces=4, timeout=30.0):
+    from realkafka.campaign.campaign import run_campaign
+    from realkafka.campaign.zk import ENGINE
+
+    return run_campaign(releases=["3.9.2"], model_of=lambda r: model, traces=traces, seed=3, length=5,
+                        start_cluster=lambda m, planned: mod.ZkCluster(mod.ClusterSpec()), out=tmp_path,
+                        step_timeout=timeout, mode=mode, faults=4, engine=ENGINE)
+
+
+@pytest.mark.parametrize("mode", ["model", "real"])
+def test_a_zookeeper_mode_campaign_on_a_cluster_that_follows_the_model_conforms(tmp_path, mode):
+    model = _model_of(CAMPAIGN_MODEL)
+    mod, made = fake_cluster_module(model)
+    campaign = _campaign(mod, model, tmp_path, mode, timeout=30.0 if mode == "model" else 4.0)
+    assert {t.outcome for t in campaign.traces} <= {"matched", "conforms"}, [t.says for t in campaign.traces]
+    assert len(campaign.traces) == 4 and all(c.stopped for c in made)
+    driven = {rule for rule, by in campaign.rules.items() if by["3.9.2"]["driven"]}
+    assert "CreateTopic" in driven and len(driven) >= 4
+    if mode == "model":
+        assert any(by["3.9.2"]["observed_agreed"] for by in campaign.rules.values())
+
+
+def test_a_zookeeper_mode_campaign_on_a_cluster_that_leaves_the_model_disagrees_with_a_scenario(tmp_path):
+    model = _model_of(CAMPAIGN_MODEL)
+    mod, _ = fake_cluster_module(model, stuck_on="CreateTopic")
+    campaign = _campaign(mod, model, tmp_path, traces=4, timeout=1.0)
+    # a trace whose cluster gets stuck where the model goes on disagrees, with its scenario; none is a harness failure
+    disagreeing = [t for t in campaign.traces if t.outcome == "disagrees"]
+    assert disagreeing, [(t.steps, t.says) for t in campaign.traces]
+    assert all(json.loads(open(t.scenario).read())["steps"] for t in disagreeing)
+    assert {t.outcome for t in campaign.traces} <= {"disagrees", "matched", "conforms"}
+
+
+def test_conform_refuses_a_design_kafka_never_shipped_and_kafka_1_0s_reassignment(capsys):
+    assert _main(["conform", "--kafka", "3.9.2", "--preset", "kip46-heal"]) == 2
+    assert "never shipped" in capsys.readouterr().err
+    assert _main(["conform", "--kafka", "3.9.2", "--preset", "reassignment"]) == 2
+    assert "kafka-2.7" in capsys.readouterr().err
+    assert _main(["conform", "--kafka", "4.1.0", "--preset", "tiny"]) == 2
+    assert _main(["conform", "--kafka", "3.9.2", "--preset", "tiny", "--model", "saturation=true"]) == 2
+    assert _main(["conform", "--kafka", "3.9.2", "--preset", "tiny", "--model", "nonsense"]) == 2
+
+
+@pytest.mark.parametrize("base, says", [
+    ({"preset": "kip46-heal"}, "KIP-46"), ({"preset": "kip18-lost-update"}, "KIP-18"),
+    ({"preset": "tiny", "variant": "kip112-draft"}, "KIP-112's draft"), ({"preset": "saturation"}, "KIP-928"),
+    ({"preset": "tiny"}, None), ({"preset": "kraft-tiny"}, None),
+])
+def test_explore_says_a_never_shipped_designs_verdict_cannot_be_judged_on_a_real_kafka(base, says):
+    from explorer.reports.report import real_kafka_note
+
+    note = real_kafka_note(_model_of(base).cfg)
+    assert (note is None) if says is None else (says in note and "no real Kafka can judge" in note)

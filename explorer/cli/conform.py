@@ -18,26 +18,29 @@ from types import SimpleNamespace
 import click
 
 from explorer import __version__, signals
-from explorer.errors import JbodcheckFailure, one_line
+from explorer.errors import one_line
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_distinct, checked_writable, emit
-from .reproduce import _answer_proxy, _format_at, _kraft_model, _non_default, _release, _settings
-from .reproduce_fix import build_patches, checked_cluster, patch_files
+from .conform_parts import _with_defaults, campaign_parts
+from .reproduce import _non_default, _release, _zk_model
+from .reproduce_fix import build_patches, patch_files
+from .reproduce_zk import zk_settings
 
 EXIT_HARNESS = 3
 
-# --kafka-defaults: the two behaviours the harness changes from Kafka's defaults (docs/conform.md, "Timers and
-# defaults"): preferred-leader balancing back on (Kafka's default; the harness's config sets it off) and the
-# dir-failure shutdown timeout left at Kafka's (the key dropped: 30 s from 3.8, no such setting before).
-KAFKA_BEHAVIOUR = {"auto.leader.rebalance.enable": "true"}
-DROPPED_FOR_DEFAULTS = ("log.dir.failure.timeout.ms",)
-
-
-def _with_defaults(settings: dict, kafka_defaults: bool) -> dict:
-    if not kafka_defaults:
-        return settings
-    return {**{k: v for k, v in settings.items() if k not in DROPPED_FOR_DEFAULTS}, **KAFKA_BEHAVIOUR}
+def _model_settings(pairs) -> dict:
+    """--model NAME=VALUE pairs: VALUE is JSON, else text."""
+    out = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip():
+            raise BadInput(f"--model takes NAME=VALUE, not {pair!r}")
+        try:
+            out[name.strip()] = json.loads(text)
+        except ValueError:
+            out[name.strip()] = text
+    return out
 
 
 @click.command(name="conform")
@@ -45,7 +48,11 @@ def _with_defaults(settings: dict, kafka_defaults: bool) -> dict:
               help="A Kafka release to run (X.Y.Z, or X.Y: its newest patch); repeatable: traces are dealt "
                    "round-robin over the releases. Required but with --resume.")
 @click.option("--preset", default="kraft-tiny", show_default=True, metavar="NAME",
-              help="The KRaft preset whose rules the traces walk (its features and cluster).")
+              help="The preset whose rules the traces walk (its features and cluster): a KRaft one, or a --variant "
+                   "kip112 one for ZooKeeper-mode clusters of Kafka 3.x (docs/reproduce-zk.md, \"Campaigns\").")
+@click.option("--model", "model_set", multiple=True, metavar="NAME=VALUE",
+              help="A model setting over the preset's, as a scenario file's \"model\" holds it (VALUE is JSON, "
+                   "else text), e.g. deletion=true; repeatable.")
 @click.option("--traces", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
               help="How many traces in all.")
 @click.option("--length", type=click.IntRange(min=1), default=6, show_default=True, metavar="N",
@@ -91,7 +98,7 @@ def _with_defaults(settings: dict, kafka_defaults: bool) -> dict:
 @click.option("--resume", "resume_path", default=None, metavar="REPORT.json",
               help="Resume the interrupted campaign of this JSON report: the traces it did not finish run with its "
                    "options, and the report (or --json) is written with them all.")
-def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, parallel, kafka_timers,
+def conform_command(kafka, preset, model_set, traces, length, mode, faults, shrink_budget, parallel, kafka_timers,
                     kafka_defaults, seed, out, json_path, step_timeout, fixes, format_each, no_class_sharing, spark,
                     master, resume_path):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
@@ -119,6 +126,13 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     if master is not None and not spark:
         raise BadInput("--master is a Spark option: give --spark too")
     fixes = tuple(dict.fromkeys(fixes))
+    given = {"preset": preset, **_model_settings(model_set)}
+    zk = _zk_model(SimpleNamespace(model=given))
+    if zk is not None and (fixes or spark or resume_path or kafka_defaults):
+        raise BadInput("a ZooKeeper-mode campaign (preset " + preset + ") takes none of --fix, --spark, --resume "
+                       "and --kafka-defaults yet")
+    if resume_path is not None and resumed_controller(resume_path) == "zookeeper":
+        raise BadInput(f"--resume {resume_path}: a ZooKeeper-mode campaign cannot be resumed yet")
     if fixes and spark:
         raise BadInput("--fix with --spark: a Spark executor does not build the patched jars yet; run without --spark")
     checked_writable(json_path)
@@ -131,22 +145,31 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
     jars: dict = {}   # release -> the fixes' patch jars, built once the releases are fetched
     models, start_cluster, cluster_has = campaign_parts(preset, releases, kafka_timers=kafka_timers,
                                                         kafka_defaults=kafka_defaults, format_each=format_each,
-                                                        no_class_sharing=no_class_sharing, fixes=fixes, jars=jars)
+                                                        no_class_sharing=no_class_sharing, fixes=fixes, jars=jars,
+                                                        given=given, zk=zk)
+    engine = None
+    if zk is not None:
+        from realkafka.campaign.zk import ENGINE as engine
     from realkafka.cluster import JVM_OPTIONS, KAFKA_TIMERS, fetch
 
     timers = dict(KAFKA_TIMERS) if kafka_timers or kafka_defaults else {}
     # a walk drives no BrokerDirFailureTimeout, so every trace's cluster sets the dir-failure timeout beyond the run
     # (unless --kafka-defaults keeps Kafka's)
-    settings = _with_defaults({**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)),
-                               **timers}, kafka_defaults)
+    settings = ({**zk_settings(zk), **timers} if zk is not None else
+                _with_defaults({**_non_default(models[releases[0]][0], SimpleNamespace(dir_failure_timeout=False)),
+                                **timers}, kafka_defaults))
     if resumed is not None:
         try:
             check_resumable(resumed, releases=releases, model_of=lambda r: models[r][0],
                             cluster_has=cluster_has, traces=traces, seed=seed, length=length,
-                            mode=mode)
+                            mode=mode, engine=engine)
         except ResumeMismatch as e:
             raise BadInput(f"--resume: {e}") from None
     harness = _harness(format_each, no_class_sharing, JVM_OPTIONS)
+    if zk is not None:
+        harness = {"formatted_copy": False, "class_sharing": False, "jvm_options": list(JVM_OPTIONS),
+                   "says": "ZooKeeper-mode clusters (a ZooKeeper server and the brokers), each started afresh; JVM "
+                           "options " + " ".join(JVM_OPTIONS)}
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
                f"{seed}) on Kafka {', '.join(releases)}"
                + (f" with the fix(es) {', '.join(fixes)} in the model and patched into Kafka" if fixes else "")
@@ -172,7 +195,7 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                 seed=seed, length=length, out=out_dir, cluster_has=cluster_has,
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed, runner=runner)
+                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed, runner=runner, engine=engine)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
@@ -197,6 +220,9 @@ def conform_command(kafka, preset, traces, length, mode, faults, shrink_budget, 
                   kafka_timers=kafka_timers, kafka_defaults=kafka_defaults, out=str(out_dir.resolve()), format_each=format_each,
                   no_class_sharing=no_class_sharing, harness=harness,
                   resumed=(resumed_count + 1) if resume_path is not None else 0)
+    report["controller"] = "zookeeper" if zk is not None else "kraft"
+    if model_set:
+        report["model"] = given
     report["fixes"] = [{"fix": fix, "patches": {r: str(patch) for r in releases for f, patch, _ in patched[r]
                                                  if f == fix}} for fix in fixes]
     report["result"] = "interrupted" if interrupted is not None else (
@@ -233,33 +259,14 @@ def _spark_runner(params: dict, master: str | None):
         raise BadInput(f"--spark: {e}") from None
 
 
-def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_each: bool, no_class_sharing: bool,
-                   kafka_defaults: bool = False, fixes: tuple = (), jars: dict | None = None):
-    """(release -> (its model, its scenario parameters), start_cluster(model, plan), cluster_has(method)): what a
-    campaign's traces run with, in this process or on a Spark executor (conform_spark.py). ``fixes``: the model's
-    candidate fixes; ``jars``: release -> their patch jars (filled before the first cluster starts)."""
-    jars = {} if jars is None else jars
-    models = {}
-    for release in releases:
-        _, base, model, _ = _kraft_model(SimpleNamespace(model={"preset": preset}), release, fixes=fixes)
-        models[release] = (model, {"preset": preset, **base})
+def resumed_controller(path: str) -> str:
+    """The controller mode of the campaign a report describes ("kraft" when it does not say, or cannot be read:
+    _resumed then says why)."""
     try:
-        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec
-    except ImportError as e:
-        raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
-            from None
-    timers = dict(KAFKA_TIMERS) if kafka_timers or kafka_defaults else {}
-
-    def start_cluster(model, planned):
-        release = next(r for r, (m, _) in models.items() if m is model)
-        spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
-                           settings=_with_defaults({**_settings(model, planned), **timers}, kafka_defaults),
-                           keep=False, formatted_copy=not format_each, class_sharing=not no_class_sharing,
-                           **_format_at(model), **_answer_proxy(planned),
-                           **({"patches": tuple(jars[release])} if jars.get(release) else {}))
-        return checked_cluster(Cluster(spec, log=lambda line: None), jars.get(release, {}))
-
-    return models, start_cluster, lambda method: hasattr(Cluster, method)
+        with open(path) as f:
+            return json.load(f).get("controller", "kraft")
+    except (OSError, ValueError, AttributeError):
+        return "kraft"
 
 
 def _resumed(path: str):

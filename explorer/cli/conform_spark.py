@@ -22,7 +22,7 @@ _built: dict = {}           # on an executor: (parameters) -> (models, start_clu
 def _parts(params: dict):
     key = repr(sorted(params.items()))
     if key not in _built:
-        from .conform import campaign_parts
+        from .conform_parts import campaign_parts
 
         _built.clear()
         _built[key] = campaign_parts(params["preset"], params["releases"], kafka_timers=params["kafka_timers"],

@@ -25,21 +25,58 @@ def zk_variant(model) -> bool:
     return model.cfg.variant != "kraft"
 
 
+def zk_settings(model) -> dict:
+    """The Kafka settings a ZooKeeper-mode run sets beside the harness's: the model's unclean election."""
+    return {"unclean.leader.election.enable": str(bool(model.cfg.unclean_election)).lower()}
+
+
+def refusal(model, release: str) -> str | None:
+    """Why a real ZooKeeper-mode cluster of ``release`` cannot judge this model, or None."""
+    if model.cfg.variant == "kip112-no-isnew-check":
+        return NO_ISNEW
+    if model.cfg.variant == "pre-kip112":
+        return ("its model is --variant pre-kip112, the broker before KIP-112 (Kafka before 1.0), which the harness "
+                "does not run (it runs 3.7.0 and later)")
+    if model.cfg.variant != "kip112":
+        return f"its model is --variant {model.cfg.variant}, {UNSHIPPED}: no real cluster can judge it"
+    if model.cfg.reassignment and model.cfg.reassignment_procedure != "kafka-2.7":
+        return (f"its model reassigns by Kafka 1.0's procedure (reassignment_procedure "
+                f"{model.cfg.reassignment_procedure}); Kafka 2.4 and later, {release} included, run KIP-455's with "
+                "KAFKA-10314's fix (KafkaController.onPartitionReassignment): a model with "
+                "\"reassignment_procedure\": \"kafka-2.7\" is its reading (docs/reproduce-zk.md)")
+    return None
+
+
+def release_refusal(release: str) -> str | None:
+    if release.split(".")[0] != "3":
+        return (f"--kafka {release}: Kafka 4.0 and later have no ZooKeeper mode; a --variant kip112 model runs on "
+                "3.x (e.g. --kafka 3.9.2)")
+    return None
+
+
+def zk_conform_model(model, release: str):
+    """A conform campaign's ZooKeeper-mode model (BadInput where a real cluster cannot judge it, or where its
+    features have rules the harness cannot drive: KIP-928's saturation)."""
+    why = refusal(model, release)
+    if why is None and model.cfg.saturation:
+        why = ("its model has KIP-928's saturation, which Kafka never shipped (a full disk is a dir failure in "
+               f"{release}): no real cluster can judge it")
+    if why is not None:
+        raise BadInput(f"--preset: {why}")
+    if release_refusal(release):
+        raise BadInput(release_refusal(release))
+    return model
+
+
 def reproduce_zk(scenario_path, scenario, model, release, keep, step_timeout, json_path, plan_only) -> int:
     from realkafka.driver.mapping import NOT_REPRODUCIBLE
     from realkafka.driver.zk.mapping import handler
 
-    if model.cfg.variant == "kip112-no-isnew-check":
-        raise BadInput(f"{scenario_path}: {NO_ISNEW}")
-    if model.cfg.variant == "pre-kip112":
-        raise BadInput(f"{scenario_path}: its model is --variant pre-kip112, the broker before KIP-112 (Kafka before "
-                       "1.0), which the harness does not run (it runs 3.7.0 and later)")
-    if model.cfg.variant != "kip112":
-        raise BadInput(f"{scenario_path}: its model is --variant {model.cfg.variant}, {UNSHIPPED}: no real "
-                       "cluster can judge it")
-    if release.split(".")[0] != "3":
-        raise BadInput(f"--kafka {release}: Kafka 4.0 and later have no ZooKeeper mode; a --variant kip112 scenario "
-                       "runs on 3.x (e.g. --kafka 3.9.2)")
+    why = refusal(model, release)
+    if why is not None:
+        raise BadInput(f"{scenario_path}: {why}")
+    if release_refusal(release):
+        raise BadInput(release_refusal(release))
     try:
         steps = [parse_step(model, text, n) for n, text in enumerate(scenario.steps, start=1)]
     except ScenarioError as e:
@@ -88,7 +125,7 @@ def _run(scenario_path, release, keep, step_timeout, json_path, header, model, s
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
-    settings = {"unclean.leader.election.enable": str(bool(model.cfg.unclean_election)).lower()}
+    settings = zk_settings(model)
     click.echo("\n".join(header + ["Kafka settings the run sets beside the harness's (docs/realkafka.md): "
                                    + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]))
     driver, interrupted, logs = None, None, None

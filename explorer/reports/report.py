@@ -80,6 +80,22 @@ def _prefix_of(violation, shown: list | None) -> bool:
     return all(a == b for (a, _), (b, _) in zip(violation.trace, shown))
 
 
+# The ZooKeeper-mode designs Kafka never shipped: a real cluster cannot judge their verdicts (docs/reproduce-zk.md).
+UNSHIPPED = {"kip112-draft": "KIP-112's draft", "kip18": "KIP-18", "kip46": "KIP-46"}
+
+
+def real_kafka_note(cfg) -> str | None:
+    """The line that says a verdict no real Kafka can judge, for a design (or KIP-928's saturation) Kafka never
+    shipped; None for the others."""
+    never = [UNSHIPPED[cfg.variant]] if cfg.variant in UNSHIPPED else []
+    if getattr(cfg, "saturation", False):
+        never.append("KIP-928's saturation")
+    if not never:
+        return None
+    return (f"Kafka never shipped {' nor '.join(never)}: no real Kafka can judge this verdict (only --variant kip112 "
+            "runs on a real ZooKeeper-mode cluster: docs/reproduce-zk.md).")
+
+
 def summary_text(model: Model, result: SearchResult, shown: list | None = None) -> str:
     """The text summary. ``shown``: a trace printed already (replay's, after the header line): a violation whose
     trace is a prefix of it names its step there instead of printing the trace again."""
@@ -116,6 +132,9 @@ def summary_text(model: Model, result: SearchResult, shown: list | None = None) 
         f"depth {result.depth}, {result.elapsed_s:.1f}s ({rate:,.0f} distinct states/s)."
     )
     lines.append(verdict_line(model, result))
+    unjudged = real_kafka_note(cfg)
+    if unjudged:
+        lines.append(unjudged)
     if engine_named(result.engine).checks == "liveness":
         fair = fairness(model)
         lines.append(f"Fairness assumed: {fair['kind']}, of {', '.join(fair['fair_rules']) or 'no rule'}; not fair "

@@ -20,13 +20,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 from realkafka.driver.mapping import DRIVEN, ORDERED
 from realkafka.driver.plan import Plan, PlanError, plan, unjudged, why_unforced
 from realkafka.driver.run import Driver, NodeDied
 
 from .chaos import ChaosRun
-from .generate import drivable, labels, walk
+from .generate import Behaviour, drivable, labels, walk
 from .resume import unfinished
 from .shrink import shrink
 
@@ -98,7 +99,7 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
                  faults: int = 5, shrink_budget: int = 0, parallel: int = 1,
-                 resumed: Campaign | None = None, runner=None) -> Campaign:
+                 resumed: Campaign | None = None, runner=None, engine=None) -> Campaign:
     """``traces`` traces in all, dealt round-robin over ``releases`` (with "both", a pair of one of each kind at a
     time); ``model_of(release)`` is the model the
     cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
@@ -106,14 +107,18 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     seed fixes them all), then run, ``parallel`` at once, each on its own cluster. ``resumed``: an interrupted
     campaign of the same parameters (resume.py): its traces are kept, the others run; ResumeMismatch when a trace
     it ran is not the one the seed chooses now. ``runner(job)``: runs one trace elsewhere (a Spark task, whose
-    executor calls run_job with a cluster of its own) and returns what run_job returns."""
+    executor calls run_job with a cluster of its own) and returns what run_job returns. ``engine``: the controller
+    mode's walk, driver and random-fault run (KRAFT, below; the ZooKeeper mode's: realkafka/campaign/zk.py):
+    everything else, the choice of traces, the loop, the counts and the report, is one for both."""
+    engine = engine or KRAFT
     campaign = resumed if resumed is not None else Campaign()
     if holder is not None:
         holder["campaign"] = campaign       # what an interrupted campaign did, for its report
     models = {r: model_of(r) for r in releases}
-    actions = {r: drivable(models[r], cluster_has) for r in releases}
+    actions = {r: engine.drivable(models[r], cluster_has) for r in releases}
     out.mkdir(parents=True, exist_ok=True)
-    jobs = chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode)
+    jobs = chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode,
+                  engine=engine)
     if resumed is not None:
         jobs = unfinished(jobs, resumed, lambda job: labels(models[job.release], job.steps))
 
@@ -122,7 +127,7 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
             return runner(job)
         return run_job(job, model=models[job.release], start_cluster=start_cluster, step_timeout=step_timeout,
                        shrink_budget=shrink_budget, faults=faults, cluster_has=cluster_has, out=out, seed=seed,
-                       model_params=model_params, actions=actions[job.release])
+                       model_params=model_params, actions=actions[job.release], engine=engine)
 
     def finish(result: TraceResult, tally: list) -> None:
         for rule, release, what in tally:
@@ -150,16 +155,19 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
 
 
 def run_job(job: _Job, *, model, start_cluster, step_timeout: float, shrink_budget: int, faults: int, cluster_has,
-            out: Path, seed: int, model_params, actions=None) -> tuple:
+            out: Path, seed: int, model_params, actions=None, engine=None) -> tuple:
     """Run one chosen trace on a cluster of ``start_cluster``: (its TraceResult, its rule counts)."""
+    engine = engine or KRAFT
     if job.kind == "real":
-        return _real_run(job, model, start_cluster, faults, cluster_has, step_timeout)
+        return engine.real_run(job, model, start_cluster, faults, cluster_has, step_timeout, out)
     if actions is None:
-        actions = drivable(model, cluster_has)
-    return _model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions, out, seed, model_params)
+        actions = engine.drivable(model, cluster_has)
+    return engine.model_trace(job, model, start_cluster, step_timeout, shrink_budget, actions, out, seed,
+                              model_params)
 
 
-def chosen(releases, models: dict, actions: dict, *, traces: int, seed: int, length: int, mode: str) -> list:
+def chosen(releases, models: dict, actions: dict, *, traces: int, seed: int, length: int, mode: str,
+           engine=None) -> list:
     """Every trace of the campaign, in order, as the seed chooses it (before any runs: whatever runs first or
     fails, and however many at once, the same traces)."""
     rng = random.Random(seed)
@@ -172,16 +180,18 @@ def chosen(releases, models: dict, actions: dict, *, traces: int, seed: int, len
             jobs.append(_Job(n, release, "real", seed=rng.random()))
         else:
             jobs.append(_Job(n, release, "model", walk(models[release], rng, length, counts[release],
-                                                       actions[release])))
+                                                       actions[release], (engine or KRAFT).behaviour)))
     return jobs
 
 
 def check_resumable(resumed: Campaign, *, releases, model_of, cluster_has=lambda m: True, traces: int, seed: int,
-                    length: int, mode: str) -> None:
+                    length: int, mode: str, engine=None) -> None:
     """ResumeMismatch when a trace ``resumed`` ran is not the one the seed chooses now (before any cluster)."""
+    engine = engine or KRAFT
     models = {r: model_of(r) for r in releases}
-    actions = {r: drivable(models[r], cluster_has) for r in releases}
-    unfinished(chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode), resumed,
+    actions = {r: engine.drivable(models[r], cluster_has) for r in releases}
+    unfinished(chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode,
+                      engine=engine), resumed,
                lambda job: labels(models[job.release], job.steps))
 
 
@@ -256,6 +266,13 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
         except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the trace, not the end
             _harness_failed(result, e)
     result.elapsed_s = time.monotonic() - start
+    write_trace(result, model, out, seed, model_params)
+    return result, tally
+
+
+def write_trace(result: TraceResult, model, out: Path, seed, model_params) -> None:
+    """A disagreeing, refused or harness-failed trace's scenario file (and its shrunk one), named in ``result``."""
+    n, release = result.number, result.release
     if result.outcome in ("disagrees", "refused", "harness"):
         path = out / f"trace-{n:04d}-{release}-{result.outcome}.json"
         path.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}: "
@@ -267,7 +284,6 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
             small.write_text(json.dumps({"description": f"conform trace {n} (seed {seed}) at Kafka {release}, "
                                                         f"shrunk in {result.shrink_runs} run(s): still disagrees",
                                          "model": model_params(release), "steps": result.shrunk}, indent=2) + "\n")
-    return result, tally
 
 
 def keep_logs(cluster, dest: Path) -> str | None:
@@ -316,6 +332,9 @@ def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout
     return result, tally
 
 
+KRAFT = SimpleNamespace(drivable=drivable, behaviour=Behaviour, model_trace=_model_trace, real_run=_real_run)
+
+
 def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset: str, settings: dict,
                 version: str, elapsed_s: float, exit_code: int) -> dict:
     return {
@@ -346,4 +365,4 @@ def campaign_from_report(data: dict) -> Campaign:
 
 
 __all__ = ["Campaign", "TraceResult", "run_campaign", "report_dict", "campaign_from_report", "check_resumable",
-           "chosen", "run_job", "OUTCOMES"]
+           "chosen", "run_job", "write_trace", "KRAFT", "OUTCOMES"]

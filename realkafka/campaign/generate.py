@@ -78,11 +78,13 @@ def pick(rng: random.Random, enabled: list[tuple], counts: Counter) -> tuple:
     return rng.choice(by_rule[name])
 
 
-def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[tuple]) -> list[tuple]:
+def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[tuple],
+         behaviour=Behaviour) -> list[tuple]:
     """One trace with at most ``length`` driven steps, chosen among the enabled ones with weight 1 / (1 + how often
     the rule was driven so far, ``counts``, which the walk updates), and the cluster's own steps between them (the
-    scenario replays the whole behaviour): (rule name, args) each."""
-    b = Behaviour(model)
+    scenario replays the whole behaviour): (rule name, args) each. ``behaviour``: how the cluster's own steps
+    follow a driven one (a class like Behaviour: the ZooKeeper-mode one is realkafka/campaign/zk.py ZkBehaviour)."""
+    b = behaviour(model)
     for _ in range(length):
         enabled = [(rule, args) for rule, args in actions if b.enabled(rule, args)]
         if not enabled:
@@ -93,10 +95,10 @@ def walk(model, rng: random.Random, length: int, counts: Counter, actions: list[
     return b.steps
 
 
-def rebuild(model, driven: list[tuple]) -> list[tuple] | None:
+def rebuild(model, driven: list[tuple], behaviour=Behaviour) -> list[tuple] | None:
     """The behaviour with these driven steps ((rule name, args) each), the cluster's own steps between them; None
     when one of them is not enabled where it comes."""
-    b = Behaviour(model)
+    b = behaviour(model)
     for name, args in driven:
         rule = model.rule(name)
         if not b.enabled(rule, args):

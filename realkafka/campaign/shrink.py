@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .generate import driven_steps, rebuild
+from .generate import Behaviour, driven_steps, rebuild
 
 
-def shrink(model, steps, actions, disagrees: Callable[[list], bool], budget: int) -> tuple[list, int]:
+def shrink(model, steps, actions, disagrees: Callable[[list], bool], budget: int,
+           behaviour=Behaviour) -> tuple[list, int]:
     """(the smallest trace found that still disagrees, the runs it took); ``disagrees(trace)`` runs one."""
     driven = driven_steps(model, steps, actions)
     runs = 0
@@ -20,7 +21,7 @@ def shrink(model, steps, actions, disagrees: Callable[[list], bool], budget: int
             if runs >= budget:
                 break
             fewer = driven[:i] + driven[i + 1:]
-            trace = rebuild(model, fewer)
+            trace = rebuild(model, fewer, behaviour)
             if trace is None:
                 continue
             runs += 1

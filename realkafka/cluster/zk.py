@@ -54,13 +54,7 @@ class ZkCluster(Cluster):
         return self
 
     def stop(self) -> None:
-        if self._zk is not None:
-            try:
-                self._zk.stop()
-                self._zk.close()
-            except Exception:        # a client of a dead server: nothing of it is worth a graceful close
-                pass
-            self._zk = None
+        self._drop_client()
         super().stop()
 
     # ---- set-up --------------------------------------------------------------------------------------------------
@@ -87,9 +81,25 @@ class ZkCluster(Cluster):
                 log_dirs=node.dirs, connection_timeout_ms=int(spec.start_timeout * 1000),
                 settings={**spec.settings, **spec.broker_settings}))
 
-    def _format(self) -> None:
-        """ZooKeeper mode formats nothing: each broker writes its dirs' meta.properties when it starts."""
-        self.names = DirNames({})
+    def _format(self, nodes=None, extra=()) -> None:
+        """ZooKeeper mode formats nothing: each broker writes its dirs' meta.properties when it starts (a replaced
+        dir's too, replace_dir)."""
+        if nodes is None:
+            self.names = DirNames({})
+
+    def _learn_replaced_ids(self) -> None:
+        """(ZooKeeper mode names dirs by their index, never by a directory.id.)"""
+
+    def move_controller(self) -> None:
+        """The /controller znode deleted, as an operator forces a controller re-election: the controller resigns
+        and the brokers elect one again (a new /controller_epoch); no broker fails."""
+        from kazoo.exceptions import NoNodeError
+
+        try:
+            self._client().delete("/controller")
+        except NoNodeError:
+            raise HarnessError("no /controller znode to delete: no controller is elected now") from None
+        self._log("cluster: /controller deleted (a controller re-election)")
 
     def _start_node(self, node: Node) -> None:
         if node.kind != "zookeeper":
@@ -125,7 +135,7 @@ class ZkCluster(Cluster):
             quiet = logging.getLogger("jbodcheck.kazoo")
             quiet.setLevel(logging.CRITICAL)
             quiet.propagate = False
-            self._zk = KazooClient(hosts=f"127.0.0.1:{self.zookeeper_port}", timeout=10, logger=quiet)
+            self._zk = KazooClient(hosts=f"127.0.0.1:{self.zookeeper_port}", timeout=30, logger=quiet)
         if not self._zk.connected:
             try:
                 self._zk.start(timeout=15)
@@ -136,9 +146,23 @@ class ZkCluster(Cluster):
     def _controller_view(self) -> tuple:
         if not self.controller.up:
             raise HarnessError(f"the ZooKeeper server is not running (see {self.controller.log})")
-        try:
-            return read_controller_state(self._client(), up=True), []
-        except ProbeError:
-            raise
-        except Exception as e:       # kazoo's connection loss, a timeout: the server between states
-            raise ProbeError(f"reading ZooKeeper: {e!r}") from None
+        for attempt in (1, 2):
+            try:
+                return read_controller_state(self._client(), up=True), []
+            except ProbeError:
+                raise
+            except Exception as e:   # kazoo's connection loss, a timeout, its own session expired on a busy machine
+                self._drop_client()
+                if attempt == 2:
+                    raise ProbeError(f"reading ZooKeeper: {e!r}") from None
+
+    def _drop_client(self) -> None:
+        """Forget the kazoo client (the next read starts a new session): its session expires when the machine is
+        too busy for its heartbeats, which says nothing about Kafka's."""
+        if self._zk is not None:
+            try:
+                self._zk.stop()
+                self._zk.close()
+            except Exception:        # a client of a dead session: nothing of it is worth a graceful close
+                pass
+            self._zk = None

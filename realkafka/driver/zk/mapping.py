@@ -23,7 +23,7 @@ class ZkHandler:
 
 
 def create_topic(ctx, partition):
-    ctx.cluster.create_topic(topic_of(partition), {0: list(ctx.model.assignments[partition])},
+    ctx.cluster.create_topic(topic_of(partition), {0: list(ctx.model.original[partition])},
                              configs={"min.insync.replicas": str(ctx.model.cfg.min_isr_of(partition))}, wait=False)
 
 
@@ -41,6 +41,38 @@ def restart(ctx, broker):
 
 def produce(ctx, broker, partition):
     return ctx.produce(broker, partition)
+
+
+def replace_disk(ctx, broker, dir):
+    ctx.cluster.replace_dir(broker, dir)
+
+
+def remove_dir_from_config(ctx, broker, dir):
+    ctx.cluster.remove_dir(broker, dir)
+
+
+def move_controller(ctx):
+    ctx.cluster.move_controller()
+
+
+def _refusable(call, *args, **kwargs):
+    """Kafka's answer to an Admin call: None when it was accepted, else {"refused": True, "says": its error} (the
+    probe's error is Kafka's refusal; anything else the harness's, raised on)."""
+    try:
+        call(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - only the probe's error is Kafka's answer
+        if type(e).__name__ != "ProbeError":
+            raise
+        return {"refused": True, "says": "Kafka refused: " + " ".join(str(e).split())}
+    return None
+
+
+def delete_topic(ctx, partition):
+    return _refusable(ctx.cluster.delete_topic, topic_of(partition), wait=False)
+
+
+def reassign(ctx, partition):
+    return _refusable(ctx.cluster.reassign, topic_of(partition), 0, list(ctx.model.targets[partition]))
 
 
 def consume(ctx, broker, partition):
@@ -77,31 +109,37 @@ RULES: dict[str, ZkHandler] = {
     "ReplicaFetch": ZkHandler(AWAITED, "a follower's fetcher copies the leader's records and the HW advances"),
     "LeaderShrinkIsr": ZkHandler(AWAITED, "the leader drops a follower that lagged replica.lag.time.max.ms (8 s) "
                                           "from the ISR in the state znode", timed=True),
-    # not reproducible (yet): why
-    "ControllerFailover": ZkHandler(NOT_REPRODUCIBLE, "the model moves the controller with no broker failing: the "
-                                    "harness would have to expire the controller's ZooKeeper session, which it "
-                                    "cannot do yet (issue 47)"),
-    "ReplaceDisk": ZkHandler(NOT_REPRODUCIBLE, "an empty disk in place of a failed one: the harness repairs a dir "
-                             "with its data (repair_dir), not with an empty one, yet (issue 47)"),
-    "RemoveDirFromConfig": ZkHandler(NOT_REPRODUCIBLE, "the harness does not rewrite a broker's log.dirs yet "
-                                     "(issue 47)"),
-    "DirRecover": ZkHandler(NOT_REPRODUCIBLE, "a dir that recovers while the broker runs: Kafka never takes an "
-                            "offline dir back without a restart (LogManager)"),
-    "DirSaturate": ZkHandler(NOT_REPRODUCIBLE, "a full disk: the harness does not fill dirs yet (issue 47)"),
-    "Write": ZkHandler(NOT_REPRODUCIBLE, "the model's abstract write without a producer: the harness writes only "
-                       "through Produce"),
-    "Retention": ZkHandler(NOT_REPRODUCIBLE, "retention deleting segments: the harness sets no retention yet "
-                           "(issue 47)"),
-    "DeleteTopic": ZkHandler(NOT_REPRODUCIBLE, "topic deletion is not mapped in ZooKeeper mode yet (issue 47): "
-                             "/admin/delete_topics is observed only"),
-    "BrokerStopReplicaDelete": ZkHandler(NOT_REPRODUCIBLE, "topic deletion is not mapped in ZooKeeper mode yet "
-                                         "(issue 47)"),
-    "ControllerStopReplicaResponse": ZkHandler(NOT_REPRODUCIBLE, "topic deletion is not mapped in ZooKeeper mode "
-                                               "yet (issue 47)"),
-    "ReassignPartition": ZkHandler(NOT_REPRODUCIBLE, "reassignment is not mapped in ZooKeeper mode yet (issue 47): "
-                                   "/admin/reassign_partitions is observed only"),
-    "ControllerReassignmentIsrChange": ZkHandler(NOT_REPRODUCIBLE, "reassignment is not mapped in ZooKeeper mode "
-                                                 "yet (issue 47)"),
+    "ControllerFailover": ZkHandler(DRIVEN, "the /controller znode deleted (kazoo), as an operator forces a "
+                                    "re-election: the controller resigns and the brokers elect one again "
+                                    "(onControllerFailover at a new epoch); no broker fails", move_controller),
+    "ReplaceDisk": ZkHandler(DRIVEN, "while the broker is down, an empty dir in place of the failed one (the broker "
+                             "writes its meta.properties when it starts)", replace_disk),
+    "RemoveDirFromConfig": ZkHandler(DRIVEN, "while the broker is down, the dir taken out of its log.dirs (its next "
+                                     "start runs without it)", remove_dir_from_config),
+    "DeleteTopic": ZkHandler(DRIVEN, "Admin deleteTopics of t{p} (the controller's /admin/delete_topics/t{p}); "
+                             "Kafka's refusal is judged by the model", delete_topic),
+    "ReassignPartition": ZkHandler(DRIVEN, "Admin alterPartitionReassignments of t{p}-0 to the model's target "
+                                   "replicas (KIP-455: 3.9.2 runs the kafka-2.7 procedure, "
+                                   "KafkaController.onPartitionReassignment); Kafka's refusal is judged by the "
+                                   "model", reassign),
+    "BrokerStopReplicaDelete": ZkHandler(AWAITED, "a broker handles a StopReplica request with delete=true (the "
+                                         "log renamed -delete and gone from describeLogDirs)"),
+    "ControllerStopReplicaResponse": ZkHandler(AWAITED, "the controller handles a StopReplica(delete=true) response "
+                                               "(TopicDeletionStopReplicaResponseReceived; a topic done: its "
+                                               "znodes deleted)"),
+    "ControllerReassignmentIsrChange": ZkHandler(AWAITED, "the controller sees every target replica in the ISR of "
+                                                 "the state znode and completes the reassignment (phase B of "
+                                                 "onPartitionReassignment)"),
+    # not reproducible: why
+    "DirRecover": ZkHandler(NOT_REPRODUCIBLE, "a saturated dir serving again once space is freed (KIP-928's "
+                            "saturation feature, which Kafka never shipped; Kafka never takes an offline dir back "
+                            "without a restart, LogManager)"),
+    "DirSaturate": ZkHandler(NOT_REPRODUCIBLE, "a full disk (KIP-928, which Kafka never shipped: a full disk is an "
+                             "IOException, a dir failure, in 3.9.2): the harness does not fill dirs"),
+    "Write": ZkHandler(NOT_REPRODUCIBLE, "a unit of a dir's space filled (KIP-928's saturation feature, which Kafka "
+                       "never shipped): the harness writes only records, through Produce"),
+    "Retention": ZkHandler(NOT_REPRODUCIBLE, "retention freeing a saturated dir's space (KIP-928's saturation "
+                           "feature, which Kafka never shipped): the harness neither fills dirs nor sets retention"),
 }
 
 

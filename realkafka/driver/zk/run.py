@@ -52,6 +52,7 @@ class StepResult:
     # False: the scenario takes its next driven step before such steps (which the cluster cannot be kept from
     # taking): trace validation only
     compared: bool = True
+    own: list = field(default_factory=list)   # the scenario's awaited steps since the last driven one (labels)
 
 
 @dataclass
@@ -77,6 +78,8 @@ class ZkDriver:
         self.read: dict = {}
         self.result = ZkRunResult()
         self.states = frozenset(model.init_states())
+        self._reached: tuple = (None, set())
+        self._views: dict = {}
 
     # ---- the model side ----------------------------------------------------------------------------------------
     def _successors(self, state, timed_too=True):
@@ -91,11 +94,15 @@ class ZkDriver:
         return out
 
     def reach(self, starts) -> set:
-        """The states the cluster's own steps reach from ``starts`` (validate.reach: one search for both modes)."""
-        try:
-            return set(reach(self.model, starts, self.own).edges)
-        except TooManyCandidates as e:
-            raise RunLeftModel(str(e)) from None
+        """The states the cluster's own steps reach from ``starts`` (validate.reach: one search for both modes);
+        the last search is kept (a random-fault run asks again for the same candidates at every observation)."""
+        starts = frozenset(starts)
+        if self._reached[0] != starts:
+            try:
+                self._reached = (starts, set(reach(self.model, starts, self.own).edges))
+            except TooManyCandidates as e:
+                raise RunLeftModel(str(e)) from None
+        return self._reached[1]
 
     def _enabled(self, state) -> list[str]:
         return [rule.label(args) for rule, args in self.own if not handler(rule.name).timed
@@ -135,6 +142,31 @@ class ZkDriver:
                                f"far allows (the model says: {reason})")
         self.states = frozenset(after)
 
+    def narrow(self, real, read: bool = False) -> bool:
+        """A view the cluster showed between two acts (a random-fault run: not necessarily a settled state): the
+        candidates become the reachable states that show it; False when none does."""
+        found = [s for s in self.reach(self.states) if not differences(self.view_of(s), real, read=read)]
+        if found:
+            self.states = frozenset(found)
+        return bool(found)
+
+    def view_of(self, state):
+        """The state's projection, kept for the run (a random-fault run compares the same states at every poll)."""
+        view = self._views.get(state)
+        if view is None:
+            view = self._views[state] = project(self.model, state)
+        return view
+
+    def closest(self, real, read: bool = False) -> list[str]:
+        """The differences of the reachable state closest to the real view (fewest differences)."""
+        scored = sorted((differences(project(self.model, s), real, read=read) for s in self.reach(self.states)),
+                        key=len)
+        return scored[0] if scored else []
+
+    def enabled_somewhere(self, rule, args) -> bool:
+        """The model enables the act in some state the cluster's own steps reach from the candidates."""
+        return any(rule.guard(self.model, s, *args) is None for s in self.reach(self.states))
+
     # ---- the cluster side: the acts' clients -------------------------------------------------------------------
     def produce(self, broker, partition):
         topic = topic_of(partition)
@@ -170,11 +202,12 @@ class ZkDriver:
                 self.result.left_model = f"step {number} {label}: {e}"
                 real, valid, diffs = self._real(rule == "Consume"), False, []
             at = plan[self._next_driven(number)]
+            own = [self.model.rule(r).label(a) for r, a in self.steps[number:self._next_driven(number)]]
             planned = project(self.model, at)
             comparable = self.view_stable(at, read=rule == "Consume")
             step = StepResult(number, label, text(planned), text(real),
                               differences(planned, real, read=rule == "Consume") if comparable else [], valid,
-                              answer.get("says", ""), comparable)
+                              answer.get("says", ""), comparable, own)
             if diffs and not valid:
                 step.says = (step.says + "; " if step.says else "") + "closest model state differs: " + "; ".join(diffs)
             self.result.steps.append(step)
@@ -204,6 +237,7 @@ class ZkDriver:
         """Observe until the real view, read twice the same, is a settled reachable state's; (the view, whether it
         was, the closest state's differences)."""
         reachable = self.reach(self.states)
+        views = [(s, self.view_of(s)) for s in reachable]      # projected once: each poll compares them
         deadline = time.monotonic() + self.timeout
         last, best = None, []
         while True:
@@ -211,7 +245,7 @@ class ZkDriver:
             if dead:
                 raise NodeDied("; ".join(dead))
             real = self._real(read)
-            found = [s for s in reachable if not differences(project(self.model, s), real, read=read)]
+            found = [s for s, view in views if not differences(view, real, read=read)]
             if real == last and found:
                 settled = [s for s in found if self.settled(s)]
                 if settled:

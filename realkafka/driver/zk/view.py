@@ -68,7 +68,8 @@ def observed(obs, model, acked: dict, read: dict) -> ZkView:
         if not o.up:
             brokers.append(ZkBrokerView(False))
             continue
-        dirs = tuple(None if d.online is None else ONLINE if d.online else OFFLINE for d in o.dirs)
+        dirs = tuple(ABSENT if not d.configured else None if d.online is None else ONLINE if d.online else OFFLINE
+                     for d in o.dirs)
         logs = {t: (r.dir, r.log_end_offset) for (t, p), r in o.replicas.items() if p == 0 and r.dir is not None
                 and t.startswith("t") and t[1:].isdigit() and dirs[r.dir] != OFFLINE}
         brokers.append(ZkBrokerView(True, dirs, logs))

@@ -1,0 +1,64 @@
+"""What a conformance campaign's traces run with (the models, the cluster of a trace, what the harness can do), in
+the command's process (conform.py) or on a Spark executor (conform_spark.py)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from explorer.errors import JbodcheckFailure, one_line
+
+from .reproduce import _answer_proxy, _format_at, _kraft_model, _settings
+from .reproduce_fix import checked_cluster
+from .reproduce_zk import zk_conform_model, zk_settings
+
+# --kafka-defaults: the two behaviours the harness changes from Kafka's defaults (docs/conform.md, "Timers and
+# defaults"): preferred-leader balancing back on (Kafka's default; the harness's config sets it off) and the
+# dir-failure shutdown timeout left at Kafka's (the key dropped: 30 s from 3.8, no such setting before).
+KAFKA_BEHAVIOUR = {"auto.leader.rebalance.enable": "true"}
+DROPPED_FOR_DEFAULTS = ("log.dir.failure.timeout.ms",)
+
+
+def _with_defaults(settings: dict, kafka_defaults: bool) -> dict:
+    if not kafka_defaults:
+        return settings
+    return {**{k: v for k, v in settings.items() if k not in DROPPED_FOR_DEFAULTS}, **KAFKA_BEHAVIOUR}
+
+
+def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_each: bool, no_class_sharing: bool,
+                   kafka_defaults: bool = False, fixes: tuple = (), jars: dict | None = None,
+                   given: dict | None = None, zk=None):
+    """(release -> (its model, its scenario parameters), start_cluster(model, plan), cluster_has(method)): what a
+    campaign's traces run with, in this process or on a Spark executor (conform_spark.py). ``fixes``: the model's
+    candidate fixes; ``jars``: release -> their patch jars (filled before the first cluster starts); ``given``: the
+    scenario model (the preset and --model's settings); ``zk``: its ZooKeeper-mode model, or None for KRaft."""
+    given = given or {"preset": preset}
+    jars = {} if jars is None else jars
+    models = {}
+    for release in releases:
+        if zk is not None:
+            models[release] = (zk_conform_model(zk, release), given)
+            continue
+        _, base, model, _ = _kraft_model(SimpleNamespace(model=given), release, fixes=fixes)
+        models[release] = (model, {"preset": preset, **base})
+    try:
+        from realkafka.cluster import KAFKA_TIMERS, Cluster, ClusterSpec
+        if zk is not None:
+            from realkafka.cluster import ZkCluster
+    except ImportError as e:
+        raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
+            from None
+    timers = dict(KAFKA_TIMERS) if kafka_timers or kafka_defaults else {}
+
+    def start_cluster(model, planned):
+        release = next(r for r, (m, _) in models.items() if m is model)
+        if zk is not None:
+            return ZkCluster(ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
+                                         settings={**zk_settings(model), **timers}, keep=False),
+                             log=lambda line: None)
+        spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs, elr=None,
+                           settings=_with_defaults({**_settings(model, planned), **timers}, kafka_defaults),
+                           keep=False, formatted_copy=not format_each, class_sharing=not no_class_sharing,
+                           **_format_at(model), **_answer_proxy(planned),
+                           **({"patches": tuple(jars[release])} if jars.get(release) else {}))
+        return checked_cluster(Cluster(spec, log=lambda line: None), jars.get(release, {}))
+
+    return models, start_cluster, lambda method: hasattr(Cluster, method)
