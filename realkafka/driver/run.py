@@ -235,6 +235,16 @@ def failed_copies(cluster, faulted, topic_ids=None) -> dict:
     return out
 
 
+def _settle_slot(slot: list, result) -> str | None:
+    """A produced record's slot once its send ended (``result``: the harness's ProduceResult); its error, or None."""
+    got = getattr(result, "offset", result)
+    error = getattr(result, "error", None)
+    ok = error is None and isinstance(got, int)
+    slot[0], slot[1], slot[2] = (got if ok else None), True, ok
+    slot[3] = error is not None and error.split(":", 1)[0] not in REFUSED_PRODUCE
+    return error
+
+
 class Driver:
     """The context the mapping's acts run in (mapping.py ``act(ctx, *args)``), and the run loop."""
 
@@ -285,7 +295,7 @@ class Driver:
         with self._lock:
             records = self.produced.setdefault(topic, [])
             offset = len(records)
-            records.append([None, False, False])
+            records.append([None, False, False, False])   # offset, sent, acknowledged, outcome unknown
         later = self._ack_step(topic, offset)
         if later is not None and later > self.current:
             self.deferred.setdefault(later, []).append((topic, offset, self.plan.steps[self.current].args))
@@ -309,10 +319,7 @@ class Driver:
     def _send(self, topic: str, offset: int) -> str | None:
         slot = self.produced[topic][offset]
         result = self.cluster.produce(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
-        got = getattr(result, "offset", result)
-        ok = getattr(result, "error", None) is None and isinstance(got, int)
-        slot[0], slot[1], slot[2] = (got if ok else None), True, ok
-        return getattr(result, "error", None)
+        return _settle_slot(slot, result)
 
     def _send_aside(self, topic: str, offset: int):
         """Send a deferred record without waiting for its acknowledgement, which awaits steps the cluster takes after
@@ -321,11 +328,7 @@ class Driver:
         sending = self.cluster.send(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
 
         def sent() -> str | None:
-            result = sending()
-            got = getattr(result, "offset", None)
-            ok = getattr(result, "error", None) is None and isinstance(got, int)
-            slot[0], slot[1], slot[2] = (got if ok else None), True, ok
-            return getattr(result, "error", None)
+            return _settle_slot(slot, sending())
         return sent
 
     def restart(self, broker: int) -> None:
@@ -353,6 +356,13 @@ class Driver:
                 out[topic] = frozenset((slot[0] if slot[0] is not None else i) for i, slot in enumerate(records)
                                        if slot[1] and slot[2])
         return out
+
+    def unsure(self) -> dict:
+        """topic -> the offsets whose producer gave up without knowing the outcome (a timeout, not a refusal): the
+        record may have been appended and committed, which the model counts as acknowledged."""
+        with self._lock:
+            return {topic: frozenset(i for i, slot in enumerate(records) if slot[1] and slot[3])
+                    for topic, records in self.produced.items()}
 
     def _named(self, data: dict) -> dict:
         """A record's dir ids named as the views name them (a dir index, a reserved name), by the harness's
@@ -391,7 +401,8 @@ class Driver:
         ids = {key[0]: getattr(part, "topic_id", None)
                for key, part in (getattr(obs.controller, "partitions", None) or {}).items()}
         return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
-                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted, ids))
+                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted, ids),
+                       unsure=self.unsure())
 
     def check_nodes(self) -> None:
         """A node that ended without the harness ending it: NodeDied (the harness's ``dead()``: lines naming each

@@ -111,6 +111,9 @@ class DataView:
     read the topic from offset 0 at this point, how many records it got (None: no read here)."""
     acked: frozenset = frozenset()
     read: int | None = None           # the model: what the serving leader would give (its HW), None without one
+    # the real side only: offsets whose producer gave up without knowing the outcome (a timeout): the record may be
+    # committed, which the model counts as acknowledged; the views compare the others
+    unsure: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
