@@ -26,7 +26,7 @@ def _with_defaults(settings: dict, kafka_defaults: bool) -> dict:
 def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_each: bool, no_class_sharing: bool,
                    kafka_defaults: bool = False, fixes: tuple = (), jars: dict | None = None,
                    given: dict | None = None, zk=None):
-    """(release -> (its model, its scenario parameters), start_cluster(model, plan), cluster_has(method)): what a
+    """(release -> (its model, its scenario parameters), start_cluster(model, plan), cluster_has(capability)): what a
     campaign's traces run with, in this process or on a Spark executor (conform_spark.py). ``fixes``: the model's
     candidate fixes; ``jars``: release -> their patch jars (filled before the first cluster starts); ``given``: the
     scenario model (the preset and --model's settings); ``zk``: its ZooKeeper-mode model, or None for KRaft."""
@@ -61,4 +61,5 @@ def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_ea
                            **({"patches": tuple(jars[release])} if jars.get(release) else {}))
         return checked_cluster(Cluster(spec, log=lambda line: None), jars.get(release, {}))
 
-    return models, start_cluster, lambda method: hasattr(Cluster, method)
+    kind = Cluster if zk is None else ZkCluster
+    return models, start_cluster, lambda capability: capability in kind.capabilities

@@ -295,9 +295,10 @@ def _drive(release, elr, keep, step_timeout, json_path, header, model, common, p
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
-    missing = sorted({handler_need for handler_need in _needs(planned) if not hasattr(Cluster, handler_need)})
+    missing = sorted(_needs(planned) - set(getattr(Cluster, "capabilities", ())))
     if missing:
-        raise BadInput(f"this harness cannot drive the scenario: it has no {', '.join(m + '()' for m in missing)}")
+        raise BadInput(f"this harness cannot drive the scenario: its KRaft cluster has no capability "
+                       f"{', '.join(missing)} (docs/realkafka.md, 'Roles')")
     total = len(planned.steps) - 2
     settings = state["settings"] = _non_default(model, planned)
     to_stderr = json_path == "-"           # stdout holds the JSON report alone

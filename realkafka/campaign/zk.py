@@ -22,7 +22,7 @@ from .shrink import shrink
 MAX_OWN_STEPS = 400       # the cluster's own steps after one driven step, at most (the model's settle)
 
 
-def drivable(model, cluster_has=lambda method: True) -> list[tuple]:
+def drivable(model, cluster_has=lambda capability: True) -> list[tuple]:
     """(rule, args) of every action the harness drives on a ZooKeeper-mode cluster."""
     return [(rule, args) for _, rule, args in model.action_space if handler(rule.name).how == DRIVEN]
 
