@@ -6,6 +6,7 @@ import pytest
 from realkafka.cluster import Cluster, ClusterSpec, ZkCluster
 from realkafka.cluster.roles import CAPABILITIES, Client, Lifecycle, Nemesis, Observer, has, unknown_capabilities
 from realkafka.driver.mapping import RULES
+from realkafka.driver.zk.mapping import RULES as ZK_RULES
 
 
 @pytest.mark.parametrize("kind", [Cluster, ZkCluster])
@@ -28,6 +29,8 @@ def test_every_capability_a_driven_act_needs_is_a_known_one():
     needs = {h.needs for h in RULES.values() if h.needs is not None}
     assert needs and unknown_capabilities(needs) == []
     assert needs <= Cluster.capabilities
+    zk_needs = {h.needs for h in ZK_RULES.values() if h.needs is not None}
+    assert zk_needs and zk_needs <= ZkCluster.capabilities
 
 
 def test_an_unknown_capability_is_refused_and_an_undeclaring_cluster_has_none():
@@ -35,3 +38,20 @@ def test_an_unknown_capability_is_refused_and_an_undeclaring_cluster_has_none():
         has(Cluster, "replace_disk")
     assert not has(object(), "delete_topic")
     assert set(CAPABILITIES) >= Cluster.capabilities | ZkCluster.capabilities
+
+
+
+@pytest.mark.parametrize("base, lacking, rule", [
+    ({"preset": "tiny", "rf": 1, "deletion": True}, "delete_topic", "DeleteTopic"),          # ZooKeeper mode
+    ({"preset": "kraft-mv-upgrade"}, "upgrade_metadata_version", "UpgradeMetadataVersion"),  # KRaft
+])
+def test_a_campaign_drives_only_the_rules_whose_capability_the_cluster_kind_declares(base, lacking, rule):
+    from explorer.cli.model_value import command_model
+    from realkafka.campaign import generate, zk
+
+    base = dict(base)
+    model = command_model(base.pop("preset"), {}, base=base, quiet=True)
+    drivable = zk.drivable if model.cfg.variant != "kraft" else generate.drivable
+    every = {r.name for r, _ in drivable(model)}
+    assert rule in every
+    assert {r.name for r, _ in drivable(model, lambda capability: capability != lacking)} == every - {rule}

@@ -115,13 +115,19 @@ def _lines(step) -> list[str]:
 
 def _run(scenario_path, release, keep, step_timeout, json_path, header, model, steps) -> int:
     from realkafka.driver.session import Session, zk_cluster
+    from realkafka.driver.zk.mapping import handler
     from realkafka.driver.zk.run import NodeDied, ZkDriver, ZkRunResult
 
     try:
-        from realkafka.cluster import HarnessError, ProbeError, fetch
+        from realkafka.cluster import HarnessError, ProbeError, ZkCluster, fetch
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
+    missing = sorted({handler(rule).needs for rule, _ in steps if handler(rule).needs}
+                     - set(getattr(ZkCluster, "capabilities", ())))
+    if missing:
+        raise BadInput(f"this harness cannot drive the scenario: its ZooKeeper-mode cluster has no capability "
+                       f"{', '.join(missing)} (docs/realkafka.md, 'Roles')")
     settings = zk_settings(model)
     click.echo("\n".join(header + ["Kafka settings the run sets beside the harness's (docs/realkafka.md): "
                                    + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]))

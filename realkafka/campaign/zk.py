@@ -24,8 +24,10 @@ MAX_OWN_STEPS = 400       # the cluster's own steps after one driven step, at mo
 
 
 def drivable(model, cluster_has=lambda capability: True) -> list[tuple]:
-    """(rule, args) of every action the harness drives on a ZooKeeper-mode cluster."""
-    return [(rule, args) for _, rule, args in model.action_space if handler(rule.name).how == DRIVEN]
+    """(rule, args) of every action the harness drives on a ZooKeeper-mode cluster (whose harness capability the
+    cluster kind declares, ``cluster_has``: realkafka/cluster/roles.py)."""
+    return [(rule, args) for _, rule, args in model.action_space if handler(rule.name).how == DRIVEN
+            and (handler(rule.name).needs is None or cluster_has(handler(rule.name).needs))]
 
 
 class ZkBehaviour:
