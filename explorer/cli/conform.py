@@ -19,13 +19,13 @@ import click
 
 from explorer import __version__, signals
 from explorer.errors import one_line
+from realkafka.driver.session import zk_settings
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_distinct, checked_writable, emit
 from .conform_parts import _with_defaults, campaign_parts
 from .reproduce import _non_default, _release, _zk_model
 from .reproduce_fix import build_patches, patch_files
-from .reproduce_zk import zk_settings
 
 EXIT_HARNESS = 3
 

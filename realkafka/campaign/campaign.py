@@ -25,6 +25,7 @@ from types import SimpleNamespace
 from realkafka.driver.mapping import DRIVEN, ORDERED
 from realkafka.driver.plan import Plan, PlanError, plan, unjudged, why_unforced
 from realkafka.driver.run import Driver, NodeDied
+from realkafka.driver.session import Session
 
 from .chaos import ChaosRun
 from .generate import Behaviour, drivable, labels, walk
@@ -238,10 +239,8 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
         result.says = reason
     else:
         try:
-            with start_cluster(model, planned) as cluster:
-                run = _driver(cluster, model, planned, step_timeout).run()
-                if run.disagreement is not None:
-                    result.logs = keep_logs(cluster, out / f"trace-{n:04d}-{release}-logs")
+            run = Session(start_cluster(model, planned), lambda cluster: _driver(cluster, model, planned, step_timeout)) \
+                .run(after=_logs_kept(result, out, f"trace-{n:04d}-{release}-logs"))
             tally = _tally(release, run)
             result.slow = [[s.number, s.text, round(s.waited_s, 1), s.matched] for s in run.steps
                            if s.waited_s >= 10]
@@ -256,8 +255,8 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
                             tried = plan(model, trace)
                         except PlanError:
                             return False
-                        with start_cluster(model, tried) as c:
-                            return _driver(c, model, tried, step_timeout).run().disagreement is not None
+                        session = Session(start_cluster(model, tried), lambda c: _driver(c, model, tried, step_timeout))
+                        return session.run().disagreement is not None
                     small, result.shrink_runs = shrink(model, steps, actions, disagrees, shrink_budget)
                     result.shrunk = labels(model, small)
             else:
@@ -298,19 +297,25 @@ def keep_logs(cluster, dest: Path) -> str | None:
     return str(dest)
 
 
+def _logs_kept(result: TraceResult, out: Path | None, name: str):
+    """What a session does before its cluster stops: a disagreeing run's server logs kept under ``out/name``."""
+    def after(cluster, run) -> None:
+        if run.disagreement is not None and out is not None:
+            result.logs = keep_logs(cluster, out / name)
+    return after
+
+
 def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout, out: Path | None = None):
     result = TraceResult(job.number, job.release, [], "conforms", kind="real")
     tally: list = []
     start = time.monotonic()
     try:
-        with start_cluster(model, Plan([], {}, {}, (), dir_failure_timeout=False)) as cluster:
-            # the waits scale with the step timeout as the driver's do (a quarter, at most 10 s still; 20 s quiet)
-            chaos = ChaosRun(model, cluster, random.Random(job.seed), cluster_has=cluster_has,
-                             still=min(10.0, step_timeout / 4), quiet=min(20.0, step_timeout / 2),
-                             poll=min(0.5, step_timeout / 20))
-            done = chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8)))
-            if done.disagreement is not None and out is not None:
-                result.logs = keep_logs(cluster, out / f"trace-{job.number:04d}-{job.release}-logs")
+        # the waits scale with the step timeout as the driver's do (a quarter, at most 10 s still; 20 s quiet)
+        session = Session(start_cluster(model, Plan([], {}, {}, (), dir_failure_timeout=False)), lambda cluster: ChaosRun(
+            model, cluster, random.Random(job.seed), cluster_has=cluster_has, still=min(10.0, step_timeout / 4),
+            quiet=min(20.0, step_timeout / 2), poll=min(0.5, step_timeout / 20)))
+        done = session.run(lambda chaos: chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8))),
+                           after=_logs_kept(result, out, f"trace-{job.number:04d}-{job.release}-logs"))
         result.steps = list(done.actions)
         result.violations = sorted(done.checks)
         for what, counts in (("driven", done.rules), ("observed", done.observed)):

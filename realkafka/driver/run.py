@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from model.kraft.reassignment import target_of
+from realkafka.cluster.roles import has
 
 from .checks import judge
 from .compare import CONTROLLER, PARTS, differences
@@ -117,15 +118,10 @@ def _refusals(cluster, broker: int, lines: dict | None = None) -> int:
 
 def retrying_brokers(cluster, brokers: int, interval: float, evidence: dict | None = None) -> frozenset | None:
     """The brokers whose refused AssignReplicasToDirs entries keep coming back over ``interval`` seconds once the
-    cluster settled: counted by the harness's gate if it can (``requests(api, broker)``), else from the brokers'
-    own logs (``server_log``); None when neither is there."""
-    count = getattr(cluster, "requests", None)
-    if count is not None:
-        counter = lambda b: count("AssignReplicasToDirs", b)  # noqa: E731
-    elif hasattr(cluster, "server_log"):
-        counter = lambda b: _refusals(cluster, b, evidence)  # noqa: E731
-    else:
+    cluster settled, counted from the brokers' own logs (the ``server_log`` capability); None without it."""
+    if not has(cluster, "server_log"):
         return None
+    counter = lambda b: _refusals(cluster, b, evidence)  # noqa: E731
     before = [counter(b) for b in range(brokers)]
     time.sleep(interval)
     after = [counter(b) for b in range(brokers)]
@@ -147,7 +143,8 @@ def _read_count(result) -> int:
 
 
 class HarnessCannot(Exception):
-    """The harness lacks what a step needs (a method of the Cluster): the scenario cannot run with it."""
+    """The harness lacks what a step needs (a capability its cluster kind does not declare, realkafka/cluster/roles.py):
+    the scenario cannot run with it."""
 
 
 class Refused(Exception):
@@ -457,8 +454,9 @@ class Driver:
         if planned.rule is not None and planned.taken:
             h = handler(planned.rule)
             if h.how == DRIVEN:
-                if h.needs is not None and not hasattr(self.cluster, h.needs):
-                    raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
+                if h.needs is not None and not has(self.cluster, h.needs):
+                    raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs} "
+                                        "capability")
                 why, unknown = do_act(h.act, self, *planned.args)
                 if why is not None:
                     refused = f"Kafka refused {planned.text}: {why}"
@@ -531,9 +529,9 @@ class Driver:
 
     def run(self) -> RunResult:
         out = self.result
-        if getattr(self.plan, "answers", ()) and not hasattr(self.cluster, "hold_answers"):
+        if getattr(self.plan, "answers", ()) and not has(self.cluster, "hold_answers"):
             raise HarnessCannot("the plan holds the controller's answers to AssignReplicasToDirs: the harness has "
-                                "no hold_answers()")
+                                "no hold_answers capability")
         history_model: list = []
         history_real: list = []
         previous = None

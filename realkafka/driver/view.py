@@ -41,7 +41,7 @@ def dirs_text(entries) -> str:
 
 def replaced_dir(broker: int, d: int) -> str:
     """The id of a disk that broker's dir d no longer has (its disk was replaced: Kafka's new disk has a new
-    directory.id): the name the harness gives it (realkafka/cluster/cluster.py ``_learn_replaced_ids``)."""
+    directory.id): the name the harness gives it (realkafka/cluster/observer.py ``_learn_replaced_ids``)."""
     return f"dir {d} of broker {broker}{REPLACED}"
 
 
