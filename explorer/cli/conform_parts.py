@@ -2,13 +2,15 @@
 the command's process (conform.py) or on a Spark executor (conform_spark.py)."""
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from explorer.errors import JbodcheckFailure, one_line
 
 from realkafka.driver.session import kraft_cluster, kraft_settings, zk_cluster, zk_settings
 
-from .reproduce import _kraft_model
+from .exits import BadInput
+from .reproduce import _kraft_model, _steps
 from .reproduce_fix import checked_cluster
 from .reproduce_zk import zk_conform_model
 
@@ -63,3 +65,34 @@ def campaign_parts(preset: str, releases: list, *, kafka_timers: bool, format_ea
         return checked_cluster(cluster, jars.get(release, {}))
 
     return models, start_cluster, lambda capability: capability in kind.capabilities
+
+
+def around_steps(paths, models: dict, fixes: tuple = ()) -> dict:
+    """release -> [(scenario name, its made steps)] of the ``--around`` scenarios (realkafka/campaign/
+    neighbours.py), each checked to be of the campaign's model at that release (``models``: campaign_parts'); bad
+    input naming the first field that differs, a file that is no KRaft scenario, or one with no step to mutate."""
+    from explorer.scenario import ScenarioError, load_scenario
+    from realkafka.campaign.neighbours import made_steps
+
+    out: dict = {release: [] for release in models}
+    for path in paths:
+        try:
+            scenario = load_scenario(path)
+            for release, (campaign_model, _) in models.items():
+                try:
+                    model = _kraft_model(scenario, release, path=path, fixes=fixes)[2]
+                except BadInput as e:
+                    raise BadInput(f"--around {path}: {e}") from None
+                mine, theirs = model.cfg.as_dict(), campaign_model.cfg.as_dict()
+                differs = [k for k in mine if mine[k] != theirs.get(k)]
+                if differs:
+                    raise BadInput(f"--around {path}: its model is not the campaign's: " + ", ".join(
+                        f"{k} {mine[k]!r} (the campaign's {theirs.get(k)!r})" for k in differs)
+                        + "; give the campaign --preset/--model settings that match")
+                made = made_steps(_steps(scenario, model))
+                if not made:
+                    raise BadInput(f"--around {path}: none of its steps is one the harness makes happen")
+                out[release].append((Path(path).name, made))
+        except ScenarioError as e:
+            raise BadInput(f"--around {path}: {e}") from None
+    return out
