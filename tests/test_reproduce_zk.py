@@ -123,7 +123,7 @@ def _observation(m, s) -> ZkObservation:
     parts = {(f"t{p}", 0): ZkPartitionState(f"t{p}", 0, tuple(m.assignments[p]), tuple(bits(x.isr)), x.leader,
                                             x.leader_epoch, 1)
              for p, x in enumerate(s.controller.partitions) if x.leader_epoch >= 0}
-    regs = {i: ZkRegistration(i, 1) for i, b in enumerate(s.brokers) if b.up}
+    regs = {i: ZkRegistration(i, 1) for i in range(len(s.brokers)) if s.controller.live >> i & 1}
     return ZkObservation(brokers=brokers, controller=ZkControllerState(True, False, 0, 1, regs, parts, (), (), ()),
                          topics={})
 
@@ -373,3 +373,45 @@ def test_explore_says_a_never_shipped_designs_verdict_cannot_be_judged_on_a_real
 
     note = real_kafka_note(_model_of(base).cfg)
     assert (note is None) if says is None else (says in note and "no real Kafka can judge" in note)
+
+
+# ---- a broker's registration is seen (conform's disagreements 1 to 4 of 2026-12-07, seed 103) ------------------
+
+ZK_CAMPAIGN_MODEL = {"preset": "tiny", "brokers": 3, "deletion": True, "reassignment": True,
+                     "reassignment_procedure": "kafka-2.7", "max_faults": 3}
+
+
+def _steps(model, labels):
+    return [parse_step(model, label, n) for n, label in enumerate(labels, start=1)]
+
+
+def test_a_crashed_brokers_failure_is_taken_only_once_its_registration_is_gone():
+    """Trace 29's start: with no topic, nothing but the /brokers/ids znode shows the controller's BrokerChange
+    handling; a cluster whose crashed broker stays registered (its ZooKeeper session not expired) has not taken
+    ControllerBrokerFailure, so the run must not go on to restart it (a new JVM would find its old znode and exit)."""
+    from realkafka.driver.zk.run import ZkDriver
+
+    model = _model_of(ZK_CAMPAIGN_MODEL)
+    steps = _steps(model, ["BrokerCrash(broker=0)", "ControllerBrokerFailure(broker=0)", "BrokerRestart(broker=0)",
+                           "ControllerBrokerStartup(broker=0)"])
+    mod, _ = fake_cluster_module(model, stuck_on="BrokerCrash")
+    result = ZkDriver(mod.ZkCluster(None), model, steps, timeout=0.3).run()
+    assert len(result.steps) == 1 and not result.steps[0].valid
+    assert "by its own steps (ControllerBrokerFailure(broker=0)): it did not take them" in result.left_model
+    followed = ZkDriver(fake_cluster_module(model)[0].ZkCluster(None), model, steps, timeout=5).run()
+    assert followed.matched and len(followed.steps) == 2
+
+
+def test_a_restarted_broker_counts_live_only_once_it_registered():
+    """Trace 11's class: a running JVM that has not yet registered is not a broker the controller counts live."""
+    model = _model_of(ZK_CAMPAIGN_MODEL)
+    state = model.init_states()[0]
+    for rule, args in _steps(model, ["BrokerCrash(broker=0)", "ControllerBrokerFailure(broker=0)",
+                                     "BrokerRestart(broker=0)"]):
+        state = model.step(state, rule, args)[1]
+    before = project(model, state)
+    rule, args = _steps(model, ["ControllerBrokerStartup(broker=0)"])[0]
+    after = project(model, model.step(state, rule, args)[1])
+    assert before.brokers[0].up and not before.brokers[0].registered and after.brokers[0].registered
+    assert differences(after, before) == ["broker 0: not registered (no /brokers/ids znode) (model: the controller "
+                                          "counts it live)"]
