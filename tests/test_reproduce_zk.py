@@ -415,3 +415,24 @@ def test_a_restarted_broker_counts_live_only_once_it_registered():
     assert before.brokers[0].up and not before.brokers[0].registered and after.brokers[0].registered
     assert differences(after, before) == ["broker 0: not registered (no /brokers/ids znode) (model: the controller "
                                           "counts it live)"]
+
+
+def test_the_campaign_table_counts_a_zookeeper_mode_report_against_zookeeper_modes_rules_and_presets(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conform_table", REPO / "benchmarks" / "conform_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    report = {"preset": "tiny", "kafka": ["3.9.2"], "mode": "both", "controller": "zookeeper", "seed": 7,
+              "settings": {}, "outcomes": {"matched": 1, "conforms": 0, "disagrees": 0, "refused": 0, "harness": 0},
+              "traces": [{"kind": "model", "kafka": "3.9.2", "outcome": "matched", "elapsed_s": 5.0}],
+              "rules": {"DirFail": {"3.9.2": {"driven": 12, "driven_agreed": 12}},
+                        "ControllerLogDirEvent": {"3.9.2": {"observed": 3, "observed_agreed": 3}}}}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    table.main([str(path)])
+    out = capsys.readouterr().out
+    assert "| tiny (ZooKeeper mode, seed 7) | 3.9.2 | both | 1 | 1 |" in out
+    assert "| `DirFail` | driven | 12 (12) | 0 (0) |  |" in out
+    assert "| `ControllerLogDirEvent` | awaited | 0 (0) | 3 (3) | not yet often enough" in out
+    assert "3.9.2: agreed (10 or more)" in out and "\n| tiny | " in out and "kraft-tiny" not in out
