@@ -436,3 +436,36 @@ def test_the_campaign_table_counts_a_zookeeper_mode_report_against_zookeeper_mod
     assert "| `DirFail` | driven | 12 (12) | 0 (0) |  |" in out
     assert "| `ControllerLogDirEvent` | awaited | 0 (0) | 3 (3) | not yet often enough" in out
     assert "3.9.2: agreed (10 or more)" in out and "\n| tiny | " in out and "kraft-tiny" not in out
+
+
+def test_a_random_fault_run_restarts_a_crashed_broker_only_once_its_registration_is_gone():
+    """The random-fault run of seed 106's traces 6 and 10: it restarted a crashed broker the model would restart
+    only after the controller's ControllerBrokerFailure, still to come (its session not expired), and the new JVM
+    exited. It now acts only where a state showing the cluster's view enables it, after the cluster's own steps."""
+    import random
+
+    from realkafka.campaign.zk import ZkChaos
+
+    model = _model_of(ZK_CAMPAIGN_MODEL)
+    mod, _ = fake_cluster_module(model)
+
+    class SlowSession(mod.ZkCluster):
+        """The crashed broker's registration stays for a few observations (its ZooKeeper session expiring)."""
+        pending = 0
+
+        def crash(self, b):
+            self.stuck, self.pending = True, 6
+            super().crash(b)
+
+        def observe(self, light=False, topics=None):
+            if self.pending:
+                self.pending -= 1
+                if not self.pending:
+                    self.stuck = False
+                    self._do("ControllerBrokerFailure", (0,))
+            return super().observe(light, topics)
+
+    chaos = ZkChaos(model, SlowSession(None), random.Random(1), step_timeout=5.0, gap=(0.0, 0.0))
+    chaos.actions = [(r, a) for r, a in chaos.actions if (r.name, a) in {("BrokerCrash", (0,)), ("BrokerRestart", (0,))}]
+    chaos.run(2)
+    assert chaos.done == ["CreateTopic(partition=0)", "BrokerCrash(broker=0)", "BrokerRestart(broker=0)"]
