@@ -3,17 +3,19 @@ invariants/plugins.py), so the invariant suite builds its models with them and c
 from __future__ import annotations
 
 import invariants
+import pytest
 
-import helpers
+pytest.register_assert_rewrite("support")   # the shared helpers' asserts explain a failure as the tests' own do
+
+from support import helpers  # noqa: E402
 
 helpers.PLUGINS = invariants.load_plugins((), env=True)
 
-# Hypothesis settings profiles (tests/profiles.py, docs/testing.md): JBODCHECK_PROFILE=ci (default) | thorough.
-import pytest  # noqa: E402
+# Hypothesis settings profiles (tests/support/profiles.py, docs/testing.md): JBODCHECK_PROFILE=ci (default) | thorough.
 from hypothesis import settings  # noqa: E402
 
 from long_runs import LONG_RUNS  # noqa: E402
-from profiles import PROFILE, PROFILE_ENV, PROFILES, THOROUGH  # noqa: E402
+from support.profiles import PROFILE, PROFILE_ENV, PROFILES, THOROUGH  # noqa: E402
 
 
 def pytest_configure(config):

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from explorer.reports.bounds import model_bounds, model_bounds_text
-from helpers import REPO
+from support.helpers import REPO
 from model import BOUNDS, ModelConfig
 from explorer.catalog import preset_config
 from explorer.catalog import build_model

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from test_cli import cli
+from support.cli import cli
 from explorer.catalog import build_model
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "chrome")

@@ -17,7 +17,7 @@ import explorer.checkpoint as checkpoint
 import explorer.core as core
 from explorer import __version__
 
-from helpers import device_fills_after_the_check, in_process
+from support.helpers import device_fills_after_the_check, in_process
 
 ONE_FAULT = ("--preset", "tiny", "--max-faults", "1")        # 2,121 distinct states, depth 20
 LEGACY = ("--preset", "tiny", "--variant", "legacy")         # a violation at depth 4

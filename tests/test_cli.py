@@ -13,32 +13,14 @@ import explorer
 from model import ModelConfig
 from explorer.catalog import PRESETS, preset_config
 
-from helpers import REPO, in_process, init, model_of, step
+from support.cli import assert_bad_input, cli
+from support.helpers import REPO, in_process, init, model_of, step
 from explorer.catalog import build_model, builtin_invariants
 
 REPORT_KEYS = {"schema", "tool", "version", "model", "engine", "result", "distinct_states", "states_generated",
                "depth", "elapsed_s", "coverage", "violations"}
 VIOLATION_KEYS = {"invariant", "kind", "message", "trace"}
 TRACE_KEYS = {"step", "action", "state"}
-
-
-def cli(*args, cwd=REPO, timeout=240):
-    """Run `python -m explorer ARGS` in a fresh interpreter."""
-    env = {k: v for k, v in os.environ.items() if k != "JBODCHECK_PLUGINS"}
-    return subprocess.run([sys.executable, "-m", "explorer", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=timeout)
-
-
-
-
-def assert_bad_input(proc, *words):
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, f"expected one line on stderr, got {proc.stderr!r}"
-    for w in words:
-        assert w in lines[0], (w, lines[0])
-    return lines[0]
 
 
 # ---- explore -----------------------------------------------------------------------------------------------

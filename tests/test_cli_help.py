@@ -11,7 +11,7 @@ from explorer.catalog import features
 from explorer.cli.sections import OTHER, section, section_of
 from explorer.cli.app import command_context, loaded_commands
 
-from helpers import in_process
+from support.helpers import in_process
 
 
 def _explore():

@@ -18,8 +18,8 @@ from explorer.scenario import load_scenario, replay
 from model import VARIANTS
 
 from explorer.cli.compare import markdown, run_cell
-from helpers import REPO
-from profiles import THOROUGH
+from support.helpers import REPO
+from support.profiles import THOROUGH
 
 DOC = REPO / "docs" / "designs.md"
 

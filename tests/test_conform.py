@@ -17,7 +17,7 @@ from explorer.scenario import load_scenario, parse_step
 from realkafka.campaign.campaign import run_campaign
 from realkafka.campaign.generate import drivable, walk
 from realkafka.driver.plan import plan
-from reproduce_fake import ModelCluster, fake_harness
+from support.reproduce_fake import ModelCluster, fake_harness
 
 
 def _model(release="3.9.2", preset="kraft-tiny"):
@@ -243,7 +243,7 @@ def _interrupting_harness(monkeypatch, interrupt_at: int | None, runs: bool = Tr
     """The scripted harness, patched in for the command: the cluster of the ``interrupt_at``-th trace started is a
     Ctrl-C; with ``runs`` False every cluster fails to start (a harness outcome at once: the traces are chosen and
     judged, none driven)."""
-    from reproduce_fake import FakeHarnessError
+    from support.reproduce_fake import FakeHarnessError
 
     started = []
 

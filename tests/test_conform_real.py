@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 
 RELEASE = os.environ.get("JBODCHECK_KAFKA_RELEASE", "3.9.2")
 MISSING = [tool for tool in ("java", "javac", "mvn") if shutil.which(tool) is None]

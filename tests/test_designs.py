@@ -11,7 +11,8 @@ from model.zk.design_draft import in_created
 from explorer.catalog import preset_config
 from model.storage.state import E_NONE, H_FOLLOWER, H_LEADER, H_OFFLINE, OFFLINE
 
-from helpers import created_topic, deliver_all, init, run, step
+from support.helpers import created_topic, deliver_all, init, run, step
+from support.console_blocks import console_blocks, matches_with_trims
 from explorer.catalog import build_model
 
 TINY = dict(max_records=0, consumer=False)
@@ -246,7 +247,7 @@ def test_legacy_is_an_alias_of_kip112_no_isnew_check_with_identical_results():
 
 
 def test_the_cli_accepts_legacy_with_one_deprecation_line_and_the_same_exit_code(capsys, tmp_path):
-    from helpers import in_process
+    from support.helpers import in_process
 
     base = ("explore", "--preset", "tiny", "-q", "--max-depth", "4", "--workers", "1", "--json")
     code_old, out_old, err_old = in_process(capsys, *base, tmp_path / "old.json", "--variant", "legacy")
@@ -318,7 +319,7 @@ def test_dir_failure_spares_other_dirs_breaks_when_a_broker_stops_and_holds_unde
     assert after.brokers[0].hosted[0] == H_OFFLINE
     assert D.dir_failure_spares_other_dirs(m, s, action, after) is None
     # A replica on another dir that the step stopped serving breaks it too (a hand-made after-state).
-    from helpers import with_broker
+    from support.helpers import with_broker
 
     m = tiny("kip112", partitions=2, rf=1)
     s = deliver_all(m, run(m, init(m), ("CreateTopic", 0), ("CreateTopic", 1)))
@@ -359,45 +360,12 @@ def test_kip46_misses_a_failure_no_controller_saw_on_a_topic_created_on_live_bro
 
 # ---- the documented counterexamples (docs/designs.md, the README) are what the CLI prints --------------------------
 
-def _readme_console_blocks(section: str, doc: str = "README.md") -> list[str]:
-    import re
-
-    from helpers import REPO
-
-    text = (REPO / doc).read_text()
-    start = text.index(f"## {section}\n")
-    end = text.index("\n## ", start + 1)
-    return re.findall(r"```console\n(.*?)```", text[start:end], re.S)
-
-
-def _matches_with_trims(shown: list[str], printed: list[str]) -> None:
-    """Every shown line is the printed line at its place; `[... N lines trimmed ...]` stands for N printed lines;
-    the Result line may end in a trimmed tail. Printed lines after the Result line (time, coverage) are not
-    shown."""
-    import re
-
-    i = 0
-    for line in shown:
-        trimmed = re.fullmatch(r"\s*\[\.\.\. (\d+) lines? trimmed \.\.\.\]", line)
-        if trimmed:
-            i += int(trimmed.group(1))
-            continue
-        assert i < len(printed), f"the doc shows more than the CLI prints: {line!r}"
-        if line.startswith("Result: ") and "[... " in line:
-            head = line[:line.index("[... ")]
-            assert printed[i].startswith(head), (line, printed[i])
-        else:
-            assert line == printed[i], f"the doc shows {line!r} where the CLI prints {printed[i]!r}"
-        i += 1
-    assert printed[i - 1].startswith("Result: "), "the block ends at the Result line"
-
-
 def _check_readme_block(block: str) -> None:
     import shlex
     import subprocess
     import sys
 
-    from helpers import REPO
+    from support.helpers import REPO
 
     lines = block.rstrip("\n").split("\n")
     assert lines[0].startswith("$ jbodcheck ")
@@ -405,21 +373,21 @@ def _check_readme_block(block: str) -> None:
     p = subprocess.run([sys.executable, "-m", "explorer", *args, "--workers", "1"], capture_output=True, text=True,
                        cwd=REPO, timeout=900)
     assert p.returncode == 1, p.stderr
-    _matches_with_trims(lines[1:], p.stdout.split("\n"))
+    matches_with_trims(lines[1:], p.stdout.split("\n"))
 
 
 def test_the_readmes_harmless_breach_is_what_the_cli_prints():
-    blocks = _readme_console_blocks("A counterexample", "docs/designs.md")
+    blocks = console_blocks("A counterexample", "docs/designs.md")
     assert len(blocks) == 2 and "--invariant no_acked_record_lost" in blocks[0]
     _check_readme_block(blocks[1])
 
 
 def test_the_readmes_lost_record_is_what_the_cli_prints():
-    from profiles import THOROUGH
+    from support.profiles import THOROUGH
 
     if not THOROUGH:
         pytest.skip("BFS on small to depth 12 (219,236 states, a minute or two): JBODCHECK_PROFILE=thorough")
-    _check_readme_block(_readme_console_blocks("A counterexample", "docs/designs.md")[0])
+    _check_readme_block(console_blocks("A counterexample", "docs/designs.md")[0])
 
 
 def test_the_cli_checks_a_portable_invariant_on_a_design_that_leaves_it_out():
@@ -430,7 +398,7 @@ def test_the_cli_checks_a_portable_invariant_on_a_design_that_leaves_it_out():
     import subprocess
     import sys
 
-    from helpers import REPO
+    from support.helpers import REPO
 
     def run_cli(*args):
         return subprocess.run([sys.executable, "-m", "explorer", "explore", "--preset", "tiny", "-q", "--workers",

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 
 DOC = REPO / "docs" / "cli.md"
 MARK = "<!-- runnable -->"

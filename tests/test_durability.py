@@ -22,10 +22,10 @@ from model.storage.state import (
     E_STORAGE, GOOD, H_FOLLOWER, H_LEADER, H_SATURATED, NO_LEADER, OFFLINE, P_OFFLINE, P_ONLINE, SATURATED,
 )
 
-from helpers import (
+from support.helpers import (
     REPO, created_topic, custom_model, deliver_all, enabled, guard, init, model_of, run, step, with_broker,
 )
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 from explorer.catalog import builtin_invariants, select_invariants
 
 DATA_RULES = ("Produce", "ReplicaFetch", "LeaderShrinkIsr", "Consume")

@@ -9,7 +9,7 @@ from model import Model
 from model.spec.effect_memo import MemoisedEffect
 from explorer.catalog import preset_config
 
-from test_footprints import CONFIGS, _with_declaration, sample_states
+from support.footprints import FOOTPRINT_CONFIGS as CONFIGS, sample_states, with_declaration
 from explorer.catalog import build_model
 
 
@@ -44,7 +44,7 @@ def _with_rule(model: Model, name: str, **changes) -> Model:
     from model.spec.effect_memo import memoised_effects
     from model.spec.footprint import Components
 
-    _with_declaration(model, name, **changes)
+    with_declaration(model, name, **changes)
     effects = memoised_effects(model, Components.of(model))
     model._space = tuple((ri, r.guard, e, args) for (ri, r, args), e in zip(model.action_space, effects))
     return model

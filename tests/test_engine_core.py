@@ -17,7 +17,7 @@ from explorer.parallel import WorkerError
 from explorer.search import SearchOptions, explore
 from invariants import Invariant
 from explorer.catalog import preset_config
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 from explorer.catalog import build_model, select_invariants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

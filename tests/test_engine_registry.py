@@ -12,7 +12,7 @@ from explorer.engines import ENGINES, default_engine, engine_named, liveness_eng
 from explorer.reports.bounds import search_limits, search_text
 from explorer.search import SearchOptions, bfs
 
-from helpers import REPO
+from support.helpers import REPO
 
 # `engine == "bfs"`, `result.engine != 'liveness'`, `engine in ("bfs", ...)`: a name compared as a string.
 NAME_COMPARED = re.compile(r"""engine\w*\s*(==|!=|\bin\b|\bnot in\b)\s*[("'\[]""")

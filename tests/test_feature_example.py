@@ -23,7 +23,7 @@ from model import ConfigError, Model
 from explorer.catalog import preset_config
 from model.storage.state import P_NONEXISTENT
 
-from helpers import REPO, created_topic, deliver_all
+from support.helpers import REPO, created_topic, deliver_all
 from explorer.catalog import build_model
 
 EXAMPLE = str(REPO / "examples" / "preferred_election.py")

@@ -9,7 +9,7 @@ import tomllib
 
 import explorer
 
-from helpers import REPO
+from support.helpers import REPO
 
 
 def jbodcheck(*args) -> str:

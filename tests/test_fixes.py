@@ -29,9 +29,9 @@ from model.kraft.metadata import LOST, UNASSIGNED
 from model.spec.engine import rebuild_trace
 from model.storage.state import H_STOPPED, NO_LEADER
 
-from helpers import REPO, SCENARIOS, init, run
-from profiles import profile_name
-from test_kraft_combinations import PAIRS, _config as pair_config
+from support.helpers import REPO, SCENARIOS, init, run
+from support.profiles import profile_name
+from support.kraft_pairs import PAIRS, pair_config
 
 
 def jbodcheck(*args, timeout=120):

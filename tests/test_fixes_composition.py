@@ -18,7 +18,7 @@ from model import ActionDisabled
 from model.kraft.fixes import FIXES, FIXES_OPTION
 from model.spec.engine import Checker
 
-from profiles import profile_name
+from support.profiles import profile_name
 
 # (preset, parameters over it, whether a pair needs a fix of the configuration's feature, thorough only)
 CONFIGS = (

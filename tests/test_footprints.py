@@ -2,47 +2,24 @@
 states: the first states of a BFS and the states of seeded random walks, for every design and feature."""
 from __future__ import annotations
 
-import attrs
 import pytest
 
-from model import Model
 from explorer.catalog import features as catalog
 from model.spec.footprint import (Components, FootprintError, Footprints, check_declaration, read_violations,
                                   transition_read_violations)
-from model.spec.footprint import footprint_violations as kernel_footprint_violations
 from explorer.catalog import preset_config
 from model.storage.state import B_FAILOVERS
 
-from helpers import bfs_states, walk_states
-from profiles import THOROUGH
+from support.footprints import FOOTPRINT_CONFIGS as CONFIGS, footprint_violations, sample_states, with_declaration
+from support.profiles import THOROUGH
 from explorer.catalog import build_model
 
 
-def footprint_violations(model, states, **options):
-    """The kernel's checker, told how the storage layer's event budgets are spent (they must only grow)."""
-    return kernel_footprint_violations(model, states, budgets=lambda state: state.budget, **options)
-
-
-# (preset, overrides): every design, and every feature's rules on (medium under the thorough profile only).
-CONFIGS = [
-    ("tiny", {}), ("tiny", {"variant": "legacy"}), ("tiny", {"eager_metadata": False}),
-    ("tiny", {"variant": "kip112-draft", "deletion": True}), ("kip18-lost-update", {}), ("saturation", {}),
-    ("deletion", {}), ("reassignment-race", {}), ("kip46-heal", {}), ("tiny", {"variant": "kip46"}),
-    ("tiny", {"variant": "pre-kip112", "assignment_policy": "live-brokers"}),
-] + ([("medium", {})] if THOROUGH else [])
 # How many states each declaration is checked on: the first of a BFS, then random walks (docs/testing.md).
 SAMPLING = dict(bfs=400, walks=30) if THOROUGH else dict(bfs=50, walks=3)
 # kip46-heal: a self-healing reassignment runs only after a failure, its timer and a task (deep in a walk), and
 # ControllerBrokerStartup's read of ext.heal_moves shows only while one runs: more and deeper walks.
 SAMPLING_FOR = {} if THOROUGH else {"kip46-heal": dict(bfs=50, walks=15, depth=40)}
-
-
-def sample_states(model: Model, bfs: int = 120, walks: int = 6, depth: int = 30, seed: int = 0) -> list:
-    """The first ``bfs`` states of a BFS, then the distinct states of seeded random walks (deeper states)."""
-    states = bfs_states(model, model.fingerprint, bfs)
-    for state in walk_states(model, walks, depth, seed):
-        states.setdefault(model.fingerprint(state), state)
-    return list(states.values())
 
 
 @pytest.mark.parametrize("preset,overrides", CONFIGS, ids=[f"{p}-{'-'.join(map(str, o.values())) or 'default'}"
@@ -63,12 +40,6 @@ def tiny_states():
     return sample_states(build_model(preset_config("tiny")), bfs=400, walks=4)
 
 
-def _with_declaration(model: Model, name: str, **declaration) -> Model:
-    model.action_space = tuple((ri, attrs.evolve(r, **declaration) if r.name == name else r, args)
-                               for ri, r, args in model.action_space)
-    return model
-
-
 @pytest.mark.parametrize("name,declaration,expected", [
     ("BrokerCrash", {"writes": ("budget",)}, "BrokerCrash: writes broker[0].up, not declared"),
     ("BrokerLeaderAndIsr", {"reads": ("broker[broker]",)}, "BrokerLeaderAndIsr: effect reads outside reads"),
@@ -87,13 +58,13 @@ def _with_declaration(model: Model, name: str, **declaration) -> Model:
     ("DirFail", {"appends": ("broker[*].inbox",)}, "DirFail: appends names components outside its writes"),
 ])
 def test_the_checker_catches_a_wrong_declaration(name, declaration, expected, tiny_states):
-    model = _with_declaration(build_model(preset_config("tiny")), name, **declaration)
+    model = with_declaration(build_model(preset_config("tiny")), name, **declaration)
     problems = footprint_violations(model, tiny_states, rules=(name,))
     assert any(p.startswith(expected) for p in problems), problems
 
 
 def test_an_undeclared_rule_reads_and_writes_everything():
-    model = _with_declaration(build_model(preset_config("tiny")), "Consume", reads=None, writes=None)
+    model = with_declaration(build_model(preset_config("tiny")), "Consume", reads=None, writes=None)
     fp = Footprints(model)
     consume = [i for i, (_, r, _) in enumerate(model.action_space) if r.name == "Consume"]
     assert consume and all(fp.writes[i] == fp.components.all for i in consume)

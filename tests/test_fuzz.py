@@ -10,7 +10,7 @@ import pytest
 
 from explorer.fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS
 
-from helpers import REPO
+from support.helpers import REPO
 
 pytestmark = pytest.mark.stateful
 

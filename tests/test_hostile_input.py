@@ -22,7 +22,8 @@ from explorer.errors import OutputError
 from explorer.outputs import check_writable, write_text
 from explorer.search import SearchResult
 
-from helpers import REPO, SCENARIOS, device_fills_after_the_check, in_process
+from support.helpers import REPO, SCENARIOS, device_fills_after_the_check, in_process
+from support.damaged_reports import damaged, paths, renders_or_refuses
 
 SMALL_RUN = ("--preset", "tiny", "--max-depth", "3", "-q", "--workers", "1")
 
@@ -273,21 +274,6 @@ def saved_report(tmp_path_factory) -> dict:
     return json.loads(path.read_text())
 
 
-def _damaged(report: dict, where: str, value) -> dict:
-    """The report with the value at ``where`` (dotted, [i] for list items; a dotted ``.0`` is an object's key)
-    replaced."""
-    import copy
-    import re
-
-    data = copy.deepcopy(report)
-    parts = [int(index) if index else name for index, name in re.findall(r"\[(\d+)\]|([^.\[\]]+)", where)]
-    target = data
-    for p in parts[:-1]:
-        target = target[p]
-    target[parts[-1]] = value
-    return data
-
-
 @pytest.mark.parametrize("where, value, words", [
     ("coverage", "CreateTopic: 3", ("coverage must be an object",)),
     ("coverage", ["CreateTopic"], ("coverage must be an object",)),
@@ -315,7 +301,7 @@ def _damaged(report: dict, where: str, value) -> dict:
     ("violations[0].trace[1].state.controller.partitions", [1], ("controller.partitions",)),
 ])
 def test_view_refuses_a_report_of_the_wrong_shape(tmp_path, capsys, saved_report, where, value, words):
-    path = _write(tmp_path, "report.json", _damaged(saved_report, where, value))
+    path = _write(tmp_path, "report.json", damaged(saved_report, where, value))
     one_line(*in_process(capsys, "view", path, "--html", tmp_path / "page.html"), 2, "report.json", *words)
     assert not (tmp_path / "page.html").exists()
 
@@ -336,32 +322,13 @@ def test_the_issues_report_with_a_string_coverage_exits_2_in_a_subprocess(tmp_pa
     proc_line(run("view", path, "--html", tmp_path / "page.html"), 2, "coverage")
 
 
-def _json_values():
-    from hypothesis import strategies as st
-
-    scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=4)
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                        | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
-
-
-def _paths(value, prefix="") -> list[str]:
-    out = [prefix] if prefix else []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, f"{prefix}.{k}" if prefix else k)
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:3]):
-            out += _paths(v, f"{prefix}[{i}]")
-    return out
-
-
 def _field_paths(report: dict) -> list[str]:
     """Every field of the report up to its list indices, as its first and its last occurrence: a field of the
     first step and of a later one (which the page compares with the step before), of broker 0 and of broker 1."""
     import re
 
     first, last = {}, {}
-    for p in _paths(report):
+    for p in paths(report):
         if p == "tool" or " " in p:
             continue
         pattern = re.sub(r"\[\d+\]", "[]", p)
@@ -403,7 +370,7 @@ def test_every_field_of_every_kind_renders_or_is_refused(saved_report, kraft_rep
     crashes = []
     for where in _field_paths(report):
         for value in _EVERY_KIND:
-            data = _damaged(report, where, value)
+            data = damaged(report, where, value)
             try:
                 check_report(data)
             except ShapeError:
@@ -430,7 +397,7 @@ _STATE = "violations[0].trace[1].state"
 def test_view_refuses_null_where_the_page_draws_a_value(tmp_path, capsys, saved_report, where):
     """A null list, object or state field, at every level the page draws: bad input naming its path (issue 41:
     `state.brokers[i].dirs` or `state.controller` null used to exit 3 with a TypeError)."""
-    path = _write(tmp_path, "report.json", _damaged(saved_report, where, None))
+    path = _write(tmp_path, "report.json", damaged(saved_report, where, None))
     one_line(*in_process(capsys, "view", path, "--html", tmp_path / "page.html"), 2, "report.json",
              f"{where} must be", "not null")
     assert not (tmp_path / "page.html").exists()
@@ -444,7 +411,7 @@ def test_view_refuses_null_where_the_page_draws_a_value(tmp_path, capsys, saved_
 def test_view_renders_null_where_a_report_may_hold_it(tmp_path, capsys, saved_report, where):
     """Null where a report holds it (the initial step's action, a partition without a leader, a fact of the
     summary) or where the page draws any value as text: the page renders."""
-    path = _write(tmp_path, "report.json", _damaged(saved_report, where, None))
+    path = _write(tmp_path, "report.json", damaged(saved_report, where, None))
     code, out, err = in_process(capsys, "view", path, "--html", tmp_path / "page.html")
     assert code == 0 and "Traceback" not in err, err
     assert (tmp_path / "page.html").read_text().startswith("<!DOCTYPE html>")
@@ -455,28 +422,7 @@ def test_whatever_view_accepts_it_renders(saved_report):
     or the page renders (never an exception from the renderer). Derandomized whatever the profile, without an
     example database: the same examples on every run of one Hypothesis version; the whole single-level sweep
     above does not depend on them."""
-    renders_or_refuses(saved_report, [p for p in _paths(saved_report) if p != "tool" and not any(c in p for c in " ")])
-
-
-def renders_or_refuses(report: dict, paths: list[str]) -> None:
-    """For 300 examples (derandomized): the value at one of ``paths`` replaced by any JSON value, the shape check
-    refuses the report or the page renders it (tests/test_kraft_render.py uses it on a KRaft report)."""
-    from hypothesis import given, settings, strategies as st
-
-    from explorer.reports.html import page
-    from explorer.reports.report_shape import ShapeError, check_report
-
-    @settings(max_examples=300, deadline=None, database=None, derandomize=True)
-    @given(st.sampled_from(paths), _json_values())
-    def one(where, value):
-        data = _damaged(report, where, value)
-        try:
-            check_report(data)
-        except ShapeError:
-            return
-        page(data, {})
-
-    one()
+    renders_or_refuses(saved_report, [p for p in paths(saved_report) if p != "tool" and not any(c in p for c in " ")])
 
 
 # ---- options -----------------------------------------------------------------------------------------------
@@ -996,7 +942,7 @@ def test_a_directory_where_no_file_can_be_created_is_refused_before_any_work(cap
 
 @pytest.mark.skipif(not os.path.isfile("/proc/version"), reason="needs /proc")
 def test_reproduce_json_in_proc_is_refused_before_any_cluster_starts(capsys, monkeypatch):
-    from reproduce_fake import fake_harness
+    from support.reproduce_fake import fake_harness
 
     module, made, made_for = fake_harness(lambda path: None)
     made_for.append(_FINDING_1)
@@ -1030,7 +976,7 @@ def test_a_closed_standard_output_exits_141_quietly(args):
 def _scripted_cluster(monkeypatch, **kw):
     """The scripted cluster of tests/reproduce_fake.py in place of realkafka.cluster, for finding 1's scenario at
     4.4.0: (the clusters made)."""
-    from reproduce_fake import fake_harness
+    from support.reproduce_fake import fake_harness
 
     from explorer.cli.reproduce import _kraft_model
     from explorer.scenario import load_scenario
@@ -1220,7 +1166,7 @@ def test_an_os_error_that_escapes_is_one_plain_line_with_its_cause_and_path(caps
 # ---- Kafka releases and the cache (`kafka fetch`, realkafka/cluster/release.py; fake Maven: tests/fake_tools.py) ---
 
 def _fetch(tmp_path, mvn, *versions, cache=None):
-    from fake_tools import fake_tools, mvn_calls
+    from support.fake_tools import fake_tools, mvn_calls
 
     tools = fake_tools(tmp_path, mvn)
     if cache is not None:
@@ -1237,7 +1183,7 @@ def _fetch_line(p, code, *words):
 
 
 def test_a_release_maven_central_does_not_serve_is_bad_input_and_leaves_nothing(tmp_path):
-    from fake_tools import NOT_SERVED
+    from support.fake_tools import NOT_SERVED
 
     p, calls, cache = _fetch(tmp_path, f"printf '%s' '{NOT_SERVED.format(v='9.9.9')}'; exit 1", "9.9.9")
     line = _fetch_line(p, 2, "no such Kafka release 9.9.9", "served: 3.7.0 to 4.4.0")

@@ -22,8 +22,8 @@ from explorer.search import SearchOptions, bfs
 from model import VARIANTS, Model
 from explorer.catalog import PRESETS, preset_config
 
-import helpers
-from profiles import THOROUGH
+from support import helpers
+from support.profiles import THOROUGH
 from explorer.catalog import build_model, builtin_invariants
 
 pytestmark = pytest.mark.invariants

@@ -17,7 +17,8 @@ from model.storage.state import (
     R_DELETION_SUCCESSFUL, REMOVED, SATURATED, PartitionMeta, replace_at,
 )
 
-from helpers import created_topic, custom_model, deliver_all, init, model_of, step, with_broker
+from support.helpers import created_topic, custom_model, deliver_all, init, model_of, step, with_broker
+from support.breaking_cases import broken_in
 from explorer.catalog import builtin_invariants, select_invariants
 
 EXPECTED_IDS = {
@@ -600,25 +601,20 @@ BREAK_CASES = [pytest.param(id_, make, id=f"{id_}-{make.__name__.strip('_')}")
                for id_, makers in BREAKS.items() for make in makers]
 
 
+# The test modules with breaking cases of their own (their BROKEN_HERE, read by tests/support/breaking_cases.py).
+BROKEN_ELSEWHERE = ("test_designs.py", "test_kip46.py", "test_kraft.py", "test_kraft_future.py", "test_kraft_findings.py",
+                    "test_kraft_bugs.py", "test_kraft_elr.py", "test_kraft_corrections.py")
+
+
 def test_breaks_table_covers_every_registered_invariant():
     # Plugins (JBODCHECK_PLUGINS) bring their own tests; every invariant of the invariants package needs a case here
     # (the liveness properties are tested by tests/test_liveness.py).
     registered = {i.id for i in builtin_invariants()
                   if i.check.__module__.startswith("invariants.") and i.kind in invariants.SAFETY_KINDS}
     assert registered, "the built-in invariants are registered"
-    from test_designs import BROKEN_HERE  # the design invariants' breaking cases are in tests/test_designs.py
-    from test_kip46 import BROKEN_HERE as BROKEN_IN_KIP46  # and KIP-46's in tests/test_kip46.py
-    from test_kraft import BROKEN_HERE as BROKEN_IN_KRAFT  # and KRaft's in tests/test_kraft.py
-    from test_kraft_future import BROKEN_HERE as BROKEN_IN_FUTURE  # and kraft-future's in tests/test_kraft_future.py
-    from test_kraft_findings import BROKEN_HERE as BROKEN_IN_KRAFT_FINDINGS  # its quiescent ones there
-
-    from test_kraft_bugs import BROKEN_HERE as BROKEN_IN_KRAFT_BUGS  # kraft-mv-upgrade's in tests/test_kraft_bugs.py
-    from test_kraft_elr import BROKEN_HERE as BROKEN_IN_KRAFT_ELR  # ELR's in tests/test_kraft_elr.py
-    from test_kraft_corrections import BROKEN_HERE as BROKEN_IN_CORRECTIONS  # finding 8's
-
-    covered = (set(BREAKS) | set(BROKEN_HERE) | set(BROKEN_IN_KIP46) | set(BROKEN_IN_KRAFT) | set(BROKEN_IN_FUTURE)
-               | set(BROKEN_IN_KRAFT_FINDINGS) | set(BROKEN_IN_KRAFT_BUGS) | set(BROKEN_IN_KRAFT_ELR)
-               | set(BROKEN_IN_CORRECTIONS))
+    # The design invariants' breaking cases are in tests/zk/test_designs.py, KIP-46's in tests/zk/test_kip46.py,
+    # KRaft's in the KRaft modules (finding 8's in test_kraft_corrections.py).
+    covered = set(BREAKS).union(*(broken_in(name) for name in BROKEN_ELSEWHERE))
     assert registered <= covered, f"no breaking case for: {sorted(registered - covered)}"
     assert set(EXPECTED_IDS) <= set(BREAKS)
 

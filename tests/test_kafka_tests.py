@@ -147,7 +147,7 @@ def test_no_jar_is_kept_in_the_repository():
 
 def fake_maven(tmp_path, monkeypatch, body: str) -> dict:
     """A fake ``mvn`` (tests/fake_tools.py) that runs ``body`` with ``$b`` the run's build directory."""
-    from fake_tools import fake_tools
+    from support.fake_tools import fake_tools
 
     tools = fake_tools(tmp_path, 'for a in "$@"; do case "$a" in -Dkafkatests.build=*) b="${a#*=}";; esac; done\n'
                        + body)

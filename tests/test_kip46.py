@@ -14,7 +14,7 @@ from model.storage.config import ConfigError
 from explorer.catalog import preset_config
 from model.storage.state import H_FOLLOWER, OFFLINE, RA_DONE, RA_IN_PROGRESS, bits
 
-from helpers import created_topic, deliver_all, guard, init, run, step
+from support.helpers import created_topic, deliver_all, guard, init, run, step
 from explorer.catalog import build_model
 
 # The design invariant whose breaking cases are below (tests/test_invariants.py counts it as covered).

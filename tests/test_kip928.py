@@ -19,7 +19,7 @@ from model.storage.state import (
     UPDATE_METADATA, LeaderAndIsrEntry, Partition,
 )
 
-from helpers import (
+from support.helpers import (
     created_topic, custom_model, deliver_all, enabled, guard, init, model_of, policy, run, step, with_broker,
 )
 from explorer.catalog import select_invariants

@@ -12,7 +12,8 @@ from model.spec.errors import ConfigError
 from model.kraft.metadata import UNASSIGNED, PartitionState
 from model.kraft.replica_manager import CREATED, SKIPPED_DIR, SKIPPED_OFFLINE, STORAGE_ERROR, apply_local
 from model.storage.state import GOOD, H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_STOPPED, OFFLINE
-from profiles import profile_name
+from support.kraft_paths import REASSIGNED, walk
+from support.profiles import profile_name
 
 
 def _exhaust(preset: str, **params):
@@ -147,7 +148,7 @@ SCENARIO_16234 = "kraft-kafka-16234-offline-partition-recreated.json"
 
 def _replay_16234(**options):
     from explorer.scenario import load_scenario, replay
-    from helpers import SCENARIOS
+    from support.helpers import SCENARIOS
 
     scenario = load_scenario(str(SCENARIOS / SCENARIO_16234))
     model = build_model(preset_config(scenario.model["preset"], options=options or None))
@@ -206,20 +207,16 @@ def _fenced_broker_elected(model):
 
 
 def _offline_under_the_deleted_topic(model):
-    from test_kraft_deletion import _walk
-
     model = build_model(preset_config("kraft-deletion"))
-    s = _walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DeleteTopic", (0,)), ("CreateTopic", (0,)),
+    s = walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DeleteTopic", (0,)), ("CreateTopic", (0,)),
                       ("BrokerReplay", (0,)), ("BrokerReplay", (0,))])
     b = s.brokers[0]._replace(hosted=(H_OFFLINE,), topics=(1,))
     return model, s._replace(brokers=(b, s.brokers[1]))
 
 
 def _added_replica_unlisted(model):
-    from test_kraft_reassignment import REASSIGNED, _walk
-
     model = build_model(preset_config("kraft-reassignment"))
-    return model, _walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1)), ("BrokerReplay", (0,)),
+    return model, walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1)), ("BrokerReplay", (0,)),
                                              ("BrokerReplay", (1,))])
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from explorer.catalog import build_model, preset_config
 from explorer.scenario import load_scenario, replay, parse_step
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
 from model.kraft.bugs import BUGS, TURN_ON, refuse_without_feature
 from model.kraft.future import P_NONE, P_QUEUED
 from model.spec.errors import ConfigError

@@ -10,7 +10,7 @@ import pytest
 
 from explorer.catalog import PRESETS, build_model, preset_config
 
-from helpers import REPO
+from support.helpers import REPO
 
 KRAFT_MD = (REPO / "docs" / "kraft.md").read_text(encoding="utf-8")
 CITATION = re.compile(r"\b([A-Z][A-Za-z0-9]+)\.([a-z][A-Za-z0-9]+)\b")

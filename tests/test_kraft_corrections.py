@@ -9,7 +9,7 @@ import pytest
 from explorer.catalog import build_model, claims_of, design_of, preset_config
 from explorer.scenario import load_scenario, parse_step, replay
 from explorer.search import SearchOptions, bfs
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
 from invariants.kraft.quiescent import no_leaderless_partition_with_live_isr_copy as leaderless
 from model.kraft.replica_manager import enqueue, in_kafka_order, requeue_inflight
 from model.storage.state import NO_LEADER, OFFLINE

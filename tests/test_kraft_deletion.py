@@ -8,7 +8,8 @@ import pytest
 from explorer.catalog import build_model, preset_config
 from explorer.scenario import load_scenario, replay
 from explorer.search import SearchOptions, bfs
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
+from support.kraft_paths import walk
 from model.kraft.metadata import UNASSIGNED, PartitionState
 from model.kraft.replica_manager import CREATED, SKIPPED_OFFLINE, apply_local, stop_and_delete
 from model.spec.errors import ConfigError
@@ -20,13 +21,6 @@ SCENARIO_17190 = "kraft-kafka-17190-assignment-of-a-deleted-topic-retried.json"
 
 def _model(**options):
     return build_model(preset_config("kraft-deletion", options=options or None))
-
-
-def _walk(model, steps):
-    s = model.init_states()[0]
-    for name, args in steps:
-        _, s = model.step(s, name, args)
-    return s
 
 
 def _replay(name, **options):
@@ -45,26 +39,26 @@ def test_deletion_is_refused_with_records_on_kraft():
 
 def test_a_deleted_topic_is_re_created_with_a_new_topic_id_and_deleted_once():
     model = _model()
-    s = _walk(model, [("CreateTopic", (0,)), ("DeleteTopic", (0,))])
+    s = walk(model, [("CreateTopic", (0,)), ("DeleteTopic", (0,))])
     part = s.controller.partitions[0]
     assert part.leader_epoch == -1 and part.topic == 1
-    s = _walk(model, [("CreateTopic", (0,)), ("DeleteTopic", (0,)), ("CreateTopic", (0,))])
+    s = walk(model, [("CreateTopic", (0,)), ("DeleteTopic", (0,)), ("CreateTopic", (0,))])
     assert s.controller.partitions[0].topic == 2
     assert "deleted once already" in model.rule("DeleteTopic").guard(model, s, 0)
 
 
 def test_a_broker_replaying_the_deletion_deletes_its_log_and_forgets_the_partition():
     model = _model()
-    s = _walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DeleteTopic", (0,))])
+    s = walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DeleteTopic", (0,))])
     assert s.brokers[0].stray == (0b01,) and s.brokers[0].copies == (0b01,)
-    s = _walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DeleteTopic", (0,)), ("BrokerReplay", (0,))])
+    s = walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("DeleteTopic", (0,)), ("BrokerReplay", (0,))])
     b = s.brokers[0]
     assert b.copies == (0,) and b.stray == (0,) and b.hosted == (H_NONE,) and b.topics == (0,)
 
 
 def test_a_broker_down_during_the_deletion_drops_the_stray_copy_at_start_up():
     model = _model()
-    s = _walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("BrokerCrash", (0,)), ("DeleteTopic", (0,)),
+    s = walk(model, [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("BrokerCrash", (0,)), ("DeleteTopic", (0,)),
                       ("ControllerFenceBroker", (0,)), ("BrokerRestart", (0,)), ("BrokerLoad", (0,))])
     b = s.brokers[0]
     assert b.copies == (0,) and b.stray == (0,) and b.hosted == (H_NONE,)

@@ -4,7 +4,7 @@ still naming the old disk names a dir the broker no longer has."""
 from __future__ import annotations
 
 from explorer.catalog import build_model, preset_config
-from helpers import run_labels
+from support.helpers import run_labels
 from model.kraft.controller import leader_acceptor, online
 from model.kraft.disks import id_of, index_of
 from model.kraft.metadata import UNASSIGNED, dir_id, dir_name

@@ -21,7 +21,7 @@ from model.spec.errors import ConfigError
 from model.storage.data import advance_hw
 from model.storage.state import H_LEADER, NO_LEADER
 
-from helpers import in_process, run_labels
+from support.helpers import in_process, run_labels
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO_19522 = REPO / "scenarios" / "kraft-kafka-19522-fenced-last-known-leader-elected.json"
@@ -445,7 +445,7 @@ def test_kraft_tiny_at_the_default_release_names_it_and_elr_in_its_bounds(capsys
 
 def _with_partition(m, **how):
     """A reachable state whose controller image holds ``image(**how)``'s partition and registrations."""
-    from helpers import init, run
+    from support.helpers import init, run
     created = run(m, init(m), ("CreateTopic", 0))
     made = image(**how)
     return created._replace(controller=created.controller._replace(partitions=made.partitions,

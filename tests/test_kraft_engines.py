@@ -24,8 +24,8 @@ from invariants.kraft import liveness as kraft_liveness
 from model.kraft import controller
 from model.spec.invariant import LIVENESS_KINDS, invariants_in
 
-from profiles import THOROUGH
-from test_cli import cli
+from support.profiles import THOROUGH
+from support.cli import cli
 
 # kraft-tiny-faults' shape, pinned: 2 brokers x 2 dirs, 1 partition, RF 2, no record, a dir failure, a crash, a restart,
 # a repair; NO_DATA with two faults (finding 1's configuration), SMALL with one.

@@ -9,7 +9,7 @@ import pytest
 from explorer.catalog import build_model, preset_config
 from explorer.scenario import load_scenario
 from explorer.search import SearchOptions, bfs
-from helpers import SCENARIOS, bfs_states, enabled_labels, run_labels
+from support.helpers import SCENARIOS, bfs_states, enabled_labels, run_labels
 from invariants.kraft.quiescent import kraft_directories_match_actual_dir
 from model import ModelConfig
 from model.kraft.metadata import LOST, MIGRATING, UNASSIGNED, PartitionChange, PartitionRecord, image_of

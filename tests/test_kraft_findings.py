@@ -1,5 +1,5 @@
 """KRaft finding 1 and the quiescent and no-cascade properties (docs/kraft.md, "Findings" and "Properties"): the
-finding's markers run as tests/test_findings.py runs ZooKeeper mode's, its scenarios replay to the violation with
+finding's markers run as tests/docs/test_findings.py runs ZooKeeper mode's, its scenarios replay to the violation with
 no bug switch, and each new property fails on a state that breaks it and holds on the real one it is made from."""
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import pytest
 from explorer.catalog import build_model, claims_of, design_of, preset_config
 from invariants.kraft import quiescent as kraft_quiescent
 from invariants.storage import safety
-from helpers import REPO, SCENARIOS, init, run, with_broker
+from support.helpers import REPO, SCENARIOS, init, run, with_broker
 from model.kraft.metadata import UNASSIGNED
 from model.storage.state import GOOD, OFFLINE
-from test_findings import markers, test_a_finding_is_what_its_command_prints as _run_marker
+from support.findings import check_finding, markers
+from support.scenarios import replay_as_the_cli
 
 # docs/kraft.md's findings and the committer's reports of docs/findings/ (issue 40), each marker run as a test.
 KRAFT_MARKERS = markers(REPO / "docs" / "kraft.md") + [
@@ -40,7 +41,7 @@ def test_finding_1_is_marked():
 
 @pytest.mark.parametrize("name, line, fields, after", KRAFT_MARKERS, ids=[f"{e[0]}:{e[1]}" for e in KRAFT_MARKERS])
 def test_a_kraft_finding_is_what_its_command_prints(name, line, fields, after, tmp_path):
-    _run_marker(name, line, fields, after, tmp_path)
+    check_finding(name, line, fields, after, tmp_path)
 
 
 # ---- the scenarios: no bug switch, the violation at the last step -------------------------------------------------
@@ -52,20 +53,9 @@ FINDING_SCENARIOS = {
 }
 
 
-def _replay(file: str):
-    from explorer.cli.model_value import command_model
-    from explorer.scenario import load_scenario, replay
-
-    scenario = load_scenario(str(SCENARIOS / file))
-    params = dict(scenario.model)
-    model = command_model(params.pop("preset", None), {}, (), base=params)  # as `jbodcheck replay FILE` builds it
-    result, _, failed = replay(model, scenario, list(model.invariants))
-    return model, result, failed
-
-
 @pytest.mark.parametrize("file", FINDING_SCENARIOS)
 def test_a_finding_1_scenario_replays_to_its_violation_without_a_bug_switch(file):
-    model, result, failed = _replay(file)
+    model, result, failed = replay_as_the_cli(file)
     assert model.option("bugs") == ()
     assert failed == []  # the scenario's expectations hold at its end
     assert {v.invariant.id: len(v.trace) - 1 for v in result.violations} == FINDING_SCENARIOS[file]
@@ -217,7 +207,7 @@ def test_kraft_core_claims_the_properties_with_zookeepers_ids_where_the_meaning_
 def test_kraft_value_of_the_shared_id_reads_zookeepers_metadata_on_a_zookeeper_model():
     """KRaft's value of metadata_shows_offline_replicas takes ZooKeeper's UpdateMetadata view on a ZooKeeper model
     (`jbodcheck compare` may judge another design by it): no KRaft field is read there."""
-    from helpers import created_topic, model_of
+    from support.helpers import created_topic, model_of
 
     model = model_of("tiny")
     s = created_topic(model)

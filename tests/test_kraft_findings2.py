@@ -4,10 +4,10 @@ the image before the event; and nothing after it moves the leader off the failed
 from __future__ import annotations
 
 from explorer.scenario import load_scenario, parse_step
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
 from invariants.kraft.safety import kraft_leadership_as_leader_acceptor_allows
 from model.kraft.metadata import K_BROKER_CHANGE, K_PARTITION_CHANGE
-from test_kraft_findings import _replay
+from support.scenarios import replay_as_the_cli
 
 # file: {invariant: the step (1-based) whose state breaks it}; tests/test_kraft_findings.py counts these as replayed
 FINDING2_SCENARIOS = {"kraft-finding-5-unfenced-leader-on-failed-dir.json": {"leader_is_live_isr_member": 12}}
@@ -16,7 +16,7 @@ HEARTBEAT = 10  # the step BrokerHeartbeat(broker=0)
 
 
 def _states():
-    model, _result, _failed = _replay(SCENARIO)
+    model, _result, _failed = replay_as_the_cli(SCENARIO)
     steps = load_scenario(str(SCENARIOS / SCENARIO)).steps
     assert steps[HEARTBEAT - 1] == "BrokerHeartbeat(broker=0)"
     state = model.init_states()[0]
@@ -28,7 +28,7 @@ def _states():
 
 
 def test_the_scenario_replays_to_its_violation_without_a_bug_switch():
-    model, result, failed = _replay(SCENARIO)
+    model, result, failed = replay_as_the_cli(SCENARIO)
     assert model.option("bugs") == ()
     assert (model.cfg.brokers, model.cfg.rf) == (1, 1)
     assert failed == []

@@ -137,7 +137,7 @@ def test_a_future_log_promoted_at_start_up_lacks_what_was_appended_after_its_acc
 
 def _replay(name, **options):
     from explorer.scenario import load_scenario, replay
-    from helpers import SCENARIOS
+    from support.helpers import SCENARIOS
 
     scenario = load_scenario(str(SCENARIOS / name))
     model = build_model(preset_config(scenario.model["preset"], options=options or None))
@@ -175,7 +175,7 @@ CASCADE = ["PromoteFutureReplica(b=0,p=0)", "BrokerSendAssignments(b=0)", "Contr
 
 def test_with_kafka_16082_the_resumed_future_log_takes_the_healthy_dir_offline():
     from explorer.scenario import load_scenario, parse_step
-    from helpers import SCENARIOS
+    from support.helpers import SCENARIOS
 
     model = _model(bugs=("KAFKA-16082",))
     s = model.init_states()[0]
@@ -192,7 +192,7 @@ def test_with_kafka_16082_the_resumed_future_log_takes_the_healthy_dir_offline()
 
 def test_without_kafka_16082_no_future_log_is_left_to_promote():
     from explorer.scenario import load_scenario, parse_step
-    from helpers import SCENARIOS
+    from support.helpers import SCENARIOS
 
     model = _model()
     s = model.init_states()[0]
@@ -259,7 +259,7 @@ def test_the_feature_rules_stay_within_their_declared_footprints():
     the feature's included, is checked on sampled states."""
     import attrs
 
-    from test_footprints import footprint_violations, sample_states
+    from support.footprints import footprint_violations, sample_states
 
     def kraft_shaped(declared):
         zk = ("notifications", "controller.live", "controller.partitions")

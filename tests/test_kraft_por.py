@@ -11,10 +11,10 @@ from explorer.search import SearchOptions, explore
 from model.kraft import rules as kraft_rules
 from model.spec.engine import rebuild_trace
 from model.spec.footprint import Components, FootprintError, Footprints
-from model.spec.footprint import footprint_violations as kernel_footprint_violations
 
-from helpers import bfs_states, config_ids, kraft_configs, walk_states
-from profiles import THOROUGH
+from support.footprints import footprint_violations, sample_states
+from support.helpers import config_ids, kraft_configs
+from support.profiles import THOROUGH
 
 # (preset, overrides): exhausted in seconds; with the bug switch one fault is enough for a violation (the
 # KAFKA-16234 scenario's path); the data path without faults. The presets themselves under the thorough profile.
@@ -22,24 +22,12 @@ CONFIGS = kraft_configs(THOROUGH)
 
 
 
-def sample_states(model, bfs: int = 300, walks: int = 20, depth: int = 40, seed: int = 0) -> list:
-    """The first states of a BFS, then the distinct states of seeded random walks (crashes, restarts, repairs)."""
-    states = bfs_states(model, model.fingerprint, bfs)
-    for state in walk_states(model, walks, depth, seed):
-        states.setdefault(model.fingerprint(state), state)
-    return list(states.values())
-
-
-def footprint_violations(model, states):
-    return kernel_footprint_violations(model, states, budgets=lambda state: state.budget)
-
-
 @pytest.fixture(scope="module")
 def kraft_states():
     out = {}
     for preset in ("kraft-tiny-faults", "kraft-tiny"):
         model = build_model(preset_config(preset))
-        out[preset] = sample_states(model)
+        out[preset] = sample_states(model, bfs=300, walks=20, depth=40)
     return out
 
 

@@ -9,18 +9,14 @@ import pytest
 from explorer.catalog import build_model, preset_config
 from explorer.scenario import load_scenario, replay
 from explorer.search import SearchOptions, bfs
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
+from support.kraft_paths import DELIVERED, REASSIGNED, walk
 from model.kraft.metadata import UNASSIGNED
 from model.spec.errors import ConfigError
 from model.storage.state import H_FOLLOWER, H_LEADER, H_NONE
 
 SCENARIO_16886 = "kraft-kafka-16886-assignment-of-a-removed-replica-retried.json"
 
-# Broker 0's assignment delivered, then partition 0 reassigned and the added broker 1 caught up.
-DELIVERED = [("CreateTopic", (0,)), ("BrokerReplay", (0,)), ("BrokerSendAssignments", (0,)),
-             ("ControllerAssignReplicasToDirs", (0,)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,)),
-             ("BrokerReplay", (1,))]
-REASSIGNED = DELIVERED + [("ReassignPartition", (0,)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,))]
 # With a record: produced, then the reassignment; broker 1 fetches it once broker 0 replayed the reassignment.
 ADDED_WITH_A_RECORD = DELIVERED + [("Produce", (0, 0)), ("ReassignPartition", (0,)), ("BrokerReplay", (1,)),
                                    ("BrokerReplay", (0,)), ("ReplicaFetch", (1, 0))]
@@ -35,40 +31,33 @@ def _model(preset="kraft-reassignment", max_records=0, max_faults=1, **options):
                                      options=options or None))
 
 
-def _walk(model, steps, s=None):
-    s = model.init_states()[0] if s is None else s
-    for name, args in steps:
-        _, s = model.step(s, name, args)
-    return s
-
-
 def test_with_records_the_added_replica_catches_up_by_the_data_paths_fetch():
     model = _model(max_records=1)
     assert model.assignments == ((0, 1),) and model.original == ((0,),)   # broker 1 may hold a replica
     assert [a for _, r, a in model.action_space if r.name == "ReplicaCatchUp"] == []
-    s = _walk(model, DELIVERED + [("Produce", (0, 0)), ("ReassignPartition", (0,)), ("BrokerReplay", (1,))])
+    s = walk(model, DELIVERED + [("Produce", (0, 0)), ("ReassignPartition", (0,)), ("BrokerReplay", (1,))])
     # Partition.fetchRecords: the leader has not replayed the reassignment, so it does not know broker 1 yet
     assert "does not list broker 1" in model.rule("ReplicaFetch").guard(model, s, 1, 0)
-    s = _walk(model, ADDED_WITH_A_RECORD)
+    s = walk(model, ADDED_WITH_A_RECORD)
     part = s.controller.partitions[0]
     assert s.brokers[1].logs == ((0,),) and part.isr == 0b11 and part.adding == ()   # caught up: completed
 
 
 def test_a_restarted_follower_rejoins_the_isr_with_records_and_stays_out_without():
     model = _model(max_records=1, max_faults=2)
-    s = _walk(model, ADDED_WITH_A_RECORD + RESTART)
+    s = walk(model, ADDED_WITH_A_RECORD + RESTART)
     assert s.controller.partitions[0].isr == 0b01 and s.brokers[1].hosted == (H_FOLLOWER,)
-    s = _walk(model, [("ReplicaFetch", (1, 0))], s)   # Partition.maybeExpandIsr -> AlterPartition
+    s = walk(model, [("ReplicaFetch", (1, 0))], s)   # Partition.maybeExpandIsr -> AlterPartition
     assert s.controller.partitions[0].isr == 0b11 and s.brokers[0].isr == (0b11,)
     # Without records nothing brings it back: ReplicaCatchUp is the added replica's only, before completion.
     model = _model(max_faults=2)
-    s = _walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1))] + RESTART)
+    s = walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1))] + RESTART)
     for _ in range(10):   # the cluster's own steps (a fault aside) until none is left: the ISR stays {0}
         enabled = [(r.name, a) for _, r, a in model.action_space
                    if r.name not in ("DirFail", "BrokerCrash") and r.guard(model, s, *a) is None]
         if not enabled:
             break
-        s = _walk(model, enabled[:1], s)
+        s = walk(model, enabled[:1], s)
     assert enabled == [] and s.controller.partitions[0].isr == 0b01 and model.is_quiescent(s)
 
 
@@ -92,7 +81,7 @@ def test_with_records_the_rules_stay_within_their_declared_footprints():
     model = _model(max_records=1, max_faults=2)
     s, states = model.init_states()[0], []
     for step in ADDED_WITH_A_RECORD + RESTART + [("ReplicaFetch", (1, 0))]:
-        s = _walk(model, [step], s)
+        s = walk(model, [step], s)
         states.append(s)
     assert footprint_violations(model, states, budgets=lambda state: state.budget) == []
 
@@ -103,14 +92,14 @@ def test_deletion_with_records_is_still_refused_with_reassignment():
 
 
 def test_a_pure_add_writes_replicas_adding_and_the_added_replicas_default_dir():
-    s = _walk(_model(), DELIVERED + [("ReassignPartition", (0,))])
+    s = walk(_model(), DELIVERED + [("ReassignPartition", (0,))])
     part = s.controller.partitions[0]
     assert part.replicas == (0, 1) and part.adding == (1,) and part.removing == ()
     assert part.dirs == (0, UNASSIGNED)  # defaultDir: broker 1 registered two dirs
 
 
 def test_the_added_replica_is_created_but_its_dir_is_never_listed():
-    s = _walk(_model(), REASSIGNED)
+    s = walk(_model(), REASSIGNED)
     b1 = s.brokers[1]
     assert b1.hosted == (H_FOLLOWER,) and b1.copies == (0b01,)
     assert b1.queue == () and b1.inflight == ()  # directory(1) of the old registration throws: not listed
@@ -118,7 +107,7 @@ def test_the_added_replica_is_created_but_its_dir_is_never_listed():
 
 def test_the_isr_join_completes_a_pure_add_and_directories_stay_unassigned():
     model = _model()
-    s = _walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,))])
+    s = walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,))])
     part = s.controller.partitions[0]
     assert part.isr == 0b11 and part.adding == () and part.replicas == (0, 1)
     assert part.dirs == (0, UNASSIGNED) and model.is_quiescent(s)
@@ -128,10 +117,10 @@ def test_the_isr_join_completes_a_pure_add_and_directories_stay_unassigned():
 
 def test_a_move_completes_removes_the_old_replica_and_moves_leadership():
     model = _model("kraft-reassignment-move")
-    s = _walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1))])
+    s = walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1))])
     part = s.controller.partitions[0]
     assert part.replicas == (1,) and part.isr == 0b10 and part.leader == 1 and part.removing == ()
-    s = _walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,))])
+    s = walk(model, REASSIGNED + [("ReplicaCatchUp", (0, 1)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,))])
     assert s.brokers[0].hosted == (H_NONE,) and s.brokers[0].copies == (0,)
     assert s.brokers[1].hosted == (H_LEADER,)
     # The completion changes Replicas, so its record carries Directories and lists broker 1: its dir is queued.
@@ -213,10 +202,10 @@ def test_a_move_with_records_exhausts_and_finds_finding_6_and_no_record_lost():
 
 def test_deleting_a_topic_under_reassignment_ends_it_and_the_re_created_topic_starts_on_its_assignment():
     model = build_model(preset_config("kraft-reassignment", deletion=True))
-    s = _walk(model, REASSIGNED + [("DeleteTopic", (0,)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,))])
+    s = walk(model, REASSIGNED + [("DeleteTopic", (0,)), ("BrokerReplay", (0,)), ("BrokerReplay", (1,))])
     assert s.controller.partitions[0].leader_epoch == -1
     assert s.brokers[1].hosted == (H_NONE,) and s.brokers[1].copies == (0,)
-    s = _walk(model, REASSIGNED + [("DeleteTopic", (0,)), ("CreateTopic", (0,))])
+    s = walk(model, REASSIGNED + [("DeleteTopic", (0,)), ("CreateTopic", (0,))])
     part = s.controller.partitions[0]
     assert part.replicas == (0,) and part.adding == () and part.topic == 2
     assert model.rule("ReassignPartition").guard(model, s, 0) is None  # the new topic may be reassigned again

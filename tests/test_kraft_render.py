@@ -28,8 +28,10 @@ from model.kraft.metadata import (
 from model.spec.engine import fingerprint_of
 from model.storage.state import H_FOLLOWER, H_LEADER, H_NONE, H_OFFLINE, H_SATURATED, H_STOPPED
 
-from helpers import SCENARIOS, bfs_states, init, step
-from test_cli import cli
+from support.helpers import SCENARIOS, bfs_states, init, step
+from support.cli import cli
+from support.console_blocks import console_blocks, matches_with_trims
+from support.damaged_reports import paths as field_paths, renders_or_refuses
 
 KRAFT_PRESETS = [name for name, (_, params) in PRESETS.items() if params.get("variant") == "kraft"]
 
@@ -329,14 +331,12 @@ def test_the_readmes_kraft_trace_is_what_the_cli_prints():
     """The README's KRaft excerpt (regenerate it when the rendering or finding 1's trace changes)."""
     import shlex
 
-    from test_designs import _matches_with_trims, _readme_console_blocks
-
-    (block,) = _readme_console_blocks("KRaft mode: the Kafka that ships (KIP-858, Kafka 3.7 to 4.4)")
+    (block,) = console_blocks("KRaft mode: the Kafka that ships (KIP-858, Kafka 3.7 to 4.4)")
     lines = block.rstrip("\n").split("\n")
     assert lines[0].startswith("$ jbodcheck replay ")
     p = cli(*shlex.split(lines[0][len("$ jbodcheck "):]))
     assert p.returncode == 1, p.stderr
-    _matches_with_trims(lines[1:], p.stdout.split("\n"))
+    matches_with_trims(lines[1:], p.stdout.split("\n"))
 
 
 # ---- no raw tuple in any output, on every KRaft preset -----------------------------------------------------------
@@ -434,16 +434,14 @@ def _page_text(document: str) -> str:
 
 
 def test_whatever_view_accepts_of_a_kraft_report_renders(tmp_path):
-    """tests/test_hostile_input.py's check on a KRaft report, whose states hold typed objects: any one of their
+    """tests/cli/test_hostile_input.py's check on a KRaft report, whose states hold typed objects: any one of their
     fields replaced by any JSON value (a "type" that is not a string, a record without its fields, ...), the shape
     check refuses it or the page renders."""
-    from test_hostile_input import _paths, renders_or_refuses
-
     path = tmp_path / "r.json"
     p = cli("replay", SCENARIOS / "kraft-finding-1-acked-record-lost.json", "--json", path)
     assert p.returncode == 1, p.stderr
     report = json.loads(path.read_text())
-    paths = [q for q in _paths(report) if " " not in q and any(
+    paths = [q for q in field_paths(report) if " " not in q and any(
         k in q for k in ("metadata_log", "registration", "assignment", "hosted"))]
     assert any(q.endswith(".type") for q in paths) and any(".registrations.0" in q for q in paths)
     renders_or_refuses(report, paths)

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.catalog import CLAIMS, build_model, configure, preset_config
 from explorer.search import SearchOptions, bfs
-from helpers import in_process, run_labels
+from support.helpers import in_process, run_labels
 from model.kraft import replica_manager as RM
 from model.kraft import saturation as KS
 from model.kraft.design import KRAFT_DESIGN
@@ -248,10 +248,10 @@ def test_kraft_saturation_exhausts_ok_with_every_rule_of_its_configuration_fired
 @pytest.mark.parametrize("overrides", [{}, dict(deletion=True, rf=1), dict(reassignment=True, rf=1)],
                          ids=["preset", "deletion", "reassignment"])
 def test_rules_stay_within_their_declared_footprints_with_saturation(overrides):
-    from test_kraft_por import footprint_violations, sample_states
+    from support.footprints import footprint_violations, sample_states
 
     model = _model(**overrides)
-    states = sample_states(model, walks=40)
+    states = sample_states(model, bfs=300, walks=40, depth=40)
     assert any(SATURATED in b.dirs for s in states for b in s.brokers)   # the samples reach a saturated dir
     assert footprint_violations(model, states) == []
 

@@ -20,7 +20,7 @@ from model.kraft.bugs import BUGS
 from model.spec.errors import ConfigError
 from model.storage.state import B_FAILOVERS, H_LEADER, H_OFFLINE
 
-from helpers import enabled_labels, run_labels
+from support.helpers import enabled_labels, run_labels
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "kraft-kafka-15649-unacknowledged-failure-keeps-the-leader.json"
@@ -208,7 +208,7 @@ def _covers(declared: set, component: str) -> bool:
 
 @pytest.mark.parametrize("preset", ["kraft-heartbeat", "kraft-session-expiry"])
 def test_the_session_rules_write_only_what_they_declare(preset):
-    from helpers import bfs_states, walk_states
+    from support.helpers import bfs_states, walk_states
 
     m = build_model(preset_config(preset))
     states = list(bfs_states(m, m.fingerprint, 300).values()) + walk_states(m, 20, 40, seed=1)

@@ -12,7 +12,7 @@ from model.kraft.rules import controller_image
 from model.kraft.shutdown import PENDING, SHUTTING_DOWN
 from model.storage.state import NO_LEADER
 
-from helpers import enabled_labels, run_labels
+from support.helpers import enabled_labels, run_labels
 
 SHUTDOWN_RULES = {"BrokerBeginControlledShutdown", "BrokerHeartbeatControlledShutdown", "BrokerHeartbeatShutdownNow",
                   "BrokerShutdown", "BrokerControlledShutdownTimeout"}
@@ -151,7 +151,7 @@ def _kraft_shaped(model):
 
 
 def test_the_feature_rules_stay_within_their_declared_footprints():
-    from test_footprints import footprint_violations, sample_states
+    from support.footprints import footprint_violations, sample_states
 
     for model in (_model(max_controlled_shutdowns=2),
                   _model("kraft-heartbeat", max_lost_heartbeats=1, max_controlled_shutdowns=1)):

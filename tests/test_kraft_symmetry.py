@@ -12,8 +12,8 @@ from explorer.search import SearchOptions, explore
 from model.kraft import symmetry as kraft_symmetry
 from model.spec.symmetry import IndexSymmetry
 
-from helpers import bfs_states, config_ids, kraft_configs, walk_states
-from profiles import THOROUGH
+from support.helpers import bfs_states, config_ids, kraft_configs, walk_states
+from support.profiles import THOROUGH
 
 SYMMETRIC = {"dir_symmetry": True}   # KRaft's dir symmetry is opt-in (model/kraft/symmetry.py)
 CONFIGS = kraft_configs(THOROUGH)

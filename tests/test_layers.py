@@ -14,7 +14,7 @@ from pathlib import Path
 import grimp
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 
 PACKAGES = ("model", "invariants", "explorer", "spark_explore", "proofs", "realkafka")
 # No engine names a Kafka concept (the words; Spark's own partitions are Spark's), and the kernel not even

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 
 ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
 needs_ruff = pytest.mark.skipif(ruff is None, reason="ruff is not installed (pip install -e '.[test]')")

@@ -137,7 +137,7 @@ def test_cli_liveness_lasso_json_and_replay(tmp_path):
     import subprocess
     import sys
 
-    from helpers import REPO
+    from support.helpers import REPO
 
     report, lasso = tmp_path / "report.json", tmp_path / "lasso.json"
     args = ["--brokers", "3", "--dirs", "2", "--partitions", "1", "--rf", "2", "--reassignment", "--max-records", "0",
@@ -201,7 +201,7 @@ def test_cli_liveness_says_its_fairness_and_that_por_is_off(tmp_path):
     import subprocess
     import sys
 
-    from helpers import REPO
+    from support.helpers import REPO
 
     report = tmp_path / "report.json"
     p = subprocess.run([sys.executable, "-m", "explorer", "explore", "--preset", "tiny", "--max-failovers", "0",

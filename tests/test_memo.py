@@ -6,7 +6,7 @@ import pytest
 
 from model.spec.memo import by_value
 
-from helpers import bfs_states, init, model_of, walk_states
+from support.helpers import bfs_states, init, model_of, walk_states
 
 
 def encoding_clashes(states) -> list:

@@ -20,7 +20,7 @@ from model.storage.state import (
     H_SATURATED, R_ONLINE, REMOVED, REPLICA_STATE_NAMES, SATURATED, STOP_REPLICA, LeaderAndIsrEntry, replace_at,
 )
 
-from helpers import REPO, created_topic, custom_model, deliver_all, init, model_of, policy, step
+from support.helpers import REPO, created_topic, custom_model, deliver_all, init, model_of, policy, step
 from explorer.catalog import build_model
 
 # ---- configuration ------------------------------------------------------------------------------------
@@ -154,8 +154,8 @@ def test_fingerprint_is_the_same_in_another_process_with_another_hash_seed(seed)
     here = fingerprint(_walk(m, _PATH))
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from helpers import model_of; from test_model import _walk, _PATH; from model import fingerprint;"
-        "print(fingerprint(_walk(model_of('small'), _PATH)))"
+        "from support.helpers import init, model_of, run; from model import fingerprint; m = model_of('small');"
+        f"print(fingerprint(run(m, init(m), *{_PATH!r})))"
     )
     env = dict(os.environ, PYTHONHASHSEED=seed)
     out = subprocess.run([sys.executable, "-c", code, str(REPO / "tests")], capture_output=True, text=True,

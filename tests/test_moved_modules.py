@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 
 # 0.3.1's modules (git show 0.3.1's tree: model/*.py, invariants/*.py, explorer/*.py) that moved in 0.4.0, with
 # the new home of each, and a name that 0.3.x's docs/extending.md or examples imported from it.

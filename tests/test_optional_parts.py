@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 
 BLOCKED = ("z3", "hypothesis", "pyspark")
 

@@ -21,7 +21,7 @@ from invariants import Invariant
 from model import fingerprint
 from explorer.catalog import preset_config
 
-from helpers import REPO
+from support.helpers import REPO
 from explorer.catalog import build_model, select_invariants
 
 ALL = select_invariants()

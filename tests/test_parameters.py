@@ -11,7 +11,7 @@ import pytest
 from explorer.catalog import DESIGNS, PRESETS, configure, features, preset_config
 from model import ConfigError, ModelConfig
 
-from helpers import SCENARIOS, in_process
+from support.helpers import SCENARIOS, in_process
 
 KRAFT_TINY = ("explore", "--preset", "kraft-tiny", "--max-depth", "1", "-q", "--workers", "1")
 

@@ -18,7 +18,7 @@ from explorer.search import SearchOptions, bfs
 from invariants.plugins import LOADED
 from explorer.catalog import build_model, preset_config
 
-from helpers import REPO
+from support.helpers import REPO
 
 pytestmark = [pytest.mark.invariants, pytest.mark.stateful]
 

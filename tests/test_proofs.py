@@ -18,9 +18,9 @@ from proofs.bmc import bmc
 from proofs.properties import LEMMAS, PROPERTIES, invariant_parts
 from proofs.refinement import Refinement, abstract, check_model, witness_values
 from proofs.system import RULE_TO_ACTION
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 
-from helpers import REPO
+from support.helpers import REPO
 from explorer.catalog import build_model
 
 FLAGSHIP = ("no_recreate_with_bad_dir", "create_only_on_good_dir")

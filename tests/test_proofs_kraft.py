@@ -13,9 +13,9 @@ from model.kraft.metadata import LOST, UNASSIGNED
 from model.storage.state import NO_LEADER
 from proofs import kraft_configurations as configurations, kraft_conformance, kraft_induction, kraft_reverse
 from proofs.kraft_properties import PROPERTIES
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 
-from helpers import in_process, run_labels
+from support.helpers import in_process, run_labels
 
 PROVED = ("kraft_isr_within_replicas", "kraft_directories_never_lost", "kraft_epochs_monotone")
 NOT_PROVED = ("kraft_leader_passes_leader_acceptor", "kraft_leader_in_isr_or_none")

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from explorer.cli.prove import prove_command
-from helpers import REPO, in_process
+from support.helpers import REPO, in_process
 
 PLUGINS = {
     # a follower created with isNewReplica=false while a dir is offline (the broker's check dropped)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 from realkafka.cluster import Cluster, ClusterSpec, HarnessError, api_name
 from realkafka.cluster.config import format_features
 from realkafka.cluster.observation import RESERVED, DirNames, ImageBuilder, MetadataRecord

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from helpers import REPO
+from support.helpers import REPO
 from realkafka.cluster import ClusterSpec, ZkCluster
 from realkafka.cluster.release import fetch
 from realkafka.cluster.zkstate import read_controller_state

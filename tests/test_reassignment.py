@@ -19,9 +19,9 @@ from model.storage.state import (
     UPDATE_METADATA, bits,
 )
 
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 
-from helpers import created_topic, custom_model, deliver_all, enabled, guard, init, model_of, run, step
+from support.helpers import created_topic, custom_model, deliver_all, enabled, guard, init, model_of, run, step
 from explorer.catalog import build_model, select_invariants
 
 REASSIGNMENT_RULES = ("ReassignPartition", "ControllerReassignmentIsrChange")
@@ -540,7 +540,7 @@ def test_with_kafka_2_7_it_completes_as_kafkas_integration_test_expects():
     """The scenario file mirrors ControllerIntegrationTest.testPartitionReassignmentToBrokerWithOfflineLogDir:
     leader broker 1 at initialLeaderEpoch + 3, assignment [1], the reassignment done."""
     from explorer.scenario import load_scenario, replay
-    from helpers import SCENARIOS
+    from support.helpers import SCENARIOS
     scenario = load_scenario(str(SCENARIOS / KAFKA_10314))
     m = build_model(ModelConfig(**scenario.model))
     assert m.cfg.reassignment_procedure == "kafka-2.7"

@@ -7,7 +7,7 @@ import re
 from explorer.catalog import claimed_invariants, features
 from explorer.reference.pages import PAGES, stale_pages
 
-from helpers import REPO
+from support.helpers import REPO
 
 REFERENCE = REPO / "docs" / "reference"
 

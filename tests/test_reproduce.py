@@ -17,7 +17,7 @@ import pytest
 
 from explorer.catalog import build_model, configure
 from explorer.scenario import load_scenario, parse_step
-from helpers import REPO, SCENARIOS
+from support.helpers import REPO, SCENARIOS
 from realkafka.driver import checks as C
 from realkafka.driver.compare import differences
 from realkafka.driver.mapping import AWAITED, DRIVEN, NOT_REPRODUCIBLE, ORDERED, RULES, Hold
@@ -26,7 +26,8 @@ from realkafka.driver.plan import PlanError, plan
 from realkafka.driver.projection import project
 from realkafka.driver.run import Driver
 from realkafka.driver.view import LogView, View
-from reproduce_fake import ModelCluster, fake_harness, observation
+from support.reproduce_fake import ModelCluster, fake_harness, observation
+from support.reproduction import scenario_model, trace_history
 
 def kraft_rules() -> list[dict]:
     """Every rule of the KRaft design, those of features a configuration leaves out too (`rules` lists them)."""
@@ -34,37 +35,6 @@ def kraft_rules() -> list[dict]:
                          cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
-
-
-def scenario_model(path, bugs=(), data=True, kafka=None):
-    """The model a reproduction runs: the scenario's, its bug switches, the data path on where allowed (at the
-    default release, or ``kafka``)."""
-    sc = load_scenario(str(path))
-    base = dict(sc.model)
-    preset = base.pop("preset", None)
-    if bugs:
-        base["options"] = {**base.get("options", {}), "bugs": tuple(bugs)}
-    if kafka:
-        base["options"] = {**base.get("options", {}), "kafka": kafka}
-    try:
-        cfg = configure(preset, {**base, "max_records": max(1, base.get("max_records", 0) or 0)} if data else base, {})
-    except Exception:
-        cfg = configure(preset, base, {})
-    model = build_model(cfg, preset=preset)
-    from explorer.cli.reproduce import _steps      # a catch-up written without records is a fetch with them
-
-    return model, _steps(sc, model)
-
-
-def trace_history(model, steps):
-    state, faulted = model.init_states()[0], set()
-    history = [project(model, state)]
-    for name, args in steps:
-        _, state = model.step(state, name, args)
-        if name == "DirFail":
-            faulted.add(args)
-        history.append(project(model, state, faulted))
-    return history
 
 
 # ---- the mapping -------------------------------------------------------------------------------------------------
@@ -510,7 +480,7 @@ sys.path[:0] = [{repo!r}, {tests!r}]
 from explorer.catalog import build_model
 from explorer.cli.reproduce import _kraft_model
 from explorer.scenario import load_scenario
-from reproduce_fake import fake_harness
+from support.reproduce_fake import fake_harness
 
 def crash(name, args):
     if name == "BrokerCrash":

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
 from realkafka.driver import plan as plan_mod
 from realkafka.driver.mapping import ANSWER, ASSIGN, DELAYED, Hold
 from realkafka.driver.plan import describe_holds, plan
 from realkafka.driver.run import Driver, HarnessCannot
-from reproduce_fake import ModelCluster
-from test_reproduce import scenario_model
+from support.reproduce_fake import ModelCluster
+from support.reproduction import scenario_model
 
 FINDING_3 = SCENARIOS / "kraft-finding-3-assignment-elects-by-the-old-dir.json"
 

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from helpers import REPO, SCENARIOS
+from support.helpers import REPO, SCENARIOS
 
 RELEASE = os.environ.get("JBODCHECK_KAFKA_RELEASE", "3.9.2")
 RELEASES = [v.strip() for v in os.environ.get("JBODCHECK_KAFKA_RELEASES", "").split(",") if v.strip()]

@@ -14,7 +14,7 @@ import types
 import pytest
 
 from explorer.scenario import load_scenario, parse_step
-from helpers import REPO, SCENARIOS
+from support.helpers import REPO, SCENARIOS
 from realkafka.cluster.observation import BrokerObservation, Dir, Replica
 from realkafka.cluster.zkstate import ZkControllerState, ZkObservation, ZkPartitionState, ZkRegistration
 from realkafka.driver.mapping import AWAITED, DRIVEN, NOT_REPRODUCIBLE

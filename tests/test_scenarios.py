@@ -11,7 +11,7 @@ from model import Model, ModelConfig
 from explorer.catalog import preset_config
 from model.storage.state import E_STORAGE
 
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
 from explorer.catalog import build_model, select_invariants
 
 FILES = sorted(SCENARIOS.glob("*.json"))

@@ -26,8 +26,8 @@ from explorer.serve.server import App, Server, host_refused
 from explorer.serve.walk import Walker
 from model import VARIANTS
 
-from helpers import REPO
-from serve_helpers import LEGACY_INVARIANT, LEGACY_STEPS, fetch, served
+from support.helpers import REPO
+from support.serve_helpers import LEGACY_INVARIANT, LEGACY_STEPS, fetch, served
 
 LEGACY = preset_config("small", variant="kip112-no-isnew-check")
 
@@ -263,7 +263,7 @@ def test_host_names_a_loopback_server_answers(bound, header, refused):
 @pytest.mark.parametrize("host", ["", "0.0.0.0", "::", "192.0.2.1", "example.com", " "])
 def test_serve_refuses_a_host_that_is_not_loopback(capsys, host):
     """The page has no authentication: --host '' bound every interface and turned the Host check off (issue 41)."""
-    from helpers import in_process
+    from support.helpers import in_process
 
     code, out, err = in_process(capsys, "serve", "--preset", "tiny", "--host", host)
     lines = err.strip().splitlines()
@@ -336,7 +336,7 @@ def test_a_plugin_feature_is_served_with_its_rule():
 
 
 def test_a_port_in_use_is_bad_input():
-    from test_cli import assert_bad_input, cli
+    from support.cli import assert_bad_input, cli
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -346,7 +346,7 @@ def test_a_port_in_use_is_bad_input():
 
 
 def test_serve_is_listed_in_the_help():
-    from test_cli import cli
+    from support.cli import cli
 
     p = cli("--help")
     assert p.returncode == 0 and re.search(r"^\s+serve\s+Walk the model by hand", p.stdout, re.M)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import cli
-from serve_helpers import LEGACY_INVARIANT, LEGACY_STEPS, served
+from support.cli import cli
+from support.serve_helpers import LEGACY_INVARIANT, LEGACY_STEPS, served
 
 selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
 CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)

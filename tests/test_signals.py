@@ -23,7 +23,7 @@ import pytest
 from explorer import signals
 from explorer.search import SearchOptions, explore
 from explorer.catalog import preset_config
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 from explorer.catalog import build_model, select_invariants
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -400,7 +400,7 @@ def _poll(condition, timeout: float) -> bool:
 def test_a_sigkilled_kafka_fetch_leaves_no_maven_process(tmp_path):
     """SIGKILL of jbodcheck while Maven runs (a fake `mvn` that started a child of its own): Maven and its child
     end with it (issue 46: Maven's JVM ran on, reparented to init, writing into the cache)."""
-    from fake_tools import fake_tools
+    from support.fake_tools import fake_tools
 
     pids = tmp_path / "pids"
     tools = fake_tools(tmp_path, f"sleep 300 &\necho $! >> {pids}\necho $$ >> {pids}\nwait")

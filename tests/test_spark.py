@@ -21,7 +21,7 @@ from model import Model, fingerprint
 from explorer.catalog import preset_config
 from model.storage.state import B_CRASHES
 
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 
 pytest.importorskip("pyspark")
 pytest.importorskip("numpy")

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 
 pyspark = pytest.importorskip("pyspark")
 

@@ -12,7 +12,7 @@ import pytest
 
 from spark_explore.options import SparkSetupError, check_python_settings
 
-from helpers import REPO
+from support.helpers import REPO
 
 
 def _cli(*args, timeout=600):

@@ -17,7 +17,7 @@ from explorer.scenario import load_scenario, replay
 from model import Feature, Model, ModelConfig
 from explorer.catalog import preset_config
 from explorer.catalog import KIP112
-from profiles import THOROUGH
+from support.profiles import THOROUGH
 from explorer.catalog import build_model, select_invariants
 
 pytestmark = pytest.mark.stateful

@@ -9,7 +9,7 @@ from explorer.catalog import preset_config
 from model.storage.state import GOOD, OFFLINE, fingerprint
 from model.spec.symmetry import IndexSymmetry
 
-from helpers import bfs_states, created_topic, deliver_all, step
+from support.helpers import bfs_states, created_topic, deliver_all, step
 from explorer.catalog import build_model
 
 

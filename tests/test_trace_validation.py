@@ -10,15 +10,15 @@ import sys
 
 import pytest
 
-from helpers import SCENARIOS
+from support.helpers import SCENARIOS
 from realkafka.driver import checks as C
 from realkafka.driver.mapping import DRIVEN, handler
 from realkafka.driver.plan import cluster_steps, plan, unjudged, why_unforced
 from realkafka.driver.report import verdict
 from realkafka.driver.run import Driver, NodeDied
 from realkafka.driver.validate import Tracker
-from reproduce_fake import ModelCluster, fake_harness
-from test_reproduce import scenario_model, trace_history
+from support.reproduce_fake import ModelCluster, fake_harness
+from support.reproduction import scenario_model, trace_history
 
 FINDING_1 = SCENARIOS / "kraft-finding-1-replica-recreated-over-failed-dir.json"
 

@@ -16,7 +16,7 @@ from explorer.reports.render import state_dict
 from explorer.scenario import parse_step
 from explorer.catalog import preset_config
 
-from test_cli import assert_bad_input, cli
+from support.cli import assert_bad_input, cli
 from explorer.catalog import build_model
 
 LEGACY = ("explore", "--preset", "small", "--variant", "kip112-no-isnew-check", "-q")
@@ -181,7 +181,7 @@ def test_html_without_a_violation_and_bad_paths(tmp_path):
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_html_write_failure_is_exit_3_after_the_summary(capsys, monkeypatch):
     """A device that fills up during the run: the summary is out, the failed write is exit 3 (one line)."""
-    from helpers import device_fills_after_the_check, in_process
+    from support.helpers import device_fills_after_the_check, in_process
 
     device_fills_after_the_check(monkeypatch)
     code, out, err = in_process(capsys, *LEGACY, "--html", "/dev/full")
@@ -213,7 +213,7 @@ def test_replay_and_fuzz_take_html_and_itf(tmp_path):
 
 
 def test_docs_document_each_trace_option():
-    from helpers import REPO
+    from support.helpers import REPO
 
     cli_md = (REPO / "docs" / "cli.md").read_text()
     for needle in ("`--html PATH`", "`--itf PATH`", "`--save-scenario PATH`", "`--dot PATH`",
@@ -225,7 +225,7 @@ def test_docs_document_each_trace_option():
 
 
 def test_replay_html_without_a_violation_shows_the_replayed_steps(tmp_path):
-    from helpers import SCENARIOS
+    from support.helpers import SCENARIOS
 
     scenario = SCENARIOS / "kip928-disk-fills-on-the-leader.json"
     steps = json.loads(scenario.read_text())["steps"]

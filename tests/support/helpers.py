@@ -9,7 +9,7 @@ from explorer.catalog import preset_config
 from model.storage.state import replace_at
 from explorer.catalog import build_model
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "scenarios"
 
 # The plugins JBODCHECK_PLUGINS names, loaded by conftest.py before collection (docs/testing.md).

@@ -10,7 +10,7 @@ import sys
 import urllib.error
 import urllib.request
 
-from helpers import REPO
+from support.helpers import REPO
 
 # The README's 4-step breach of KIP-112's rule ("A counterexample": `explore --preset small --variant
 # kip112-no-isnew-check`, no_recreate_with_bad_dir).
