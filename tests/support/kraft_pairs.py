@@ -20,7 +20,7 @@ TURN_ON = {
     # ISR 1 it fills only when the ISR empties). The other pairs turn it off: each pair is two features.
     "kraft-elr": dict(min_isr=2),
 }
-# kraft-future with saturation is refused (a -future log takes no space: tests/test_kraft_future.py).
+# kraft-future with saturation is refused (a -future log takes no space: tests/kraft/test_kraft_future.py).
 REFUSED = {("kraft-future", "kraft-saturation")}
 PAIRS = [pair for pair in itertools.combinations(TURN_ON, 2) if pair not in REFUSED]
 

@@ -1,4 +1,4 @@
-"""Shared by tests/test_serve.py and tests/test_serve_browser.py: `jbodcheck serve` in a subprocess, the README's
+"""Shared by tests/cli/test_serve.py and tests/cli/test_serve_browser.py: `jbodcheck serve` in a subprocess, the README's
 legacy counterexample as steps, and a small HTTP client that never raises on a 4xx."""
 from __future__ import annotations
 
