@@ -81,6 +81,7 @@ def cheap_cells(tmp_path_factory):
     return out, cells
 
 
+@pytest.mark.long_run
 def test_compare_regenerates_the_rows_of_the_quick_designs_in_the_docs(cheap_cells):
     out, cells = cheap_cells
     doc = _doc_section("tiny")
@@ -106,6 +107,7 @@ def test_compare_regenerates_the_rows_of_the_quick_designs_in_the_docs(cheap_cel
             assert line == doc_table[labels[key]], f"docs/designs.md's row for {key} is out of date: regenerate it"
 
 
+@pytest.mark.long_run
 def test_every_violated_cell_of_the_quick_designs_replays(cheap_cells):
     out, cells = cheap_cells
     _replay_cells(out, {"tiny": cells})
@@ -118,6 +120,7 @@ def zk_kraft_cells(tmp_path_factory):
     return out, cells
 
 
+@pytest.mark.long_run
 def test_compare_regenerates_the_zookeeper_kraft_section_in_the_docs(zk_kraft_cells):
     """KIP-112 and KIP-858 side by side (tiny-kraft): the section, its tables and notes, exactly as generated."""
     out, cells = zk_kraft_cells
@@ -136,6 +139,7 @@ def test_compare_regenerates_the_zookeeper_kraft_section_in_the_docs(zk_kraft_ce
     assert {k: zk[k] for k in shared} == {k: kraft[k] for k in shared}, "the same cluster shape and bounds"
 
 
+@pytest.mark.long_run
 def test_every_violated_cell_of_the_zookeeper_kraft_section_replays(zk_kraft_cells):
     out, cells = zk_kraft_cells
     _replay_cells(out, {ZK_KRAFT.name: cells})

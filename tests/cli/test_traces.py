@@ -32,6 +32,7 @@ def _legacy_run(tmp_path, *extra):
 # ---- --save-scenario -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("engine", ["bfs", "dfs"])
+@pytest.mark.long_run(ids=["dfs"])
 def test_explore_save_scenario_replays_to_the_same_violation(tmp_path, engine):
     path = tmp_path / "s.json"
     _legacy_run(tmp_path, "--engine", engine, "--workers", "1", "--save-scenario", path)
@@ -255,6 +256,7 @@ def test_numbered_paths_keep_the_extension():
     assert numbered_path("/dev/null", 2) == "/dev/null"        # a device takes them all
 
 
+@pytest.mark.long_run
 def test_all_violations_writes_every_counterexample(tmp_path):
     itf, scenario, page_path, report = (tmp_path / n for n in ("t.itf.json", "s.json", "p.html", "r.json"))
     p = cli(*ALL_LEGACY, "--itf", itf, "--save-scenario", scenario, "--html", page_path, "--json", report)

@@ -90,14 +90,28 @@ def test_the_bugs_example_is_what_jbodcheck_bugs_prints():
 
 
 def test_every_long_run_is_listed_in_the_testing_guide_with_its_last_result():
-    from long_runs import LONG_RUNS
+    from support.long_runs import marked_long_runs
 
     text = (REPO / "docs" / "testing.md").read_text()
     rows = {line.split("|")[1].strip().strip("`"): line for line in text.splitlines()
             if line.startswith("| `") and "/test_" in line.split("|")[1]}
-    for run in LONG_RUNS:
-        row = rows.get(run.test.removeprefix("tests/"))
-        assert row is not None, f"docs/testing.md, 'Long runs', lists no row for {run.test}"
-        assert row.rstrip(" |").split("|")[-1].strip(), f"{run.test}: no last result"
-    listed = set(rows) - {run.test.removeprefix("tests/") for run in LONG_RUNS}
-    assert not listed, f"docs/testing.md lists long runs tests/long_runs.py does not: {sorted(listed)}"
+    marked = marked_long_runs()
+    assert len(marked) >= 50, "the long runs are read from their markers"
+    for test in sorted(marked):
+        row = rows.get(test)
+        assert row is not None, f"docs/testing.md, 'Long runs', lists no row for {test} (marked long_run)"
+        assert row.rstrip(" |").split("|")[-1].strip(), f"{test}: no last result"
+    listed = set(rows) - marked
+    assert not listed, f"docs/testing.md lists long runs not marked long_run: {sorted(listed)}"
+
+
+def test_the_long_runs_reading_finds_a_marker_it_cannot_read(tmp_path):
+    from support.long_runs import marked_long_runs
+
+    (tmp_path / "test_a.py").write_text("import pytest\n\n\n@pytest.mark.long_run(ids=['x'])\ndef test_a(x):\n"
+                                        "    pass\n\n\nLONG = pytest.mark.long_run\n")
+    with pytest.raises(ValueError, match="test_a.py, line 9"):
+        marked_long_runs(tmp_path)
+    (tmp_path / "test_a.py").write_text("import pytest\n\n\n@pytest.mark.long_run(ids=['x'])\ndef test_a(x):\n"
+                                        "    pass\n")
+    assert marked_long_runs(tmp_path) == {"test_a.py::test_a[x]"}

@@ -36,6 +36,7 @@ def test_a_finding_is_what_its_command_prints(name, line, fields, after, tmp_pat
     check_finding(name, line, fields, after, tmp_path)
 
 
+@pytest.mark.long_run
 def test_finding_8s_completion_path_under_kafka_2_7_takes_16_steps():
     """docs/model.md 11.1, finding 8: under --reassignment-procedure kafka-2.7 the shortest trace in which the
     reassignment completes (ControllerReassignmentIsrChange) after the delete request and then

@@ -116,6 +116,7 @@ def test_a_killed_worker_raises_worker_error_promptly():
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), pytest.param(signal.SIGINT, 130, marks=pytest.mark.skipif(
     not THOROUGH, reason="a second Spark run (20 s); the BFS runs above take both signals: JBODCHECK_PROFILE=thorough"))])
+@pytest.mark.long_run(ids=["15-143"])
 def test_spark_stops_on_a_signal_with_the_last_complete_level(tmp_path, sig, code):
     pytest.importorskip("pyspark")
     report = tmp_path / "report.json"

@@ -52,6 +52,7 @@ def test_legacy_is_caught_within_the_default_budget_and_replays(tmp_path):
     assert again["violations"][0]["trace"][-1]["state"] == trace[-1]["state"]
 
 
+@pytest.mark.long_run
 def test_kip112_passes_within_the_default_budget():
     run = jbodcheck("fuzz", *BIG, "-q", "--json", "-")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]

@@ -231,6 +231,7 @@ def test_a_tiny_max_memory_stops_with_bounded(workers):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.long_run(ids=["1"])
 def test_max_memory_stops_a_search_under_way(workers):
     """A limit above the start-up footprint: the search runs for a while, then stops with bounded."""
     p = cli("explore", "--preset", "small", "--max-memory", "80M", "--max-depth", 16, "--workers", workers,

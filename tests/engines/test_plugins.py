@@ -62,6 +62,7 @@ def _env(plugin_dir, **extra) -> dict:
     return env
 
 
+@pytest.mark.long_run
 def test_every_engine_reports_a_plugin_invariant(plugin_dir, monkeypatch):
     monkeypatch.setenv(invariants.PLUGINS_ENV_VAR, NAME)
     # The extension point: JBODCHECK_PLUGINS, loaded by load_plugins(env=True) (as conftest.py and the CLI do),

@@ -222,6 +222,7 @@ LEGACY_BREAKS = {"no_recreate_with_bad_dir", "no_acked_record_lost", "consumer_s
                  "reads_below_hw_are_committed"}
 
 
+@pytest.mark.long_run
 def test_selected_invariants_only_are_reported():
     others = [i.id for i in ALL if i.id not in LEGACY_BREAKS]
     _, r = run("bfs", variant="legacy", invs=others, all_violations=True)
@@ -230,6 +231,7 @@ def test_selected_invariants_only_are_reported():
     assert [v.invariant.id for v in r.violations] == ["no_recreate_with_bad_dir"]
 
 
+@pytest.mark.long_run
 def test_all_violations_reports_each_invariant_once():
     _, r = run("bfs", variant="legacy", all_violations=True)
     ids = [v.invariant.id for v in r.violations]

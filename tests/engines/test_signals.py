@@ -165,6 +165,7 @@ if THOROUGH:
 
 @needs_spark
 @pytest.mark.parametrize("spec,result", SPARK_CLI, ids=[s for s, _ in SPARK_CLI])
+@pytest.mark.long_run(ids=["search-end:15", "job-running#3:15"])
 def test_spark_through_the_cli_exits_128_plus_the_signal_with_a_report(tmp_path, spec, result):
     pytest.importorskip("pyspark")
     report = tmp_path / "report.json"
@@ -323,6 +324,7 @@ def _processes_with(marker: str) -> list[int]:
 @needs_spark
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 @pytest.mark.parametrize("spec", ["job-running#3:15", "level-done#2:2", None])
+@pytest.mark.long_run(ids=["None", "job-running#3:15"])
 def test_the_jvm_does_not_outlive_jbodcheck(tmp_path, spec):
     """The JVM this run launched is gone when jbodcheck exits, after a signal or not (issue 41: it outlived it
     by about 3 s, until it noticed its stdin had closed)."""

@@ -92,6 +92,7 @@ def test_tiny_counts_equal_bfs(sc):
     assert f"distinct {spark.distinct_states:,}  " in lines[-1]
 
 
+@pytest.mark.long_run
 def test_tiny_counts_equal_bfs_up_to_dir_symmetry(sc):
     """With dir symmetry both engines dedup by the canonical fingerprint. They may expand different concrete
     members of a class (each keeps its own first), but the reduction is sound, so every count is the same."""
@@ -123,6 +124,7 @@ def test_max_depth_counts_equal_bfs(sc):
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_small_bounded_counts_equal_bfs(sc):
     _, local, spark, _ = _run_both("small", sc, max_depth=8)
     assert local.result == "bounded"
@@ -130,6 +132,7 @@ def test_small_bounded_counts_equal_bfs(sc):
 
 
 @pytest.mark.parametrize("symmetry", [False, True], ids=["plain", "dir-symmetry"])
+@pytest.mark.long_run(ids=["dir-symmetry"])
 def test_legacy_violation_has_a_shortest_trace_that_replays(sc, symmetry):
     model, local, spark, _ = _run_both("small", sc, symmetry=symmetry, model={"variant": "legacy"})
     assert model.symmetry is symmetry
@@ -146,6 +149,7 @@ def test_legacy_violation_has_a_shortest_trace_that_replays(sc, symmetry):
     assert [[a for a, _ in v.trace] for v in spark3.violations] == [[a for a, _ in v.trace] for v in spark.violations]
 
 
+@pytest.mark.long_run
 def test_all_violations_exhausts_with_bfs_counts(sc):
     """Every legacy violation of tiny (the longest trace is 13 steps): to depth 13 in the ci profile (41,311 states,
     the same violations), exhausted under thorough."""

@@ -177,6 +177,7 @@ def _counts(report: dict) -> dict:
     return {k: report[k] for k in COUNTS}
 
 
+@pytest.mark.long_run
 def test_cluster_run_has_bfs_counts(cluster, expected):
     report, lines, _ = _explore(cluster)
     assert _counts(report) == expected

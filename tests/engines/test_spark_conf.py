@@ -51,6 +51,7 @@ def test_another_driver_python_is_bad_input_before_spark_starts():
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_the_docs_recommendation_works_outside_spark_submit(tmp_path):
     """docs/spark.md: --spark-conf spark.pyspark.python=PYTHON. The executors must run that interpreter: here
     a wrapper that leaves a mark, then runs this Python."""

@@ -89,6 +89,7 @@ def test_every_local_engine_explores_the_feature(plugins):
     assert bfs(base, base.invariants, SearchOptions()).distinct_states < results["bfs"].distinct_states
 
 
+@pytest.mark.long_run
 def test_fuzz_and_replay_take_the_feature(plugins, tmp_path):
     m = _model(plugins)
     probe = build_model(m.cfg, plugins=Plugins(plugins.modules, plugins.features, (PROBE,)),
@@ -207,6 +208,7 @@ def test_the_cli_explores_the_example_feature():
 
 
 @pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"), reason="Spark needs Java 17+")
+@pytest.mark.long_run
 def test_spark_explores_the_example_feature(plugins):
     pytest.importorskip("pyspark")
     from spark_explore import SparkOptions, explore_spark

@@ -26,6 +26,7 @@ def _fired(result) -> set:
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_tiny_faults_exhausts_with_every_rule_of_its_configuration_fired_and_finds_the_recreation():
     model, result = _exhaust("kraft-tiny-faults")
     assert result.result == "violation"  # all_violations: the search went on to the end
@@ -36,6 +37,7 @@ def test_kraft_tiny_faults_exhausts_with_every_rule_of_its_configuration_fired_a
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_tiny_exhausts_with_every_rule_of_its_configuration_fired_and_holds():
     """The issue's acceptance: kraft-tiny exits 0 with every rule fired. One fault: a disk is repaired only on a
     broker that is down with a failed dir (two faults), so the repairs are not in its configuration. At --kafka 3.9,

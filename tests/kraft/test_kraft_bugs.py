@@ -276,6 +276,7 @@ def test_kraft_tiny_has_neither_the_upgrade_nor_its_invariant():
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_mv_upgrade_exhausts_with_every_rule_of_its_configuration_fired():
     model = build_model(preset_config("kraft-mv-upgrade"))
     assert LEADERSHIP in {i.id for i in model.invariants}
@@ -287,6 +288,7 @@ def test_kraft_mv_upgrade_exhausts_with_every_rule_of_its_configuration_fired():
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_the_leadership_invariant_holds_on_kraft_tiny_too():
     from invariants.kraft.safety import kraft_leadership_as_leader_acceptor_allows as leadership
 

@@ -26,6 +26,7 @@ DATA_PAIRS = [other for other in TURN_ON if other not in ("kraft-reassignment", 
 
 
 @pytest.mark.parametrize("other", DATA_PAIRS)
+@pytest.mark.long_run
 def test_reassignment_with_records_explores_with_each_other_feature(other):
     model = build_model(pair_config("kraft-reassignment", other, max_records=1))
     fired = _explore_together(model, "kraft-reassignment", other, max_states=30_000)

@@ -138,11 +138,13 @@ def _liveness(**options):
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_assignments_drain_holds_on_kraft_deletion():
     assert _liveness().result == "ok"
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_assignments_drain_fails_with_kafka_17190():
     result = _liveness(bugs=("KAFKA-17190",))
     assert [v.invariant.id for v in result.violations] == ["kraft_assignments_drain"]
@@ -151,6 +153,7 @@ def test_kraft_assignments_drain_fails_with_kafka_17190():
 # ---- the preset ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_deletion_exhausts_with_every_rule_of_its_configuration_fired():
     model = _model()
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))

@@ -127,6 +127,7 @@ def _spark_counts_equal_bfs(model, sc):
     return local
 
 
+@pytest.mark.long_run
 def test_spark_gives_bfs_exact_counts_on_small_kraft(sc):
     assert _spark_counts_equal_bfs(kraft(**SMALL), sc).result == "ok"
 
@@ -152,6 +153,7 @@ def _violates(model, actions) -> list[str]:
     return [v.invariant.id for v in result.violations]
 
 
+@pytest.mark.long_run
 def test_fuzz_variant_kraft_on_the_command_line_saves_a_scenario_that_replays(tmp_path):
     scenario = tmp_path / "fuzz.json"
     bounds = [f"--{k.replace('_', '-')}={v}" for k, v in NO_DATA.items() if k.startswith("max_")]

@@ -136,6 +136,7 @@ def _lost_written(state) -> bool:
     preset_config("kraft-mv-upgrade", max_faults=0), _tiny_one_fault(),
     preset_config("kraft-reassignment-move"), preset_config("kraft-future"),
 ], ids=["mv-upgrade", "tiny-one-fault", "reassignment-move", "future"])
+@pytest.mark.long_run(ids=["reassignment-move"])
 def test_no_reachable_state_holds_lost(config):
     model = build_model(config)
     states = bfs_states(model, lambda s: s).values()

@@ -74,6 +74,7 @@ def test_a_hook_reference_is_checked_against_the_model():
 # ---- the checker on KRaft's states ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("preset", ["kraft-tiny-faults", "kraft-tiny"])
+@pytest.mark.long_run(ids=["kraft-tiny-faults"])
 def test_kraft_rules_stay_within_their_declared_footprints(preset, kraft_states):
     model = build_model(preset_config(preset))
     assert footprint_violations(model, kraft_states[preset]) == []

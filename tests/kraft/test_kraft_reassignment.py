@@ -162,6 +162,7 @@ def test_kafka_17190_alone_drops_not_leader_or_follower_on_the_answer():
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_assignments_drain_fails_with_kafka_16886_on_the_move():
     from explorer.liveness import check_liveness
 
@@ -175,6 +176,7 @@ def test_kraft_assignments_drain_fails_with_kafka_16886_on_the_move():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["kraft-reassignment", "kraft-reassignment-move"])
+@pytest.mark.long_run(ids=["kraft-reassignment-move", "kraft-reassignment"])
 def test_reassignment_presets_fire_every_rule_and_find_the_unlisted_added_replica(preset):
     model = _model(preset)
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))
@@ -187,6 +189,7 @@ def test_reassignment_presets_fire_every_rule_and_find_the_unlisted_added_replic
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_a_move_with_records_exhausts_and_finds_finding_6_and_no_record_lost():
     """kraft-reassignment-move with one record (docs/kraft.md, "Counts"): every rule fires but LeaderShrinkIsr (the
     added replica's ISR join completes the move at once, so the ISR never holds a lagging follower), finding 6 and

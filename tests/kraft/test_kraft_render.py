@@ -433,6 +433,7 @@ def _page_text(document: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "\n", body))
 
 
+@pytest.mark.long_run
 def test_whatever_view_accepts_of_a_kraft_report_renders(tmp_path):
     """tests/cli/test_hostile_input.py's check on a KRaft report, whose states hold typed objects: any one of their
     fields replaced by any JSON value (a "type" that is not a string, a record without its fields, ...), the shape

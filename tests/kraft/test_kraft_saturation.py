@@ -236,6 +236,7 @@ def test_saturation_explores_with(name):
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_saturation_exhausts_ok_with_every_rule_of_its_configuration_fired():
     model = _model()
     result = bfs(model, list(model.invariants), SearchOptions(all_violations=True))

@@ -171,6 +171,7 @@ def _fired(result) -> set:
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 def test_kraft_heartbeat_fires_every_rule_and_finds_the_recreation_without_a_crash():
     m = build_model(preset_config("kraft-heartbeat"))
     result = bfs(m, list(m.invariants), SearchOptions(all_violations=True))

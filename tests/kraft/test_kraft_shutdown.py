@@ -150,6 +150,7 @@ def _kraft_shaped(model):
     return model
 
 
+@pytest.mark.long_run
 def test_the_feature_rules_stay_within_their_declared_footprints():
     from support.footprints import footprint_violations, sample_states
 

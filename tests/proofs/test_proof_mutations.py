@@ -186,6 +186,7 @@ def test_m12_rule_and_z3_drift_together_caught_by_prove(monkeypatch):
     assert not_proved("no_recreate_with_bad_dir") == ["BrokerLeaderAndIsr"]
 
 
+@pytest.mark.long_run
 def test_m13_rule_z3_and_property_drift_together_caught_by_the_property_agreement(monkeypatch):
     """The same, with the z3 property weakened to match: prove says proved, conformance's forward and reverse
     directions pass; the z3 property no longer agrees with its explicit invariant."""
@@ -228,6 +229,7 @@ def test_m14_serving_property_and_its_lemma_weakened_to_a_copy_on_any_dir(monkey
 
 
 @pytest.mark.parametrize("variant", ["kip112", "kip112-no-isnew-check"])
+@pytest.mark.long_run(ids=["kip112-no-isnew-check"])
 def test_m15_recreation_over_an_offline_copy_encoded_as_true(monkeypatch, variant):
     """The z3 no_recreate_over_offline_copy weakened to true: tiny's reachable states tell nothing under kip112
     (the explicit model never re-creates there); the states beyond them do, under both variants."""

@@ -176,6 +176,7 @@ def test_prove_says_a_variant_without_a_z3_model_has_none_rather_than_calling_it
 
 
 @pytest.mark.parametrize("variant", NO_CHECK_VARIANTS)
+@pytest.mark.long_run(ids=["legacy"])
 def test_prove_without_the_check_fails_with_a_cti_and_a_real_bmc_path(variant):
     """The acceptance of issue 28: exit 1, a CTI for each recreation property and a path from the initial
     state to a violation (bounded model checking on tiny's size)."""
@@ -206,9 +207,10 @@ CORE_RULES = {"CreateTopic", "DirFail", "BrokerCrash", "BrokerRestart", "Replace
               "ControllerLeaderAndIsrResponse", "BrokerLeaderAndIsr", "BrokerStopReplica"}
 
 
+@pytest.mark.long_run
 def test_every_transition_of_tiny_conforms_both_ways_and_every_property_agrees_with_its_invariant():
     """The whole of tiny, every state (no symmetry reduction): docs/proofs.md, section 5. A long run
-    (tests/long_runs.py): the default profile checks tiny's first 2,000 states through the CLI (above)."""
+    (the long_run marker): the default profile checks tiny's first 2,000 states through the CLI (above)."""
     report = conformance.check(build_model(preset_config("tiny")), "tiny")
     assert report.ok, "\n".join(conformance.render(report))
     assert (report.states, report.transitions) == TINY_WITHOUT_SYMMETRY
@@ -255,6 +257,7 @@ def test_bmc_finds_the_first_violation_at_the_depth_bfs_does(preset):
     assert r["trace"][-1]["action"].startswith("BrokerLeaderAndIsr(")
 
 
+@pytest.mark.long_run
 def test_bmc_finds_no_violation_under_kip112_and_the_cli_reports_depths(tmp_path):
     for pid in FLAGSHIP:
         assert bmc(pid, "kip112", 2, 2, 1, 5)["result"] == "no violation"

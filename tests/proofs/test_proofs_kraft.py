@@ -40,6 +40,7 @@ def test_each_proved_property_is_inductive_for_every_cluster_size(prop):
     assert {c["action"] for c in result["checks"]} >= {"initiation", "BrokerHeartbeat", "AlterPartition"}
 
 
+@pytest.mark.long_run
 def test_the_leader_properties_are_not_proved_and_their_ctis_name_the_steps_that_break_the_lemmas():
     # The result, not a wish: a leaderless partition whose ISR member becomes acceptable after an
     # AssignReplicasToDirs (no election then), and an AlterPartition that adds a fenced broker to a shared ISR.
@@ -62,6 +63,7 @@ def test_a_bug_planted_in_the_z3_relation_breaks_the_proof_at_its_action(mutatio
     assert action in failing_actions(result)
 
 
+@pytest.mark.long_run
 def test_every_configuration_of_the_default_profile_conforms_and_every_property_agrees_with_its_invariant():
     fired, compared, disabled = set(), set(), set()
     for c in configurations.profile("default"):
@@ -370,6 +372,7 @@ def test_each_state_property_and_its_invariant_both_break_on_a_hand_made_state(p
         assert check.state_property(PROPERTIES[prop], key) is holds
 
 
+@pytest.mark.long_run
 def test_cli_prove_kraft_exit_codes_and_json(capsys):
     code, out, err = in_process(capsys, "prove", "--variant", "kraft", "--property", "kraft_isr_within_replicas",
                                 "--conformance-max-states", 50, "--json", "-")
@@ -409,6 +412,7 @@ def test_cli_prove_kraft_on_a_model_with_a_planted_bug_is_not_told_proved(capsys
     assert offence["action"] == "ControllerAssignReplicasToDirs"
 
 
+@pytest.mark.long_run
 def test_cli_prove_kraft_checks_the_configuration_the_model_options_name(capsys):
     code, out, err = in_process(capsys, "prove", "--variant", "kraft", "--property", "kraft_isr_within_replicas",
                                 "--brokers", 3, "--rf", 3, "--max-dir-failures", 0, "--conformance-max-states", 100,

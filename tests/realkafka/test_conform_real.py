@@ -1,6 +1,6 @@
 """A short conformance campaign on real KRaft clusters (docs/conform.md): one model -> real trace and one real ->
 model run of ``JBODCHECK_KAFKA_RELEASE`` (default 3.9.2), each judged by trace validation. It takes one to two
-minutes, beyond the README's test budget: the thorough profile runs it (tests/long_runs.py); its last result is
+minutes, beyond the README's test budget: the thorough profile runs it (the long_run marker); its last result is
 in docs/testing.md, "Long runs". Skipped with a one-line reason without java, javac or mvn."""
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ MISSING = [tool for tool in ("java", "javac", "mvn") if shutil.which(tool) is No
 
 
 @pytest.mark.skipif(bool(MISSING), reason=f"the real-cluster harness needs {', '.join(MISSING)}")
+@pytest.mark.long_run
 def test_a_short_campaign_on_a_real_cluster_stays_a_behaviour_of_the_model(tmp_path):
     """Both directions run to an outcome the real cluster agreed with; the report counts the driven rules per
     release, names every non-default setting, and ends "conforms" with exit 0."""

@@ -1,7 +1,7 @@
 """The candidate fixes as patches of Kafka's code (realkafka/patches/, docs/fixes.md "On Kafka's own code"): every
 patch applies to the release's source it names; the class-loading log check tells a patched class from the
 release's; `reproduce --fix` refuses what it cannot run. The default profile needs no network: a release whose
--sources jar is not in the local Maven repository is skipped; the thorough profile (tests/long_runs.py) fetches
+-sources jar is not in the local Maven repository is skipped; the thorough profile (the long_run marker) fetches
 and compiles."""
 from __future__ import annotations
 
@@ -133,8 +133,9 @@ def test_the_patched_cluster_puts_the_patch_jars_first_and_logs_class_loading(tm
 
 
 @pytest.mark.parametrize("fix,release", PAIRS, ids=[f"{f}@{r}" for f, r in PAIRS])
+@pytest.mark.long_run
 def test_each_patch_compiles_against_its_release_into_a_jar_of_its_classes(fix, release):
-    """Thorough (tests/long_runs.py): fetches the release, its -sources jar and scalac with Maven, and compiles."""
+    """Thorough (the long_run marker): fetches the release, its -sources jar and scalac with Maven, and compiles."""
     from realkafka.patches import jar_classes
 
     jar = patched_jar(fix, release)

@@ -308,6 +308,7 @@ def test_kafka_fetch_prints_the_release_and_its_jars():
 
 
 @needs_kafka
+@pytest.mark.long_run
 def test_a_cluster_formatted_before_directory_assignment_upgrades_its_metadata_version():
     """ClusterSpec.metadata_version formats at an older metadata.version (the storage tool's --release-version);
     upgrade_metadata_version raises it to the brokers' highest level, after which each broker registers its dir
@@ -325,6 +326,7 @@ def test_a_cluster_formatted_before_directory_assignment_upgrades_its_metadata_v
 
 
 @needs_kafka
+@pytest.mark.long_run
 def test_a_failed_dir_replaced_or_removed_while_its_broker_is_down():
     """replace_dir: an empty dir in place of the failed one; Kafka gives it a new directory.id at the next start,
     which the harness names dir 0 (the old id: 'before its replacement'). remove_dir: the next start runs without

@@ -1,7 +1,7 @@
 """ZooKeeper-mode clusters of the real-cluster harness (realkafka/cluster/zk.py, docs/realkafka.md "ZooKeeper mode").
 
 Without a JVM: the controller state read from znodes as Kafka writes them (a fake ZooKeeper client). With Java,
-javac and Maven (the thorough profile: tests/long_runs.py): a 3-broker x 2-dir cluster of Kafka 3.9.2 in
+javac and Maven (the thorough profile: the long_run marker): a 3-broker x 2-dir cluster of Kafka 3.9.2 in
 ZooKeeper mode whose leader's dir fails, and the hygiene checks (no ZooKeeper or Kafka JVM, port or temporary
 directory left after a stop or a SIGINT; no JVM or port after a SIGKILL of the harness).
 """
@@ -117,6 +117,7 @@ def assert_nothing_left(root: str, ports: list[int], *, dir_too: bool = True) ->
 
 
 @needs_kafka
+@pytest.mark.long_run
 def test_a_leader_dir_failure_in_zookeeper_mode_moves_leadership_and_leaves_nothing():
     """KIP-112's test plan 2 on Kafka 3.9.2 in ZooKeeper mode: broker 0 leads t-0 (replicas 0, 1, 2) with a record;
     its dir holding t-0 fails at runtime. Broker 0 takes the dir offline (describeLogDirs: KafkaStorageException)
@@ -176,6 +177,7 @@ def _started(tmp_path):
 
 @needs_kafka
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.long_run
 def test_a_signal_to_the_harness_leaves_no_zookeeper_or_kafka_process_or_port(tmp_path, sig):
     """SIGINT: the with block unwinds, every JVM killed, the directory removed. SIGKILL: the kernel ends every JVM
     (PR_SET_PDEATHSIG, processes.py); nothing runs to remove the directory, so the test does."""

@@ -57,6 +57,7 @@ def real_violations(report: dict) -> set:
 
 
 @needs_kafka
+@pytest.mark.long_run
 def test_finding_1_reproduces_on_a_real_cluster(tmp_path):
     """Finding 1's 7-step trace: the real cluster matches the model at every step and re-creates the replica empty
     on dir 1 while its copy sits on failed dir 0 (exit 0)."""
@@ -82,6 +83,7 @@ def test_each_recorded_reproduction(tmp_path, scenario, release, elr, code, show
 
 
 @needs_kafka
+@pytest.mark.long_run
 def test_a_broker_killed_from_outside_mid_run_is_a_harness_failure_exit_3(tmp_path):
     """A node the harness did not end (here: SIGKILL from outside, as the OOM killer would) is exit 3 naming the
     node, never 'Kafka differs from the model'; the cluster's directory and every JVM go with the run."""

@@ -1,6 +1,6 @@
 """`jbodcheck reproduce` of a ZooKeeper-mode scenario without a cluster (docs/reproduce-zk.md): the mapping of
 every rule of ``--variant kip112``, the projection against a scripted cluster that follows the model (and one that
-leaves it), and the refusals. The real run of kip112-2 on Kafka 3.9.2 is in the thorough profile (tests/long_runs.py)."""
+leaves it), and the refusals. The real run of kip112-2 on Kafka 3.9.2 is in the thorough profile (the long_run marker)."""
 from __future__ import annotations
 
 import json
@@ -301,6 +301,7 @@ def test_zookeeper_mode_scenarios_are_refused_where_no_real_cluster_can_judge_th
 
 @pytest.mark.skipif(any(shutil.which(t) is None for t in ("java", "javac", "mvn")),
                     reason="the real-cluster harness needs java, javac and mvn")
+@pytest.mark.long_run
 def test_kip112_2_reproduces_on_a_real_zookeeper_mode_cluster_of_3_9_2(tmp_path):
     report = tmp_path / "r.json"
     p = subprocess.run([sys.executable, "-m", "explorer", "reproduce", str(KIP112_2), "--kafka", "3.9.2", "--json",

@@ -712,6 +712,7 @@ def test_unclean_election_on_tiny_loses_an_acknowledged_record():
     assert any(m.rules[a.rule].name == "ControllerBrokerFailure" for a, _ in v.trace[1:])
 
 
+@pytest.mark.long_run
 def test_kip112_tiny_is_ok_with_every_invariant_and_every_rule_fires():
     m, r = _search("tiny")
     assert r.result == "ok", [(v.invariant.id, v.message) for v in r.violations]

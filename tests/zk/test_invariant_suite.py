@@ -185,6 +185,7 @@ def test_every_variant_has_an_expected_outcome():
 
 
 @pytest.mark.parametrize("preset, variant", CONFIGS, ids=[f"{p}-{v}" for p, v in CONFIGS])
+@pytest.mark.long_run(ids=["medium-kip112-draft", "small-unclean"])
 def test_preset_outcome(preset, variant):
     """The search ends (no bound) and finds exactly the expected violations."""
     expected = expected_of(preset, variant)
