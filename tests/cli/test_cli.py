@@ -25,6 +25,7 @@ TRACE_KEYS = {"step", "action", "state"}
 
 # ---- explore -----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_explore_tiny_is_ok_and_every_rule_fires(tmp_path):
     p = cli("explore", "--preset", "tiny", "-q", "--json", tmp_path / "report.json")
     assert p.returncode == 0, p.stderr

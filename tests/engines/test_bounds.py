@@ -60,8 +60,9 @@ def _run(tmp_path, *args):
 
 
 @pytest.mark.parametrize("args, result, line", [
-    (["explore", "--preset", "tiny", "--workers", "1", "-q"], "ok",
-     f"No violation within: {TINY_BOUNDS}; every reachable state (up to dir symmetry)."),
+    pytest.param(["explore", "--preset", "tiny", "--workers", "1", "-q"], "ok",
+                 f"No violation within: {TINY_BOUNDS}; every reachable state (up to dir symmetry).",
+                 marks=pytest.mark.slow),
     (["explore", "--preset", "tiny", "--engine", "dfs", "--max-states", "100", "-q"], "bounded",
      f"No violation found within: {TINY_BOUNDS}; the search stopped at --max-states 100, not exhaustive."),
     (["explore", "--preset", "tiny", "--workers", "1", "--max-depth", "5", "-q"], "bounded",

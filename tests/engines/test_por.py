@@ -189,7 +189,7 @@ def _enabled_mask(model, state) -> int:
 
 
 def test_ample_sets_satisfy_c0_c1_c2_on_the_synthetic_model():
-    from tests.test_footprints import sample_states
+    from support.footprints import sample_states
 
     model = synthetic_model(NARROW)
     reduction = Reduction(model, model.invariants)

@@ -31,6 +31,7 @@ def small_legacy_bfs():
 
 # ---- exhaustive search ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bfs_exhausts_tiny_and_every_rule_fires(tiny_bfs):
     r = tiny_bfs
     assert r.result == "ok" and r.violations == []
@@ -48,6 +49,7 @@ def test_bfs_exhausts_tiny_and_every_rule_fires(tiny_bfs):
     assert r.depth > 0
 
 
+@pytest.mark.slow
 def test_dfs_visits_exactly_the_states_bfs_visits_on_tiny(tiny_bfs):
     dfs = run("dfs")[1]
     assert dfs.result == "ok"
@@ -85,6 +87,7 @@ def test_bounded_bfs_and_dfs_reach_the_same_states(depth):
     assert bfs.depth == dfs.depth == depth
 
 
+@pytest.mark.slow
 def test_bounded_search_grows_with_the_bound(tiny_bfs):
     sizes = [run("bfs", max_depth=d)[1].distinct_states for d in range(0, 5)]
     assert sizes[0] == 1  # only the initial state
@@ -165,6 +168,7 @@ def test_dfs_and_random_traces_replay_too():
         assert isinstance(v.invariant.check(model, previous, v.trace[-1][0], state), str)
 
 
+@pytest.mark.slow
 def test_kip112_does_not_recreate_on_tiny(tiny_bfs):
     """The same search that finds the legacy violation finds none under kip112 (tiny is exhaustive)."""
     assert tiny_bfs.result == "ok"
@@ -174,6 +178,7 @@ def test_kip112_does_not_recreate_on_tiny(tiny_bfs):
 
 # ---- bounds ----------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["bfs", "dfs", "random"])
 def test_max_states_gives_bounded(engine, tiny_bfs):
     limit = 50

@@ -124,6 +124,7 @@ def test_the_example_invariant_fails_on_a_hand_made_election(plugins):
     assert "not its preferred replica 0" in inv.check(m, s, action, wrong)
 
 
+@pytest.mark.slow
 def test_models_of_different_designs_coexist_in_one_process(plugins):
     kip112 = build_model(preset_config("tiny"), symmetry=True)
     legacy = build_model(preset_config("small", variant="legacy"), symmetry=True)
@@ -156,6 +157,7 @@ def dir_1_of_broker_0_never_fails_first(model, state):
 ASYMMETRIC = dir_1_of_broker_0_never_fails_first.invariant
 
 
+@pytest.mark.slow
 def test_an_invariant_not_declared_symmetric_turns_the_reduction_off_and_is_found():
     assert not ASYMMETRIC.symmetric
     plugins = Plugins(invariants=(ASYMMETRIC,))

@@ -38,6 +38,12 @@ def test_ci_lints_and_type_checks_before_the_tests():
                 if line.strip() and not line.lstrip().startswith("#")]
     tests = commands.index("python3 -m pytest -q -n 2 --dist loadfile")
     assert commands.index("ruff check .") < tests and commands.index("mypy") < tests
+    # The fast loop (the kernel, the engines and the CLI on small models; docs/testing.md) after the linter, the
+    # type checker and the import layers, before the whole suite.
+    (fast,) = [i for i, c in enumerate(commands) if c.startswith("python3 -m pytest ") and "tests/kernel" in c]
+    assert "tests/engines/" in commands[fast] and "tests/cli/" in commands[fast] and "not long_run" in commands[fast]
+    assert max(commands.index("ruff check ."), commands.index("mypy"), commands.index("lint-imports --no-cache")) < fast
+    assert fast < tests
     assert commands.index("pip install -e '.[test]'") < commands.index("ruff check .")
     test_extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
     assert any(d.startswith("ruff") for d in test_extra) and any(d.startswith("mypy") for d in test_extra)
