@@ -19,13 +19,13 @@ import click
 
 from explorer import __version__, signals
 from explorer.errors import one_line
+from realkafka.driver.session import zk_settings
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import checked_distinct, checked_writable, emit
-from .conform_parts import _with_defaults, campaign_parts
+from .conform_parts import _with_defaults, around_steps, campaign_parts
 from .reproduce import _non_default, _release, _zk_model
 from .reproduce_fix import build_patches, patch_files
-from .reproduce_zk import zk_settings
 
 EXIT_HARNESS = 3
 
@@ -95,12 +95,17 @@ def _model_settings(pairs) -> dict:
                    "--parallel traces in flight (docs/conform.md, \"On Spark\").")
 @click.option("--master", default=None, metavar="URL",
               help="With --spark: Spark's master (local[N], spark://HOST:PORT, ...; default local[*]).")
+@click.option("--around", "around", multiple=True, metavar="SCENARIO.json",
+              help="Make the model traces mutations of this scenario's (a finding's) trace: a step dropped, two "
+                   "adjacent steps swapped, or a fault the model enables inserted; walks once none is left. The "
+                   "scenario's model must be the campaign's (--preset, --model); repeatable (docs/conform.md, "
+                   "\"Around a finding\").")
 @click.option("--resume", "resume_path", default=None, metavar="REPORT.json",
               help="Resume the interrupted campaign of this JSON report: the traces it did not finish run with its "
                    "options, and the report (or --json) is written with them all.")
 def conform_command(kafka, preset, model_set, traces, length, mode, faults, shrink_budget, parallel, kafka_timers,
                     kafka_defaults, seed, out, json_path, step_timeout, fixes, format_each, no_class_sharing, spark,
-                    master, resume_path):
+                    master, around, resume_path):
     """Drive traces generated from the model on real Kafka clusters and judge each by the model."""
     from realkafka.campaign.campaign import check_resumable, report_dict, run_campaign
     from realkafka.campaign.resume import ResumeMismatch
@@ -112,25 +117,30 @@ def conform_command(kafka, preset, model_set, traces, length, mode, faults, shri
                      seed=seed, length=length, mode=mode, faults=faults, traces_planned=traces,
                      shrink=shrink_budget, step_timeout=step_timeout, kafka_timers=kafka_timers,
                      kafka_defaults=kafka_defaults, out=str(Path(out).resolve()), format_each=format_each, no_class_sharing=no_class_sharing,
-                     fixes=list(dict.fromkeys(fixes)))
+                     fixes=list(dict.fromkeys(fixes)), around=list(around) or None)
         _same_as_report(resume_path, params, given)
         kafka, preset, seed, length, mode, faults = (params[k] for k in ("kafka", "preset", "seed", "length", "mode",
                                                                           "faults"))
         traces, shrink_budget, step_timeout = params["traces_planned"], params["shrink"], params["step_timeout"]
         kafka_timers, out, format_each = params["kafka_timers"], params["out"], params["format_each"]
         no_class_sharing, fixes = params["no_class_sharing"], params["fixes"]
-        kafka_defaults = params["kafka_defaults"]
+        kafka_defaults, around = params["kafka_defaults"], tuple(params["around"])
+        if model_set:
+            raise BadInput(f"--resume {resume_path}: the campaign keeps its own model settings; give no --model")
+        model_set = params["model"]     # the report's model settings, as --model gave them
         json_path = json_path or resume_path
     elif not kafka:
         raise BadInput("conform needs --kafka VERSION (or --resume REPORT.json)")
     if master is not None and not spark:
         raise BadInput("--master is a Spark option: give --spark too")
     fixes = tuple(dict.fromkeys(fixes))
-    given = {"preset": preset, **_model_settings(model_set)}
+    given = {"preset": preset, **(model_set if isinstance(model_set, dict) else _model_settings(model_set))}
     zk = _zk_model(SimpleNamespace(model=given))
-    if zk is not None and (fixes or spark or resume_path or kafka_defaults):
-        raise BadInput("a ZooKeeper-mode campaign (preset " + preset + ") takes none of --fix, --spark, --resume "
-                       "and --kafka-defaults yet")
+    if zk is not None and (fixes or spark or resume_path or kafka_defaults or around):
+        raise BadInput("a ZooKeeper-mode campaign (preset " + preset + ") takes none of --fix, --spark, --resume, "
+                       "--kafka-defaults and --around yet")
+    if around and mode == "real":
+        raise BadInput("--around mutates the model's traces: give --mode model or both, not real")
     if resume_path is not None and resumed_controller(resume_path) == "zookeeper":
         raise BadInput(f"--resume {resume_path}: a ZooKeeper-mode campaign cannot be resumed yet")
     if fixes and spark:
@@ -147,6 +157,7 @@ def conform_command(kafka, preset, model_set, traces, length, mode, faults, shri
                                                         kafka_defaults=kafka_defaults, format_each=format_each,
                                                         no_class_sharing=no_class_sharing, fixes=fixes, jars=jars,
                                                         given=given, zk=zk)
+    mutated = around_steps(around, models, fixes) if around else None
     engine = None
     if zk is not None:
         from realkafka.campaign.zk import ENGINE as engine
@@ -162,7 +173,7 @@ def conform_command(kafka, preset, model_set, traces, length, mode, faults, shri
         try:
             check_resumable(resumed, releases=releases, model_of=lambda r: models[r][0],
                             cluster_has=cluster_has, traces=traces, seed=seed, length=length,
-                            mode=mode, engine=engine)
+                            mode=mode, engine=engine, around=mutated)
         except ResumeMismatch as e:
             raise BadInput(f"--resume: {e}") from None
     harness = _harness(format_each, no_class_sharing, JVM_OPTIONS)
@@ -173,6 +184,7 @@ def conform_command(kafka, preset, model_set, traces, length, mode, faults, shri
     click.echo(f"jbodcheck conform: {traces} trace(s) of preset {preset} (at most {length} driven steps each, seed "
                f"{seed}) on Kafka {', '.join(releases)}"
                + (f" with the fix(es) {', '.join(fixes)} in the model and patched into Kafka" if fixes else "")
+               + (f", the model traces mutations of {', '.join(around)} while any is left" if around else "")
                + (f", resuming {resume_path} ({len(resumed.traces)} done)" if resumed is not None else "")
                + "; Kafka settings the harness sets (the release's defaults otherwise): "
                + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) + "; harness: " + harness["says"], err=True)
@@ -195,7 +207,8 @@ def conform_command(kafka, preset, model_set, traces, length, mode, faults, shri
                 seed=seed, length=length, out=out_dir, cluster_has=cluster_has,
                 step_timeout=step_timeout, echo=lambda line: click.echo(f"jbodcheck: {line}", err=True),
                 model_params=lambda r: models[r][1], holder=holder, mode=mode, faults=faults,
-                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed, runner=runner, engine=engine)
+                shrink_budget=shrink_budget, parallel=parallel, resumed=resumed, runner=runner, engine=engine,
+                around=mutated)
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
         campaign = holder.get("campaign")
@@ -221,6 +234,7 @@ def conform_command(kafka, preset, model_set, traces, length, mode, faults, shri
                   no_class_sharing=no_class_sharing, harness=harness,
                   resumed=(resumed_count + 1) if resume_path is not None else 0)
     report["controller"] = "zookeeper" if zk is not None else "kraft"
+    report["around"] = list(around)
     if model_set:
         report["model"] = given
     report["fixes"] = [{"fix": fix, "patches": {r: str(patch) for r in releases for f, patch, _ in patched[r]
@@ -284,6 +298,8 @@ def _resumed(path: str):
         params = resumable(data, path)
         params["fixes"] = [f["fix"] for f in data.get("fixes") or []]
         params["kafka_defaults"] = bool(data.get("kafka_defaults"))
+        params["around"] = list(data.get("around") or [])
+        params["model"] = {k: v for k, v in (data.get("model") or {}).items() if k != "preset"}
         campaign = campaign_from_report(data)
         if any(t.outcome not in OUTCOMES for t in campaign.traces):
             raise ResumeMismatch(f"{path}: a trace's outcome is none of {', '.join(OUTCOMES)}")

@@ -23,6 +23,7 @@ from explorer import __version__, signals
 from explorer.errors import JbodcheckFailure, OutputError, one_line
 from explorer.outputs import write_json
 from explorer.scenario import ScenarioError, load_scenario, parse_step
+from realkafka.driver.session import kraft_settings
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput, os_error_line
 from .model_value import command_model
@@ -217,43 +218,14 @@ def _described(scenario, release: str) -> list[str]:
             f"text's claims are the file's): {scenario.description}"]
 
 
-def _settings(model, planned) -> dict:
-    """The cluster's settings that make it the model's environment (docs/reproduce.md, "The cluster")."""
-    settings = {"auto.leader.rebalance.enable": "false",   # the model has no preferred-leader balancing
-                "unclean.leader.election.enable": str(bool(model.cfg.unclean_election)).lower()}
-    if not planned.dir_failure_timeout:
-        # the model run takes no BrokerDirFailureTimeout (no kraft-sessions, a release before 3.8, or a trace
-        # without it: plan.cluster_steps): a broker whose dir failure is not acknowledged yet (its heartbeats
-        # held) stays up, as in the model
-        settings["log.dir.failure.timeout.ms"] = "3600000"
-    return settings
-
-
-# The metadata.version a cluster "before 3.7-IV2" (the model's option mv_upgrade) is formatted at: the last one
-# before directory assignment that every release from 3.7 to 4.4 formats (4.x's oldest is 3.3-IV3).
-BEFORE_JBOD_MV = "3.6-IV2"
-
-
-def _format_at(model) -> dict:
-    """The cluster's metadata.version at format (ClusterSpec.metadata_version) where the model starts before
-    3.7-IV2; the release's latest otherwise."""
-    return {"metadata_version": BEFORE_JBOD_MV} if dict(model.cfg.options).get("mv_upgrade") else {}
-
-
-def _answer_proxy(planned) -> dict:
-    """ClusterSpec(answers=True) where the plan holds the controller's answers to AssignReplicasToDirs (the kraft-future
-    window between the acceptance of a -future dir and the swap; docs/conform.md)."""
-    return {"answers": True} if getattr(planned, "answers", ()) else {}
-
-
 def _non_default(model, planned) -> dict:
     """Every Kafka setting the run's cluster has that is not the release's default: the harness's own (realkafka/
-    cluster/config.py, where the harness has them) and the model's environment (``_settings``)."""
+    cluster/config.py, where the harness has them) and the model's environment (``kraft_settings``)."""
     try:
         from realkafka.cluster import non_default_settings
     except ImportError:
-        return _settings(model, planned)
-    return non_default_settings(_settings(model, planned))
+        return kraft_settings(model, planned)
+    return non_default_settings(kraft_settings(model, planned))
 
 
 def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, common, planned, patched=()):
@@ -264,7 +236,7 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
 
     from .reproduce_report import error_report
 
-    state = {"driver": None, "logs": None, "settings": None}
+    state = {"session": None, "logs": None, "settings": None}
     try:
         return _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state, patched)
     except Exception as e:  # noqa: BLE001 - reported in the JSON report, then as ever (app.py main)
@@ -274,7 +246,8 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
             " ".join(str(e).split()) if isinstance(e, JbodcheckFailure) else \
             os_error_line(e) if isinstance(e, OSError) else f"internal error: {one_line(e)}"
         code = e.exit_code if isinstance(e, click.ClickException) else 3
-        run = state["driver"].result if state["driver"] is not None else RunResult([])
+        session = state["session"]
+        run = session.driver.result if session is not None and session.driver is not None else RunResult([])
         report = error_report({**common, "settings": state["settings"]}, planned, run, message, code,
                               str(state["logs"]) if state["logs"] else None)
         with contextlib.suppress(OutputError):   # then guard_report removes a previous run's report
@@ -288,54 +261,56 @@ def _run_on_cluster(release, elr, keep, step_timeout, json_path, header, model, 
 def _drive(release, elr, keep, step_timeout, json_path, header, model, common, planned, state, patched=()):
     from realkafka.driver.report import report_dict, step_lines, verdict
     from realkafka.driver.run import Driver, HarnessCannot, NodeDied, RunResult
+    from realkafka.driver.session import Session, kraft_cluster
     from realkafka.driver.validate import TooManyCandidates
 
     try:
-        from realkafka.cluster import Cluster, ClusterSpec, HarnessError, ProbeError, fetch
+        from realkafka.cluster import Cluster, HarnessError, ProbeError, fetch
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
-    missing = sorted({handler_need for handler_need in _needs(planned) if not hasattr(Cluster, handler_need)})
+    missing = sorted(_needs(planned) - set(getattr(Cluster, "capabilities", ())))
     if missing:
-        raise BadInput(f"this harness cannot drive the scenario: it has no {', '.join(m + '()' for m in missing)}")
+        raise BadInput(f"this harness cannot drive the scenario: its KRaft cluster has no capability "
+                       f"{', '.join(missing)} (docs/realkafka.md, 'Roles')")
     total = len(planned.steps) - 2
     settings = state["settings"] = _non_default(model, planned)
     to_stderr = json_path == "-"           # stdout holds the JSON report alone
     click.echo("\n".join(header + ["Kafka settings the harness sets (the release's defaults otherwise): "
                                    + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]), err=to_stderr)
-    driver = None
-    logs = None
+    session = None
     interrupted = None
+    say = lambda line: click.echo(f"jbodcheck: {line}", err=True)      # noqa: E731
+
+    def check_patches(cluster, _outcome):
+        if jars:
+            common["fixes"] = checked_patches(cluster, jars, common["fixes"])
     try:
         with signals.interruptible():
             try:
-                fetch(release, log=lambda line: click.echo(f"jbodcheck: {line}", err=True))
+                fetch(release, log=say)
                 jars = build_patches(patched, release)
                 try:
-                    spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
-                                       elr={"default": None, "on": True, "off": False}[elr],
-                                       settings=_settings(model, planned), keep=keep,
-                                       **_format_at(model), **_answer_proxy(planned),
-                                       **({"patches": tuple(jars)} if jars else {}))
+                    cluster = kraft_cluster(release, model, planned, elr={"default": None, "on": True, "off": False}[elr],
+                                            keep=keep, log=say, **({"patches": tuple(jars)} if jars else {}))
                 except ValueError as e:
                     raise BadInput(str(e)) from None
-                click.echo(f"jbodcheck: starting a KRaft cluster of Kafka {release}: 1 controller, "
-                           f"{model.cfg.brokers} broker(s) x {model.cfg.dirs} dirs", err=True)
-                with Cluster(spec, log=lambda line: click.echo(f"jbodcheck: {line}", err=True)) as cluster:
-                    logs = state["logs"] = getattr(cluster, "root", None) if keep else None
-                    driver = state["driver"] = Driver(
-                        cluster, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
-                        echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total)), err=to_stderr))
-                    driver.run()
-                    if jars:
-                        common["fixes"] = checked_patches(cluster, jars, common["fixes"])
+                say(f"starting a KRaft cluster of Kafka {release}: 1 controller, {model.cfg.brokers} broker(s) x "
+                    f"{model.cfg.dirs} dirs")
+                session = state["session"] = Session(cluster, lambda running: Driver(
+                    running, model, planned, timeout=step_timeout, still=min(45.0, step_timeout / 4),
+                    echo=lambda step, prev: click.echo("\n".join(step_lines(step, prev, total)), err=to_stderr)),
+                    keep=keep)
+                session.run(after=check_patches)
             except HarnessCannot as e:
                 raise BadInput(str(e)) from None
             except (HarnessError, ProbeError, NodeDied, TooManyCandidates) as e:
                 raise harness_failure(e) from None
+            finally:
+                logs = state["logs"] = session.kept if session is not None else None
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
-    run = driver.result if driver is not None else RunResult([])
+    run = session.driver.result if session is not None and session.driver is not None else RunResult([])
     run.interrupted = interrupted
     text, ok, violation = verdict(planned, run, release, settings)
     text = with_fixes(text, common["fixes"], run)

@@ -9,6 +9,7 @@ import click
 from explorer import __version__, signals
 from explorer.errors import JbodcheckFailure, one_line
 from explorer.scenario import ScenarioError, parse_step
+from realkafka.driver.session import zk_settings
 
 from .exits import EXIT_OK, EXIT_VIOLATION, BadInput
 from .outputs import emit
@@ -23,11 +24,6 @@ NO_ISNEW = ("Kafka has the isNewReplica check, so a real run cannot show what ki
 def zk_variant(model) -> bool:
     """The model is a ZooKeeper-mode one (every design but kraft)."""
     return model.cfg.variant != "kraft"
-
-
-def zk_settings(model) -> dict:
-    """The Kafka settings a ZooKeeper-mode run sets beside the harness's: the model's unclean election."""
-    return {"unclean.leader.election.enable": str(bool(model.cfg.unclean_election)).lower()}
 
 
 def refusal(model, release: str) -> str | None:
@@ -118,38 +114,44 @@ def _lines(step) -> list[str]:
 
 
 def _run(scenario_path, release, keep, step_timeout, json_path, header, model, steps) -> int:
+    from realkafka.driver.session import Session, zk_cluster
+    from realkafka.driver.zk.mapping import handler
     from realkafka.driver.zk.run import NodeDied, ZkDriver, ZkRunResult
 
     try:
-        from realkafka.cluster import ClusterSpec, HarnessError, ProbeError, ZkCluster, fetch
+        from realkafka.cluster import HarnessError, ProbeError, ZkCluster, fetch
     except ImportError as e:
         raise JbodcheckFailure(f"the real-cluster harness (realkafka.cluster) is not available: {one_line(e)}") \
             from None
+    missing = sorted({handler(rule).needs for rule, _ in steps if handler(rule).needs}
+                     - set(getattr(ZkCluster, "capabilities", ())))
+    if missing:
+        raise BadInput(f"this harness cannot drive the scenario: its ZooKeeper-mode cluster has no capability "
+                       f"{', '.join(missing)} (docs/realkafka.md, 'Roles')")
     settings = zk_settings(model)
     click.echo("\n".join(header + ["Kafka settings the run sets beside the harness's (docs/realkafka.md): "
                                    + ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))]))
-    driver, interrupted, logs = None, None, None
+    session, interrupted = None, None
     say = lambda line: click.echo(f"jbodcheck: {line}", err=True)      # noqa: E731
     try:
         with signals.interruptible():
             try:
                 fetch(release, log=say)
-                spec = ClusterSpec(release=release, brokers=model.cfg.brokers, dirs=model.cfg.dirs,
-                                   settings=settings, keep=keep)
+                cluster = zk_cluster(release, model, settings=settings, keep=keep, log=say)
                 say(f"starting a ZooKeeper-mode cluster of Kafka {release}: ZooKeeper and {model.cfg.brokers} "
                     f"broker(s) x {model.cfg.dirs} dirs")
-                with ZkCluster(spec, log=say) as cluster:
-                    logs = cluster.root if keep else None
-                    driver = ZkDriver(cluster, model, steps, timeout=step_timeout,
-                                      echo=lambda step: click.echo("\n".join(_lines(step))))
-                    driver.run()
+                session = Session(cluster, lambda running: ZkDriver(
+                    running, model, steps, timeout=step_timeout, echo=lambda step: click.echo("\n".join(_lines(step)))),
+                    keep=keep)
+                session.run()
             except (HarnessError, ProbeError, NodeDied) as e:
                 raise harness_failure(e) from None
             except ValueError as e:
                 raise BadInput(str(e)) from None
     except signals.INTERRUPTS as e:
         interrupted = signals.interrupt_signal(e)
-    run = driver.result if driver is not None else ZkRunResult()
+    logs = session.kept if session is not None else None
+    run = session.driver.result if session is not None and session.driver is not None else ZkRunResult()
     if interrupted is not None:
         text = f"interrupted (signal {interrupted}) after {len(run.steps)} driven step(s)"
         code = 128 + interrupted

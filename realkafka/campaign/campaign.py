@@ -25,9 +25,11 @@ from types import SimpleNamespace
 from realkafka.driver.mapping import DRIVEN, ORDERED
 from realkafka.driver.plan import Plan, PlanError, plan, unjudged, why_unforced
 from realkafka.driver.run import Driver, NodeDied
+from realkafka.driver.session import Session
 
 from .chaos import ChaosRun
 from .generate import Behaviour, drivable, labels, walk
+from .neighbours import Neighbourhood, around_jobs
 from .resume import unfinished
 from .shrink import shrink
 
@@ -49,6 +51,7 @@ class TraceResult:
     shrink_runs: int = 0
     slow: list = field(default_factory=list)        # the steps that waited 10 s or more: [step, text, s, matched]
     logs: str | None = None      # where a disagreeing trace's server logs were kept
+    around: str | None = None    # a mutation of a finding's trace (--around): which scenario, which mutation
 
 
 @dataclass
@@ -90,6 +93,7 @@ class _Job:
     kind: str
     steps: list | None = None      # a generated trace's (rule name, args)
     seed: float = 0.0              # a real -> model run's
+    around: str | None = None      # a mutation's scenario and mutation (neighbours.py), None for a walk
 
 
 HARNESS_ERRORS = ("HarnessError", "ProbeError", "FakeHarnessError", "TooManyCandidates")
@@ -99,7 +103,7 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
                  cluster_has=lambda m: True, step_timeout: float = 180.0, echo=lambda line: None,
                  model_params=lambda release: {}, holder: dict | None = None, mode: str = "model",
                  faults: int = 5, shrink_budget: int = 0, parallel: int = 1,
-                 resumed: Campaign | None = None, runner=None, engine=None) -> Campaign:
+                 resumed: Campaign | None = None, runner=None, engine=None, around=None) -> Campaign:
     """``traces`` traces in all, dealt round-robin over ``releases`` (with "both", a pair of one of each kind at a
     time); ``model_of(release)`` is the model the
     cluster of that release is judged by. ``mode``: "model" (traces generated from the model), "real" (random
@@ -109,7 +113,9 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     it ran is not the one the seed chooses now. ``runner(job)``: runs one trace elsewhere (a Spark task, whose
     executor calls run_job with a cluster of its own) and returns what run_job returns. ``engine``: the controller
     mode's walk, driver and random-fault run (KRAFT, below; the ZooKeeper mode's: realkafka/campaign/zk.py):
-    everything else, the choice of traces, the loop, the counts and the report, is one for both."""
+    everything else, the choice of traces, the loop, the counts and the report, is one for both. ``around``:
+    release -> [(scenario name, its made steps)]: the model traces are mutations of these (neighbours.py) while
+    any is left, walks after."""
     engine = engine or KRAFT
     campaign = resumed if resumed is not None else Campaign()
     if holder is not None:
@@ -118,13 +124,16 @@ def run_campaign(*, releases, model_of, start_cluster, traces: int, seed: int, l
     actions = {r: engine.drivable(models[r], cluster_has) for r in releases}
     out.mkdir(parents=True, exist_ok=True)
     jobs = chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode,
-                  engine=engine)
+                  engine=engine, around=around)
     if resumed is not None:
         jobs = unfinished(jobs, resumed, lambda job: labels(models[job.release], job.steps))
 
     def one(job: _Job):
-        if runner is not None:
-            return runner(job)
+        result, tally = runner(job) if runner is not None else _run_here(job)
+        result.around = job.around
+        return result, tally
+
+    def _run_here(job: _Job):
         return run_job(job, model=models[job.release], start_cluster=start_cluster, step_timeout=step_timeout,
                        shrink_budget=shrink_budget, faults=faults, cluster_has=cluster_has, out=out, seed=seed,
                        model_params=model_params, actions=actions[job.release], engine=engine)
@@ -167,31 +176,36 @@ def run_job(job: _Job, *, model, start_cluster, step_timeout: float, shrink_budg
 
 
 def chosen(releases, models: dict, actions: dict, *, traces: int, seed: int, length: int, mode: str,
-           engine=None) -> list:
+           engine=None, around=None) -> list:
     """Every trace of the campaign, in order, as the seed chooses it (before any runs: whatever runs first or
-    fails, and however many at once, the same traces)."""
+    fails, and however many at once, the same traces). ``around``: as run_campaign's."""
     rng = random.Random(seed)
     counts: dict = {r: Counter() for r in releases}
+    behaviour = (engine or KRAFT).behaviour
+    mutated = {r: around_jobs([Neighbourhood(models[r], name, made, actions[r], behaviour)
+                               for name, made in around[r]]) for r in releases} if around else {}
     jobs = []
     for n in range(1, traces + 1):
         # "both" deals a pair (a model trace, a real run) to each release in turn, so every release gets both kinds
         release = releases[((n - 1) // 2 if mode == "both" else n - 1) % len(releases)]
         if mode == "real" or (mode == "both" and n % 2 == 0):
             jobs.append(_Job(n, release, "real", seed=rng.random()))
+        elif (found := mutated[release](rng) if mutated else None) is not None:
+            jobs.append(_Job(n, release, "model", found[1], around=found[0]))
         else:
             jobs.append(_Job(n, release, "model", walk(models[release], rng, length, counts[release],
-                                                       actions[release], (engine or KRAFT).behaviour)))
+                                                       actions[release], behaviour)))
     return jobs
 
 
 def check_resumable(resumed: Campaign, *, releases, model_of, cluster_has=lambda m: True, traces: int, seed: int,
-                    length: int, mode: str, engine=None) -> None:
+                    length: int, mode: str, engine=None, around=None) -> None:
     """ResumeMismatch when a trace ``resumed`` ran is not the one the seed chooses now (before any cluster)."""
     engine = engine or KRAFT
     models = {r: model_of(r) for r in releases}
     actions = {r: engine.drivable(models[r], cluster_has) for r in releases}
     unfinished(chosen(releases, models, actions, traces=traces, seed=seed, length=length, mode=mode,
-                      engine=engine), resumed,
+                      engine=engine, around=around), resumed,
                lambda job: labels(models[job.release], job.steps))
 
 
@@ -201,7 +215,9 @@ def _progress(t: TraceResult, traces: int) -> str:
                 f"{t.elapsed_s:.0f} s){': ' + t.says if t.outcome not in ('matched', 'conforms') else ''}"
                 + (f"; the real cluster showed {', '.join(t.violations)}" if t.violations else ""))
     return (f"trace {t.number}/{traces} at {t.release}: {t.outcome} ({len(t.steps)} steps, {t.elapsed_s:.0f} s)"
-            + (f": {t.says}" if t.outcome not in ("matched", "conforms") else ""))
+            + (f" [around {t.around}]" if t.around else "")
+            + (f": {t.says}" if t.outcome not in ("matched", "conforms") else "")
+            + (f"; the real cluster showed {', '.join(t.violations)}" if t.violations else ""))
 
 
 def _harness_failed(result: TraceResult, e: Exception) -> None:
@@ -238,10 +254,8 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
         result.says = reason
     else:
         try:
-            with start_cluster(model, planned) as cluster:
-                run = _driver(cluster, model, planned, step_timeout).run()
-                if run.disagreement is not None:
-                    result.logs = keep_logs(cluster, out / f"trace-{n:04d}-{release}-logs")
+            run = Session(start_cluster(model, planned), lambda cluster: _driver(cluster, model, planned, step_timeout)) \
+                .run(after=_logs_kept(result, out, f"trace-{n:04d}-{release}-logs"))
             tally = _tally(release, run)
             result.slow = [[s.number, s.text, round(s.waited_s, 1), s.matched] for s in run.steps
                            if s.waited_s >= 10]
@@ -256,8 +270,8 @@ def _model_trace(job: _Job, model, start_cluster, step_timeout, shrink_budget, a
                             tried = plan(model, trace)
                         except PlanError:
                             return False
-                        with start_cluster(model, tried) as c:
-                            return _driver(c, model, tried, step_timeout).run().disagreement is not None
+                        session = Session(start_cluster(model, tried), lambda c: _driver(c, model, tried, step_timeout))
+                        return session.run().disagreement is not None
                     small, result.shrink_runs = shrink(model, steps, actions, disagrees, shrink_budget)
                     result.shrunk = labels(model, small)
             else:
@@ -298,19 +312,25 @@ def keep_logs(cluster, dest: Path) -> str | None:
     return str(dest)
 
 
+def _logs_kept(result: TraceResult, out: Path | None, name: str):
+    """What a session does before its cluster stops: a disagreeing run's server logs kept under ``out/name``."""
+    def after(cluster, run) -> None:
+        if run.disagreement is not None and out is not None:
+            result.logs = keep_logs(cluster, out / name)
+    return after
+
+
 def _real_run(job: _Job, model, start_cluster, faults, cluster_has, step_timeout, out: Path | None = None):
     result = TraceResult(job.number, job.release, [], "conforms", kind="real")
     tally: list = []
     start = time.monotonic()
     try:
-        with start_cluster(model, Plan([], {}, {}, (), dir_failure_timeout=False)) as cluster:
-            # the waits scale with the step timeout as the driver's do (a quarter, at most 10 s still; 20 s quiet)
-            chaos = ChaosRun(model, cluster, random.Random(job.seed), cluster_has=cluster_has,
-                             still=min(10.0, step_timeout / 4), quiet=min(20.0, step_timeout / 2),
-                             poll=min(0.5, step_timeout / 20))
-            done = chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8)))
-            if done.disagreement is not None and out is not None:
-                result.logs = keep_logs(cluster, out / f"trace-{job.number:04d}-{job.release}-logs")
+        # the waits scale with the step timeout as the driver's do (a quarter, at most 10 s still; 20 s quiet)
+        session = Session(start_cluster(model, Plan([], {}, {}, (), dir_failure_timeout=False)), lambda cluster: ChaosRun(
+            model, cluster, random.Random(job.seed), cluster_has=cluster_has, still=min(10.0, step_timeout / 4),
+            quiet=min(20.0, step_timeout / 2), poll=min(0.5, step_timeout / 20)))
+        done = session.run(lambda chaos: chaos.run(faults, gap=(0.0, min(4.0, step_timeout / 8))),
+                           after=_logs_kept(result, out, f"trace-{job.number:04d}-{job.release}-logs"))
         result.steps = list(done.actions)
         result.violations = sorted(done.checks)
         for what, counts in (("driven", done.rules), ("observed", done.observed)):
@@ -343,7 +363,8 @@ def report_dict(campaign: Campaign, *, releases, seed: int, length: int, preset:
         "outcomes": {o: campaign.outcomes().get(o, 0) for o in OUTCOMES},
         "traces": [{"trace": t.number, "kind": t.kind, "kafka": t.release, "steps": t.steps, "outcome": t.outcome, "says": t.says,
                     "violations": t.violations, "scenario": t.scenario, "elapsed_s": round(t.elapsed_s, 1),
-                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs, "slow": t.slow, "logs": t.logs}
+                    "shrunk": t.shrunk, "shrink_runs": t.shrink_runs, "slow": t.slow, "logs": t.logs,
+                    "around": t.around}
                    for t in campaign.traces],
         "rules": {rule: {r: dict(c) for r, c in by.items()} for rule, by in sorted(campaign.rules.items())},
         "elapsed_s": round(elapsed_s, 1), "exit_code": exit_code,
@@ -358,7 +379,7 @@ def campaign_from_report(data: dict) -> Campaign:
             number=t["trace"], release=t["kafka"], steps=list(t["steps"]), outcome=t["outcome"], says=t["says"],
             scenario=t.get("scenario"), elapsed_s=float(t.get("elapsed_s", 0.0)), violations=list(t["violations"]),
             kind=t.get("kind", "model"), shrunk=t.get("shrunk"), shrink_runs=t.get("shrink_runs", 0),
-            slow=list(t.get("slow", []))))
+            slow=list(t.get("slow", [])), around=t.get("around")))
     campaign.traces.sort(key=lambda t: t.number)
     campaign.rules = {rule: {r: Counter(c) for r, c in by.items()} for rule, by in data["rules"].items()}
     return campaign

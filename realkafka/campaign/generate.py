@@ -17,9 +17,9 @@ ORDERED_STEPS = ("ControllerAssignReplicasToDirs",)   # released by the trace, n
 ANSWER_HOLD = 0.5
 
 
-def drivable(model, cluster_has=lambda method: True) -> list[tuple]:
-    """(rule, args) of every action the harness can make happen: the driven rules (whose harness method exists,
-    ``cluster_has``) and the assignments the planner releases."""
+def drivable(model, cluster_has=lambda capability: True) -> list[tuple]:
+    """(rule, args) of every action the harness can make happen: the driven rules (whose harness capability the
+    cluster kind declares, ``cluster_has``: realkafka/cluster/roles.py) and the assignments the planner releases."""
     out = []
     for _, rule, args in model.action_space:
         try:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from realkafka.driver.mapping import DRIVEN
 from realkafka.driver.run import NodeDied as KraftNodeDied
+from realkafka.driver.session import Session
 from realkafka.driver.zk import run
 from realkafka.driver.zk.mapping import awaited_steps, handler
 from realkafka.driver.zk.run import NodeDied, RunLeftModel, ZkDriver
@@ -22,9 +23,11 @@ from .shrink import shrink
 MAX_OWN_STEPS = 400       # the cluster's own steps after one driven step, at most (the model's settle)
 
 
-def drivable(model, cluster_has=lambda method: True) -> list[tuple]:
-    """(rule, args) of every action the harness drives on a ZooKeeper-mode cluster."""
-    return [(rule, args) for _, rule, args in model.action_space if handler(rule.name).how == DRIVEN]
+def drivable(model, cluster_has=lambda capability: True) -> list[tuple]:
+    """(rule, args) of every action the harness drives on a ZooKeeper-mode cluster (whose harness capability the
+    cluster kind declares, ``cluster_has``: realkafka/cluster/roles.py)."""
+    return [(rule, args) for _, rule, args in model.action_space if handler(rule.name).how == DRIVEN
+            and (handler(rule.name).needs is None or cluster_has(handler(rule.name).needs))]
 
 
 class ZkBehaviour:
@@ -195,25 +198,28 @@ def real_run(job, model, start_cluster, faults, cluster_has, step_timeout, out=N
     result = TraceResult(job.number, job.release, [], "conforms", kind="real")
     tally: list = []
     start = time.monotonic()
-    chaos = None
+    session = None
+
+    def drive(chaos) -> None:
+        try:
+            chaos.run(faults)
+            result.says = f"{chaos.observations} observations, every one a behaviour of the model"
+        except RunLeftModel as e:
+            result.outcome = "disagrees"
+            result.says = f"after action {len(chaos.done)}: {e}"
     try:
-        with start_cluster(model, None) as cluster:
-            chaos = ZkChaos(model, cluster, random.Random(job.seed), step_timeout=step_timeout,
-                            gap=(0.0, min(4.0, step_timeout / 8)))
-            try:
-                chaos.run(faults)
-                result.says = f"{chaos.observations} observations, every one a behaviour of the model"
-            except RunLeftModel as e:
-                result.outcome = "disagrees"
-                result.says = f"after action {len(chaos.done)}: {e}"
+        session = Session(start_cluster(model, None), lambda cluster: ZkChaos(
+            model, cluster, random.Random(job.seed), step_timeout=step_timeout, gap=(0.0, min(4.0, step_timeout / 8))))
+        session.run(drive)
+        chaos = session.driver
         result.steps = list(chaos.done)
         for rule, times in chaos.times.items():
             tally += [(rule, job.release, "driven")] * times
             if result.outcome != "disagrees":
                 tally += [(rule, job.release, "driven_agreed")] * times
     except Exception as e:  # noqa: BLE001 - the harness failing is an outcome of the run, not the end
-        if chaos is not None:
-            result.steps = list(chaos.done)
+        if session is not None and session.driver is not None:
+            result.steps = list(session.driver.done)
         _harness_failed(result, _as_harness(e))
     result.elapsed_s = time.monotonic() - start
     return result, tally

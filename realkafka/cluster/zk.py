@@ -14,8 +14,9 @@ import logging
 import subprocess
 
 from . import config, processes
-from .cluster import JVM_OPTIONS, Cluster, Node, _free_port
+from .cluster import Cluster
 from .errors import HarnessError
+from .node import JVM_OPTIONS, Node, free_port
 from .observation import DirNames
 from .probe import ProbeError
 from .release import parse_version
@@ -31,6 +32,8 @@ class ZkCluster(Cluster):
     The spec's ``elr`` and ``metadata_version`` are KRaft's: ZooKeeper mode has neither."""
 
     OBSERVATION = ZkObservation
+    # no gate, no controller process to hold, no answer proxy, no metadata log, no metadata.version (roles.py)
+    capabilities = frozenset({"replace_dir", "remove_dir", "delete_topic", "move_controller", "server_log"})
 
     def __init__(self, spec, *, log=None):
         if parse_version(spec.release)[0] >= 4:
@@ -62,8 +65,8 @@ class ZkCluster(Cluster):
     def _layout(self) -> None:
         spec, root = self.spec, self.root
         self.gate_file, self.gate_log = root / "gate", root / "gate.log"     # (no gate in ZooKeeper mode: hold refuses)
-        self.zookeeper_port = _free_port()
-        self._broker_port = {b: _free_port() for b in range(spec.brokers)}
+        self.zookeeper_port = free_port()
+        self._broker_port = {b: free_port() for b in range(spec.brokers)}
         self.ports = [self.zookeeper_port, *self._broker_port.values()]
         zk = Node(config.CONTROLLER_ID, "zookeeper", root / "zookeeper")
         zk.home.mkdir()

@@ -53,7 +53,7 @@ class Handler:
     act: Callable | None = None                 # driven: act(ctx, *args)
     order: int = 0                              # awaited: the priority among the cluster's own steps
     held_by: Callable | None = None             # awaited: (*args) -> the Hold that stops it, or None
-    needs: str | None = None                    # the harness method the act needs (checked before a run)
+    needs: str | None = None                    # the harness capability the act needs (realkafka/cluster/roles.py)
 
 
 # ---- the acts (ctx: run.py's Driver) ---------------------------------------------------------------------------

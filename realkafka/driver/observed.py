@@ -118,11 +118,12 @@ def _jbod(obs) -> bool | None:
 
 
 def view_of(obs, brokers: int, acked: dict, read: dict, faulted=frozenset(), quiet: bool = False,
-            retrying=frozenset(), failed_copies=None) -> View:
+            retrying=frozenset(), failed_copies=None, unsure=None) -> View:
     """The view of a ClusterObservation: ``acked`` (topic -> offsets the producer was told are safe) and ``read``
     (topic -> records a consumer got from offset 0 at this point) come from the driver's clients; ``faulted``,
     ``quiet`` and ``retrying`` from the step (see View); ``failed_copies`` (broker -> dir -> topics) from the
-    moved-aside contents of the dirs the harness failed."""
+    moved-aside contents of the dirs the harness failed; ``unsure`` (topic -> offsets) the records whose producer
+    gave up without knowing their outcome."""
     failed_copies = failed_copies or {}
     regs = obs.controller.registrations
     registrations = tuple(registration_view(regs.get(b)) for b in range(brokers))
@@ -132,6 +133,7 @@ def view_of(obs, brokers: int, acked: dict, read: dict, faulted=frozenset(), qui
         if topic is not None:
             partitions[topic] = partition_view(part)
     topics = set(partitions) | set(acked) | set(read)
-    data = {t: DataView(frozenset(acked.get(t, ())), read.get(t)) for t in topics}
+    unsure = unsure or {}
+    data = {t: DataView(frozenset(acked.get(t, ())), read.get(t), frozenset(unsure.get(t, ()))) for t in topics}
     return View(tuple(broker_view(obs.brokers[b], failed_copies.get(b)) for b in range(brokers)), registrations,
                 partitions, data, frozenset(faulted), quiet, frozenset(retrying), _jbod(obs))

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from model.kraft.reassignment import target_of
+from realkafka.cluster.roles import has
 
 from .checks import judge
 from .compare import CONTROLLER, PARTS, differences
@@ -117,15 +118,10 @@ def _refusals(cluster, broker: int, lines: dict | None = None) -> int:
 
 def retrying_brokers(cluster, brokers: int, interval: float, evidence: dict | None = None) -> frozenset | None:
     """The brokers whose refused AssignReplicasToDirs entries keep coming back over ``interval`` seconds once the
-    cluster settled: counted by the harness's gate if it can (``requests(api, broker)``), else from the brokers'
-    own logs (``server_log``); None when neither is there."""
-    count = getattr(cluster, "requests", None)
-    if count is not None:
-        counter = lambda b: count("AssignReplicasToDirs", b)  # noqa: E731
-    elif hasattr(cluster, "server_log"):
-        counter = lambda b: _refusals(cluster, b, evidence)  # noqa: E731
-    else:
+    cluster settled, counted from the brokers' own logs (the ``server_log`` capability); None without it."""
+    if not has(cluster, "server_log"):
         return None
+    counter = lambda b: _refusals(cluster, b, evidence)  # noqa: E731
     before = [counter(b) for b in range(brokers)]
     time.sleep(interval)
     after = [counter(b) for b in range(brokers)]
@@ -147,7 +143,8 @@ def _read_count(result) -> int:
 
 
 class HarnessCannot(Exception):
-    """The harness lacks what a step needs (a method of the Cluster): the scenario cannot run with it."""
+    """The harness lacks what a step needs (a capability its cluster kind does not declare, realkafka/cluster/roles.py):
+    the scenario cannot run with it."""
 
 
 class Refused(Exception):
@@ -235,6 +232,16 @@ def failed_copies(cluster, faulted, topic_ids=None) -> dict:
     return out
 
 
+def _settle_slot(slot: list, result) -> str | None:
+    """A produced record's slot once its send ended (``result``: the harness's ProduceResult); its error, or None."""
+    got = getattr(result, "offset", result)
+    error = getattr(result, "error", None)
+    ok = error is None and isinstance(got, int)
+    slot[0], slot[1], slot[2] = (got if ok else None), True, ok
+    slot[3] = error is not None and error.split(":", 1)[0] not in REFUSED_PRODUCE
+    return error
+
+
 class Driver:
     """The context the mapping's acts run in (mapping.py ``act(ctx, *args)``), and the run loop."""
 
@@ -285,7 +292,7 @@ class Driver:
         with self._lock:
             records = self.produced.setdefault(topic, [])
             offset = len(records)
-            records.append([None, False, False])
+            records.append([None, False, False, False])   # offset, sent, acknowledged, outcome unknown
         later = self._ack_step(topic, offset)
         if later is not None and later > self.current:
             self.deferred.setdefault(later, []).append((topic, offset, self.plan.steps[self.current].args))
@@ -309,10 +316,7 @@ class Driver:
     def _send(self, topic: str, offset: int) -> str | None:
         slot = self.produced[topic][offset]
         result = self.cluster.produce(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
-        got = getattr(result, "offset", result)
-        ok = getattr(result, "error", None) is None and isinstance(got, int)
-        slot[0], slot[1], slot[2] = (got if ok else None), True, ok
-        return getattr(result, "error", None)
+        return _settle_slot(slot, result)
 
     def _send_aside(self, topic: str, offset: int):
         """Send a deferred record without waiting for its acknowledgement, which awaits steps the cluster takes after
@@ -321,11 +325,7 @@ class Driver:
         sending = self.cluster.send(topic, 0, f"{topic}-r{offset}".encode(), timeout=self.produce_timeout)
 
         def sent() -> str | None:
-            result = sending()
-            got = getattr(result, "offset", None)
-            ok = getattr(result, "error", None) is None and isinstance(got, int)
-            slot[0], slot[1], slot[2] = (got if ok else None), True, ok
-            return getattr(result, "error", None)
+            return _settle_slot(slot, sending())
         return sent
 
     def restart(self, broker: int) -> None:
@@ -353,6 +353,13 @@ class Driver:
                 out[topic] = frozenset((slot[0] if slot[0] is not None else i) for i, slot in enumerate(records)
                                        if slot[1] and slot[2])
         return out
+
+    def unsure(self) -> dict:
+        """topic -> the offsets whose producer gave up without knowing the outcome (a timeout, not a refusal): the
+        record may have been appended and committed, which the model counts as acknowledged."""
+        with self._lock:
+            return {topic: frozenset(i for i, slot in enumerate(records) if slot[1] and slot[3])
+                    for topic, records in self.produced.items()}
 
     def _named(self, data: dict) -> dict:
         """A record's dir ids named as the views name them (a dir index, a reserved name), by the harness's
@@ -391,7 +398,8 @@ class Driver:
         ids = {key[0]: getattr(part, "topic_id", None)
                for key, part in (getattr(obs.controller, "partitions", None) or {}).items()}
         return view_of(obs, self.model.cfg.brokers, self.acked(), dict(self.read), expected.faulted,
-                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted, ids))
+                       expected.quiet, self.retrying, failed_copies(self.cluster, expected.faulted, ids),
+                       unsure=self.unsure())
 
     def check_nodes(self) -> None:
         """A node that ended without the harness ending it: NodeDied (the harness's ``dead()``: lines naming each
@@ -446,8 +454,9 @@ class Driver:
         if planned.rule is not None and planned.taken:
             h = handler(planned.rule)
             if h.how == DRIVEN:
-                if h.needs is not None and not hasattr(self.cluster, h.needs):
-                    raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs}()")
+                if h.needs is not None and not has(self.cluster, h.needs):
+                    raise HarnessCannot(f"step {planned.number} {planned.text}: the harness has no {h.needs} "
+                                        "capability")
                 why, unknown = do_act(h.act, self, *planned.args)
                 if why is not None:
                     refused = f"Kafka refused {planned.text}: {why}"
@@ -520,9 +529,9 @@ class Driver:
 
     def run(self) -> RunResult:
         out = self.result
-        if getattr(self.plan, "answers", ()) and not hasattr(self.cluster, "hold_answers"):
+        if getattr(self.plan, "answers", ()) and not has(self.cluster, "hold_answers"):
             raise HarnessCannot("the plan holds the controller's answers to AssignReplicasToDirs: the harness has "
-                                "no hold_answers()")
+                                "no hold_answers capability")
         history_model: list = []
         history_real: list = []
         previous = None

@@ -41,7 +41,7 @@ def dirs_text(entries) -> str:
 
 def replaced_dir(broker: int, d: int) -> str:
     """The id of a disk that broker's dir d no longer has (its disk was replaced: Kafka's new disk has a new
-    directory.id): the name the harness gives it (realkafka/cluster/cluster.py ``_learn_replaced_ids``)."""
+    directory.id): the name the harness gives it (realkafka/cluster/observer.py ``_learn_replaced_ids``)."""
     return f"dir {d} of broker {broker}{REPLACED}"
 
 
@@ -111,6 +111,9 @@ class DataView:
     read the topic from offset 0 at this point, how many records it got (None: no read here)."""
     acked: frozenset = frozenset()
     read: int | None = None           # the model: what the serving leader would give (its HW), None without one
+    # the real side only: offsets whose producer gave up without knowing the outcome (a timeout): the record may be
+    # committed, which the model counts as acknowledged; the views compare the others
+    unsure: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Which jar each patched class came from, read from the JVM's class-loading log, so that a run never silently
 uses the release's unpatched class (docs/fixes.md, "On Kafka's own code").
 
-A node started with patch jars logs every class it loads (realkafka/cluster/cluster.py: ``-Xlog:class+load=info``
+A node started with patch jars logs every class it loads (realkafka/cluster/lifecycle.py: ``-Xlog:class+load=info``
 to a file per JVM in the node's directory, ``CLASS_LOAD_LOG``: ``NAME source: file:/.../x.jar``).
 ``check_loaded`` reads those files: every class of a patch jar that a JVM loaded must have come from that jar, and each patch's own class (the file's
 top-level class) must have been loaded from it by some node.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from realkafka.cluster.cluster import CLASS_LOAD_LOG
+from realkafka.cluster.node import CLASS_LOAD_LOG
 
 from .build import jar_classes
 

@@ -368,3 +368,121 @@ def test_an_interrupt_cancels_the_traces_a_runner_has_in_flight(tmp_path):
             run_campaign(releases=["3.9.2"], model_of=lambda r: model, start_cluster=None, traces=2, seed=1,
                          length=2, out=tmp_path, runner=Runner(), parallel=parallel)
     assert len(cancelled) == 2
+
+
+# ---- --around: a finding's neighbourhood (realkafka/campaign/neighbours.py) ------------------------------------
+
+FINDING_1 = "scenarios/kraft-finding-1-rf1-acked-record-lost.json"
+FINDING_1_MODEL = {"preset": "kraft-tiny-faults", "brokers": 1, "rf": 1}
+
+
+def _around(release="4.4.0"):
+    """(the campaign's model for finding 1's scenario, its actions, its around argument for chosen())."""
+    from explorer.cli.conform_parts import around_steps
+
+    model = _kraft_model(SimpleNamespace(model=FINDING_1_MODEL), release)[2]
+    return model, drivable(model), around_steps([FINDING_1], {release: (model, {})})
+
+
+def test_the_mutation_kinds_drop_swap_and_insert_one_step():
+    from realkafka.campaign.neighbours import dropped, swapped, with_fault
+
+    made = ["a", "b", "c"]
+    assert dropped(made, 1) == ["a", "c"] and swapped(made, 1) == ["a", "c", "b"]
+    assert with_fault(made, 3, "f") == ["a", "b", "c", "f"] and with_fault(made, 0, "f") == ["f", "a", "b", "c"]
+    assert made == ["a", "b", "c"]
+
+
+def test_a_findings_mutations_are_behaviours_of_the_model_chosen_by_the_seed_never_the_trace_itself():
+    from realkafka.campaign.campaign import chosen
+    from realkafka.campaign.generate import rebuild
+    from realkafka.campaign.neighbours import dropped, made_steps, swapped, with_fault
+
+    model, actions, around = _around()
+    made = around["4.4.0"][0][1]
+    assert [n for n, _ in made] == ["CreateTopic", "Produce", "DirFail", "BrokerCrash", "BrokerRestart"]
+    jobs = chosen(["4.4.0"], {"4.4.0": model}, {"4.4.0": actions}, traces=8, seed=7, length=4, mode="model",
+                  around=around)
+    mutated = [j for j in jobs if j.around]
+    assert len(mutated) >= 3 and all(j.around for j in jobs[:len(mutated)])   # walks only once none is left
+    whole = rebuild(model, made)
+    one_off = ([dropped(made, i) for i in range(len(made))] + [swapped(made, i) for i in range(len(made) - 1)]
+               + [with_fault(made, i, (r.name, tuple(a))) for i in range(len(made) + 1) for r, a in actions
+                  if r.name in ("DirFail", "BrokerCrash", "BrokerRestart")])
+    for job in mutated:
+        assert job.around.startswith("kraft-finding-1-rf1-acked-record-lost.json: ")
+        state = model.init_states()[0]
+        for name, args in job.steps:              # every step enabled where it comes: a behaviour of the model
+            assert model.rule(name).guard(model, state, *args) is None, (job.around, name, args)
+            _, state = model.step(state, name, args)
+        plan(model, job.steps)
+        assert job.steps != whole and made_steps(job.steps) in one_off
+    assert len({tuple(j.steps) for j in mutated}) == len(mutated)
+    again = chosen(["4.4.0"], {"4.4.0": model}, {"4.4.0": actions}, traces=8, seed=7, length=4, mode="model",
+                   around=around)
+    assert [(j.around, j.steps) for j in again] == [(j.around, j.steps) for j in jobs]
+    orders = {tuple(j.around for j in chosen(["4.4.0"], {"4.4.0": model}, {"4.4.0": actions}, traces=3, seed=s,
+                                               length=4, mode="model", around=around)) for s in range(6)}
+    assert len(orders) > 1                        # the seed, not the file's order, picks which come first
+
+
+def _conform_around(monkeypatch, tmp_path, *args) -> tuple[int, dict | None]:
+    from realkafka.cluster import KAFKA_TIMERS
+
+    model = _kraft_model(SimpleNamespace(model=FINDING_1_MODEL), "4.4.0")[2]
+    module, made, made_for = fake_harness(lambda _: model)
+    made_for.append(None)
+    module.KAFKA_TIMERS = KAFKA_TIMERS
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    report = tmp_path / "c.json"
+    code = _main(["conform", "--kafka", "4.4", *args, "--seed", "5", "--out", str(tmp_path / "out"),
+                  "--json", str(report), "--step-timeout", "2"])
+    return code, json.loads(report.read_text()) if report.exists() else None
+
+
+def test_conform_around_runs_the_mutations_where_the_walks_run(monkeypatch, tmp_path):
+    code, data = _conform_around(monkeypatch, tmp_path, "--preset", "kraft-tiny-faults", "--model", "brokers=1",
+                                 "--model", "rf=1", "--around", FINDING_1, "--mode", "model", "--traces", "2")
+    assert code == 0 and data["around"] == [FINDING_1]
+    assert all(t["around"] and t["kind"] == "model" for t in data["traces"])
+    assert {t["outcome"] for t in data["traces"]} <= {"matched", "conforms"}
+
+
+def test_conform_refuses_a_bad_around_in_one_line(monkeypatch, tmp_path, capsys):
+    for args, says in ((["--around", FINDING_1], "brokers 1 (the campaign's 2)"),
+                       (["--around", str(tmp_path / "none.json")], "cannot read scenario"),
+                       (["--model", "brokers=1", "--model", "rf=1", "--around", FINDING_1, "--mode", "real"],
+                        "--mode model or both")):
+        code, _ = _conform_around(monkeypatch, tmp_path, "--preset", "kraft-tiny-faults", *args)
+        err = capsys.readouterr().err
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_an_interrupted_campaign_around_a_finding_resumes_with_the_same_mutations(monkeypatch, tmp_path):
+    model = _kraft_model(SimpleNamespace(model=FINDING_1_MODEL), "3.9.2")[2]
+    started = []
+
+    def model_of(_):
+        started.append(1)
+        if len(started) == 2:
+            raise KeyboardInterrupt
+        return model
+
+    from realkafka.cluster import KAFKA_TIMERS
+
+    module, _, made_for = fake_harness(model_of)
+    made_for.append(None)
+    module.KAFKA_TIMERS = KAFKA_TIMERS
+    monkeypatch.setitem(sys.modules, "realkafka.cluster", module)
+    report = tmp_path / "c.json"
+    args = ["conform", "--kafka", "3.9", "--preset", "kraft-tiny-faults", "--model", "brokers=1", "--model", "rf=1",
+            "--around", FINDING_1, "--traces", "3", "--mode", "model", "--seed", "3", "--step-timeout", "2",
+            "--out", str(tmp_path / "out"), "--json", str(report)]
+    assert _main(args) == 130
+    first = json.loads(report.read_text())
+    assert first["around"] == [FINDING_1] and [t["trace"] for t in first["traces"]] == [1]
+    assert _main(["conform", "--resume", str(report), "--around", "other.json"]) == 2
+    assert _main(["conform", "--resume", str(report)]) == 0
+    resumed = json.loads(report.read_text())
+    assert [t["trace"] for t in resumed["traces"]] == [1, 2, 3] and all(t["around"] for t in resumed["traces"])
+    assert resumed["traces"][0] == first["traces"][0]

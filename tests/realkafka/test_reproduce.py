@@ -583,11 +583,12 @@ def test_a_model_that_starts_before_directory_assignment_formats_its_cluster_the
     the harness drives the upgrade (UpgradeMetadataVersion needs Cluster.upgrade_metadata_version)."""
     from types import SimpleNamespace
 
-    from explorer.cli.reproduce import _format_at, _kraft_model
+    from explorer.cli.reproduce import _kraft_model
     from realkafka.cluster import Cluster
+    from realkafka.driver.session import format_at as _format_at
 
     mv = _kraft_model(SimpleNamespace(model={"preset": "kraft-mv-upgrade"}), "3.9.2")[2]
     tiny = _kraft_model(SimpleNamespace(model={"preset": "kraft-tiny"}), "3.9.2")[2]
     assert _format_at(mv) == {"metadata_version": "3.6-IV2"} and _format_at(tiny) == {}
     assert RULES["UpgradeMetadataVersion"].needs == "upgrade_metadata_version"
-    assert hasattr(Cluster, "upgrade_metadata_version")
+    assert "upgrade_metadata_version" in Cluster.capabilities

@@ -148,6 +148,8 @@ def fake_cluster_module(model, *, stuck_on=None, dies_on=None):
     made = []
 
     class ZkCluster:
+        capabilities = frozenset({"replace_dir", "remove_dir", "delete_topic", "move_controller"})   # (roles.py)
+
         def __init__(self, spec, log=None):
             self.spec, self.root, self.stopped = spec, None, False
             self.state = model.init_states()[0]
@@ -327,7 +329,8 @@ def _campaign(mod, model, tmp_path, mode="model", traces=4, timeout=30.0):
 
     return run_campaign(releases=["3.9.2"], model_of=lambda r: model, traces=traces, seed=3, length=5,
                         start_cluster=lambda m, planned: mod.ZkCluster(mod.ClusterSpec()), out=tmp_path,
-                        step_timeout=timeout, mode=mode, faults=4, engine=ENGINE)
+                        step_timeout=timeout, mode=mode, faults=4, engine=ENGINE,
+                        cluster_has=lambda capability: capability in mod.ZkCluster.capabilities)
 
 
 @pytest.mark.parametrize("mode", ["model", "real"])

@@ -287,3 +287,28 @@ def test_a_deferred_produce_is_taken_when_its_record_is_sent():
     deferred = [s for s in run.steps if s.unobserved and "is sent with step" in s.unobserved]
     assert deferred, "the planned run defers the record"
     assert run.disagreement is None, run.disagreement
+
+
+def test_a_record_whose_producer_gave_up_is_not_compared_as_unacknowledged():
+    """A producer that timed out does not know whether its record was committed; the model, where the record was
+    appended and replicated, counts it acknowledged. The views compare the offsets whose outcome is known (a 4.4.0
+    random-fault run's record, sent while a follower was down, timed out and was committed after its restart:
+    docs/conform.md, disagreement 8)."""
+    from realkafka.driver.compare import differences
+    from realkafka.driver.run import _settle_slot
+    from realkafka.driver.view import DataView
+
+    model, steps = scenario_model(SCENARIOS / "kraft-finding-1-rf1-acked-record-lost.json")
+    p = plan(model, steps)
+    expected = next(s.view for s in p.steps if any(d.acked for d in s.view.data.values()))
+    topic = next(t for t, d in expected.data.items() if d.acked)
+    offsets = expected.data[topic].acked
+    gave_up = dataclasses.replace(expected, data={**expected.data, topic: DataView(frozenset(), None, offsets)})
+    told_nothing = dataclasses.replace(expected, data={**expected.data, topic: DataView(frozenset(), None)})
+    assert not [d for d in differences(expected, gave_up) if "acknowledged" in d]
+    assert [d for d in differences(expected, told_nothing) if "acknowledged" in d]
+
+    timed_out, refused = [None, False, False, False], [None, False, False, False]
+    _settle_slot(timed_out, dataclasses.make_dataclass("R", ["offset", "error"])(None, "TimeoutException: expired"))
+    _settle_slot(refused, dataclasses.make_dataclass("R", ["offset", "error"])(None, "NotEnoughReplicasException: x"))
+    assert timed_out[1:] == [True, False, True] and refused[1:] == [True, False, False]

@@ -28,6 +28,8 @@ class FakeHarnessError(Exception):
 
 
 class ModelCluster:
+    capabilities = frozenset({"delete_topic", "hold_requests", "hold_answers"})   # (realkafka/cluster/roles.py)
+
     def __init__(self, model, deviate=lambda name, args: False, fail_on=None, lag=0.3, root=None,
                  dir_failure_timeout=True, warp=None, dead=None):
         import tempfile
@@ -256,6 +258,6 @@ def fake_harness(model_of, **kw):
     module.ProbeError = type("ProbeError", (Exception,), {})
     module.fetch = lambda release, log=None: None
     module.JVM_OPTIONS = ["-XX:+UseSerialGC"]
-    for name in ("replace_dir", "remove_dir", "delete_topic", "upgrade_metadata_version"):
-        setattr(Cluster, name, None)
+    # what the command checks up front; the driver then checks the ModelCluster's own (realkafka/cluster/roles.py)
+    Cluster.capabilities = frozenset({"replace_dir", "remove_dir", "delete_topic", "upgrade_metadata_version"})
     return module, made, made_for

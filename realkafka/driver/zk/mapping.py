@@ -20,6 +20,7 @@ class ZkHandler:
     says: str
     act: Callable | None = None       # driven: act(driver, *args) -> None, or what Kafka answered (a dict)
     timed: bool = False
+    needs: str | None = None          # driven: the harness capability the act needs (realkafka/cluster/roles.py)
 
 
 def create_topic(ctx, partition):
@@ -111,13 +112,15 @@ RULES: dict[str, ZkHandler] = {
                                           "from the ISR in the state znode", timed=True),
     "ControllerFailover": ZkHandler(DRIVEN, "the /controller znode deleted (kazoo), as an operator forces a "
                                     "re-election: the controller resigns and the brokers elect one again "
-                                    "(onControllerFailover at a new epoch); no broker fails", move_controller),
+                                    "(onControllerFailover at a new epoch); no broker fails", move_controller,
+                                    needs="move_controller"),
     "ReplaceDisk": ZkHandler(DRIVEN, "while the broker is down, an empty dir in place of the failed one (the broker "
-                             "writes its meta.properties when it starts)", replace_disk),
+                             "writes its meta.properties when it starts)", replace_disk, needs="replace_dir"),
     "RemoveDirFromConfig": ZkHandler(DRIVEN, "while the broker is down, the dir taken out of its log.dirs (its next "
-                                     "start runs without it)", remove_dir_from_config),
+                                     "start runs without it)", remove_dir_from_config,
+                                     needs="remove_dir"),
     "DeleteTopic": ZkHandler(DRIVEN, "Admin deleteTopics of t{p} (the controller's /admin/delete_topics/t{p}); "
-                             "Kafka's refusal is judged by the model", delete_topic),
+                             "Kafka's refusal is judged by the model", delete_topic, needs="delete_topic"),
     "ReassignPartition": ZkHandler(DRIVEN, "Admin alterPartitionReassignments of t{p}-0 to the model's target "
                                    "replicas (KIP-455: 3.9.2 runs the kafka-2.7 procedure, "
                                    "KafkaController.onPartitionReassignment); Kafka's refusal is judged by the "
