@@ -120,8 +120,8 @@ def _as_harness(e: Exception) -> Exception:
 
 class ZkChaos:
     """A random-fault run (real -> model, chaos.py's shape): a topic per partition, then ``faults`` actions the model
-    enables in some candidate state (weighted toward the least taken), each after a random time watching the
-    cluster; every view read twice in a row must be a state the cluster's own steps reach from the candidates
+    enables in some candidate state (weighted toward the least taken; where only the cluster's own steps would
+    enable one, after them), each after a random time watching the cluster; every view read twice in a row must be a state the cluster's own steps reach from the candidates
     (settled or not), and the last, once the cluster is quiet, a settled one."""
 
     def __init__(self, model, cluster, rng: random.Random, *, step_timeout: float, gap: tuple):
@@ -144,6 +144,15 @@ class ZkChaos:
         self.done.append(rule.label(args) + (" (refused)" if refused else ""))
         self.times[rule.name] = self.times.get(rule.name, 0) + 1
         self.driver.apply(rule.name, args, refused)
+
+    def _enabled(self) -> list[tuple]:
+        """The actions the model enables in a candidate state (one that shows the cluster's view now), not merely in
+        one the cluster's own steps reach from it: a restart before the controller counts the crashed broker dead,
+        before its ZooKeeper session expired, would find its old /brokers/ids znode and exit (KafkaZkClient.
+        registerBroker), which the model's restart_blocked rules out."""
+        states = self.driver.states
+        return [(r, a) for r, a in self.actions if self._client_may(r, a)
+                and any(r.guard(self.model, s, *a) is None for s in states)]
 
     def _client_may(self, rule, args) -> bool:
         """The client produces to and reads from the partition's leader as the state znode names it now (the model's
@@ -183,8 +192,10 @@ class ZkChaos:
             self.act(self.model.rule("CreateTopic"), (p,))
             self.driver._await(read=False)
         for _ in range(faults):
-            enabled = [(r, a) for r, a in self.actions if self._client_may(r, a)
-                       and self.driver.enabled_somewhere(r, a)]
+            enabled = self._enabled()
+            if not enabled and any(self.driver.enabled_somewhere(r, a) for r, a in self.actions):
+                self.driver._await(read=False)     # what the model enables only after the cluster's own steps
+                enabled = self._enabled()
             if not enabled:
                 break
             rule, args = self.rng.choices(enabled, weights=[1 / (1 + self.times.get(r.name, 0)) for r, _ in enabled])[0]

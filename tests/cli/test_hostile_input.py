@@ -1234,12 +1234,12 @@ def test_a_maven_failure_is_one_line_cut_between_words_and_leaves_nothing(tmp_pa
 
 
 def test_kafka_fetch_takes_x_y_as_its_newest_patch_and_says_nothing_of_maven_when_cached(tmp_path):
-    from realkafka.cluster.release import STAMP, _classes_stamp, _libs_stamp
+    from realkafka.cluster.release import STAMP, _classes_dir, _classes_stamp, _libs_stamp
 
     cache = tmp_path / "cache"
-    for part, stamp in (("libs", _libs_stamp()), ("classes", _classes_stamp())):
-        (cache / "4.4.0" / part).mkdir(parents=True)
-        (cache / "4.4.0" / part / STAMP).write_text(stamp + "\n")
+    for part, stamp in ((cache / "4.4.0" / "libs", _libs_stamp()), (_classes_dir(cache / "4.4.0"), _classes_stamp())):
+        part.mkdir(parents=True)
+        (part / STAMP).write_text(stamp + "\n")
     p, calls, _ = _fetch(tmp_path, "exit 1", "4.4", cache=cache)
     assert p.returncode == 0 and p.stdout.split() == ["4.4.0", str(cache / "4.4.0" / "libs")], p.stderr
     assert calls == [] and p.stderr == ""

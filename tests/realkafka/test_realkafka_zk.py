@@ -192,8 +192,10 @@ def test_a_signal_to_the_harness_leaves_no_zookeeper_or_kafka_process_or_port(tm
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode != 0
-    deadline = time.monotonic() + 30           # the kernel's SIGKILL of the children is asynchronous
-    while _jvms_under(root) and time.monotonic() < deadline:
+    # The kernel's SIGKILL of the children is asynchronous: a JVM on its way out may be gone from pgrep while its
+    # sockets still listen (a run of 2026-12-07 saw a broker's port open after pgrep found no JVM).
+    deadline = time.monotonic() + 30
+    while (_jvms_under(root) or any(_listening(p) for p in ports)) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert_nothing_left(root, ports, dir_too=sig != signal.SIGKILL)
     shutil.rmtree(root, ignore_errors=True)

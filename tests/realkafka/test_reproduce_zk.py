@@ -123,7 +123,7 @@ def _observation(m, s) -> ZkObservation:
     parts = {(f"t{p}", 0): ZkPartitionState(f"t{p}", 0, tuple(m.assignments[p]), tuple(bits(x.isr)), x.leader,
                                             x.leader_epoch, 1)
              for p, x in enumerate(s.controller.partitions) if x.leader_epoch >= 0}
-    regs = {i: ZkRegistration(i, 1) for i, b in enumerate(s.brokers) if b.up}
+    regs = {i: ZkRegistration(i, 1) for i in range(len(s.brokers)) if s.controller.live >> i & 1}
     return ZkObservation(brokers=brokers, controller=ZkControllerState(True, False, 0, 1, regs, parts, (), (), ()),
                          topics={})
 
@@ -377,3 +377,99 @@ def test_explore_says_a_never_shipped_designs_verdict_cannot_be_judged_on_a_real
 
     note = real_kafka_note(_model_of(base).cfg)
     assert (note is None) if says is None else (says in note and "no real Kafka can judge" in note)
+
+
+# ---- a broker's registration is seen (conform's disagreements 1 to 4 of 2026-12-07, seed 103) ------------------
+
+ZK_CAMPAIGN_MODEL = {"preset": "tiny", "brokers": 3, "deletion": True, "reassignment": True,
+                     "reassignment_procedure": "kafka-2.7", "max_faults": 3}
+
+
+def _steps(model, labels):
+    return [parse_step(model, label, n) for n, label in enumerate(labels, start=1)]
+
+
+def test_a_crashed_brokers_failure_is_taken_only_once_its_registration_is_gone():
+    """Trace 29's start: with no topic, nothing but the /brokers/ids znode shows the controller's BrokerChange
+    handling; a cluster whose crashed broker stays registered (its ZooKeeper session not expired) has not taken
+    ControllerBrokerFailure, so the run must not go on to restart it (a new JVM would find its old znode and exit)."""
+    from realkafka.driver.zk.run import ZkDriver
+
+    model = _model_of(ZK_CAMPAIGN_MODEL)
+    steps = _steps(model, ["BrokerCrash(broker=0)", "ControllerBrokerFailure(broker=0)", "BrokerRestart(broker=0)",
+                           "ControllerBrokerStartup(broker=0)"])
+    mod, _ = fake_cluster_module(model, stuck_on="BrokerCrash")
+    result = ZkDriver(mod.ZkCluster(None), model, steps, timeout=0.3).run()
+    assert len(result.steps) == 1 and not result.steps[0].valid
+    assert "by its own steps (ControllerBrokerFailure(broker=0)): it did not take them" in result.left_model
+    followed = ZkDriver(fake_cluster_module(model)[0].ZkCluster(None), model, steps, timeout=5).run()
+    assert followed.matched and len(followed.steps) == 2
+
+
+def test_a_restarted_broker_counts_live_only_once_it_registered():
+    """Trace 11's class: a running JVM that has not yet registered is not a broker the controller counts live."""
+    model = _model_of(ZK_CAMPAIGN_MODEL)
+    state = model.init_states()[0]
+    for rule, args in _steps(model, ["BrokerCrash(broker=0)", "ControllerBrokerFailure(broker=0)",
+                                     "BrokerRestart(broker=0)"]):
+        state = model.step(state, rule, args)[1]
+    before = project(model, state)
+    rule, args = _steps(model, ["ControllerBrokerStartup(broker=0)"])[0]
+    after = project(model, model.step(state, rule, args)[1])
+    assert before.brokers[0].up and not before.brokers[0].registered and after.brokers[0].registered
+    assert differences(after, before) == ["broker 0: not registered (no /brokers/ids znode) (model: the controller "
+                                          "counts it live)"]
+
+
+def test_the_campaign_table_counts_a_zookeeper_mode_report_against_zookeeper_modes_rules_and_presets(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conform_table", REPO / "benchmarks" / "conform_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    report = {"preset": "tiny", "kafka": ["3.9.2"], "mode": "both", "controller": "zookeeper", "seed": 7,
+              "settings": {}, "outcomes": {"matched": 1, "conforms": 0, "disagrees": 0, "refused": 0, "harness": 0},
+              "traces": [{"kind": "model", "kafka": "3.9.2", "outcome": "matched", "elapsed_s": 5.0}],
+              "rules": {"DirFail": {"3.9.2": {"driven": 12, "driven_agreed": 12}},
+                        "ControllerLogDirEvent": {"3.9.2": {"observed": 3, "observed_agreed": 3}}}}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    table.main([str(path)])
+    out = capsys.readouterr().out
+    assert "| tiny (ZooKeeper mode, seed 7) | 3.9.2 | both | 1 | 1 |" in out
+    assert "| `DirFail` | driven | 12 (12) | 0 (0) |  |" in out
+    assert "| `ControllerLogDirEvent` | awaited | 0 (0) | 3 (3) | not yet often enough" in out
+    assert "3.9.2: agreed (10 or more)" in out and "\n| tiny | " in out and "kraft-tiny" not in out
+
+
+def test_a_random_fault_run_restarts_a_crashed_broker_only_once_its_registration_is_gone():
+    """The random-fault run of seed 106's traces 6 and 10: it restarted a crashed broker the model would restart
+    only after the controller's ControllerBrokerFailure, still to come (its session not expired), and the new JVM
+    exited. It now acts only where a state showing the cluster's view enables it, after the cluster's own steps."""
+    import random
+
+    from realkafka.campaign.zk import ZkChaos
+
+    model = _model_of(ZK_CAMPAIGN_MODEL)
+    mod, _ = fake_cluster_module(model)
+
+    class SlowSession(mod.ZkCluster):
+        """The crashed broker's registration stays for a few observations (its ZooKeeper session expiring)."""
+        pending = 0
+
+        def crash(self, b):
+            self.stuck, self.pending = True, 6
+            super().crash(b)
+
+        def observe(self, light=False, topics=None):
+            if self.pending:
+                self.pending -= 1
+                if not self.pending:
+                    self.stuck = False
+                    self._do("ControllerBrokerFailure", (0,))
+            return super().observe(light, topics)
+
+    chaos = ZkChaos(model, SlowSession(None), random.Random(1), step_timeout=5.0, gap=(0.0, 0.0))
+    chaos.actions = [(r, a) for r, a in chaos.actions if (r.name, a) in {("BrokerCrash", (0,)), ("BrokerRestart", (0,))}]
+    chaos.run(2)
+    assert chaos.done == ["CreateTopic(partition=0)", "BrokerCrash(broker=0)", "BrokerRestart(broker=0)"]

@@ -96,9 +96,11 @@ RULES: dict[str, ZkHandler] = {
     "Consume": ZkHandler(DRIVEN, "a consumer reads t{p}-0 from offset 0 up to the high watermark", consume),
     # awaited: the cluster's own steps
     "ControllerBrokerStartup": ZkHandler(AWAITED, "the controller's BrokerChange handling of the new /brokers/ids "
-                                                  "znode (onBrokerStartup)"),
+                                                  "znode (onBrokerStartup); seen as that znode (the view's "
+                                                  "registration)"),
     "ControllerBrokerFailure": ZkHandler(AWAITED, f"the controller's BrokerChange handling once {SESSION} expires "
-                                                  "and the ephemeral /brokers/ids znode goes (onBrokerFailure)"),
+                                                  "and the ephemeral /brokers/ids znode goes (onBrokerFailure); seen "
+                                                  "as that znode gone (the view's registration)"),
     "ControllerLogDirEvent": ZkHandler(AWAITED, "the controller handles the /log_dir_event_notification znode: "
                                                 "LeaderAndIsr to the broker (the znode is then deleted)"),
     "ControllerLeaderAndIsrResponse": ZkHandler(AWAITED, "the controller handles a LeaderAndIsr response (a "

@@ -1,7 +1,9 @@
 """What can be seen of a ZooKeeper-mode cluster, in one shape for the model's projection of a state and the real
 cluster's observation, and their differences (docs/reproduce-zk.md, "What is compared").
 
-Compared: per broker, running or not; for a running broker, each dir online or offline (describeLogDirs), and the
+Compared: per broker, running or not, and registered or not (its ephemeral /brokers/ids znode, the model's
+controller counting it live: the znode goes only when the broker's ZooKeeper session expires, after which the
+controller's BrokerChange handling follows before any later request, ZooKeeper's watch order); for a running broker, each dir online or offline (describeLogDirs), and the
 live dir holding each replica's log with its log end offset (the dirs on disk); per partition, the leader and ISR
 of its state znode (the controller's LeaderIsrAndControllerEpoch); the offsets acknowledged to the producer; what a
 consumer read. Not compared: epochs (the real controller epoch counts elections the model does not have), the
@@ -23,6 +25,7 @@ from ..view import ABSENT, OFFLINE, ONLINE, partition_of, topic_of
 @dataclass(frozen=True)
 class ZkBrokerView:
     up: bool
+    registered: bool                   # /brokers/ids/<id> (the model: the controller's live set)
     dirs: tuple | None = None          # per dir: ONLINE / OFFLINE / ABSENT; None: not observed (the broker is down)
     logs: dict | None = None           # topic -> (live dir, log end offset); None: not observed
 
@@ -41,14 +44,15 @@ def _dir(status: int) -> str:
 
 def project(model, state) -> ZkView:
     brokers = []
-    for b in state.brokers:
+    c = state.controller
+    for i, b in enumerate(state.brokers):
         logs = {}
         for p in range(model.cfg.partitions):
             d = live_copy_dir(b, p)
             if d >= 0:
                 logs[topic_of(p)] = (d, len(b.logs[p]))
-        brokers.append(ZkBrokerView(b.up, tuple(_dir(s) for s in b.dirs) if b.up else None, logs if b.up else None))
-    c = state.controller
+        brokers.append(ZkBrokerView(b.up, bool(c.live >> i & 1), tuple(_dir(s) for s in b.dirs) if b.up else None,
+                                    logs if b.up else None))
     partitions = {topic_of(p): (part.leader, frozenset(bits(part.isr)))
                   for p, part in enumerate(c.partitions) if part.leader_epoch >= 0}
     acked = {topic_of(p): frozenset(bits(state.acked[p])) for p in range(model.cfg.partitions)}
@@ -65,14 +69,15 @@ def observed(obs, model, acked: dict, read: dict) -> ZkView:
     brokers = []
     for b in sorted(obs.brokers):
         o = obs.brokers[b]
+        registered = b in obs.controller.registrations
         if not o.up:
-            brokers.append(ZkBrokerView(False))
+            brokers.append(ZkBrokerView(False, registered))
             continue
         dirs = tuple(ABSENT if not d.configured else None if d.online is None else ONLINE if d.online else OFFLINE
                      for d in o.dirs)
         logs = {t: (r.dir, r.log_end_offset) for (t, p), r in o.replicas.items() if p == 0 and r.dir is not None
                 and t.startswith("t") and t[1:].isdigit() and dirs[r.dir] != OFFLINE}
-        brokers.append(ZkBrokerView(True, dirs, logs))
+        brokers.append(ZkBrokerView(True, registered, dirs, logs))
     partitions = {t: (x.leader, frozenset(x.isr)) for (t, p), x in obs.controller.partitions.items()
                   if p == 0 and t.startswith("t") and t[1:].isdigit() and partition_of(t) < model.cfg.partitions}
     topics = [topic_of(p) for p in range(model.cfg.partitions)]
@@ -88,6 +93,9 @@ def differences(model_view: ZkView, real: ZkView, *, read: bool = False) -> list
         if m.up != r.up:
             out.append(f"broker {b}: {'up' if r.up else 'down'} (model: {'up' if m.up else 'down'})")
             continue
+        if m.registered != r.registered:
+            out.append(f"broker {b}: {_registered(r.registered)} (model: the controller counts it "
+                       f"{'live' if m.registered else 'dead'})")
         if not r.up:
             continue
         for d, (ms, rs) in enumerate(zip(m.dirs, r.dirs)):
@@ -110,6 +118,10 @@ def differences(model_view: ZkView, real: ZkView, *, read: bool = False) -> list
     return out
 
 
+def _registered(yes: bool) -> str:
+    return "registered (/brokers/ids)" if yes else "not registered (no /brokers/ids znode)"
+
+
 def _part(p) -> str:
     return "none" if p is None else f"leader {p[0]}, ISR {sorted(p[1])}"
 
@@ -119,11 +131,12 @@ def text(view: ZkView) -> list[str]:
     lines = []
     for b, o in enumerate(view.brokers):
         if not o.up:
-            lines.append(f"broker {b}: down")
+            lines.append(f"broker {b}: down" + ("; still registered (its session not expired)" if o.registered else ""))
             continue
         dirs = " ".join(f"dir {d} {s or '?'}" for d, s in enumerate(o.dirs or ()))
         logs = ", ".join(f"{t}-0 on dir {d} (end {e})" for t, (d, e) in sorted((o.logs or {}).items()))
-        lines.append(f"broker {b}: up; {dirs}" + (f"; {logs}" if logs else ""))
+        lines.append(f"broker {b}: up" + ("" if o.registered else ", not registered") + f"; {dirs}"
+                     + (f"; {logs}" if logs else ""))
     for t, p in sorted(view.partitions.items()):
         lines.append(f"{t}-0: {_part(p)}; acked {sorted(view.acked.get(t, ()))}"
                      + (f"; readable {view.read[t]}" if view.read.get(t) is not None else ""))
