@@ -45,7 +45,7 @@ import collections, json, sys
 from explorer.catalog import build_model, preset_config
 from explorer.por import Reduction
 sys.path.insert(0, "tests")
-from helpers import bfs_states
+from support.helpers import bfs_states
 name, limit = sys.argv[1], int(sys.argv[2])
 model = build_model(preset_config(name))
 reduction = Reduction(model, model.invariants)

@@ -14,7 +14,7 @@ import time
 from model.spec.engine import Checker
 from model import Model
 from explorer.catalog import preset_config
-from tests.helpers import walk_states
+from tests.support.helpers import walk_states
 from explorer.catalog import build_model
 
 

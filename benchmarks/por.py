@@ -48,7 +48,7 @@ def run(preset, symmetry, workers, por, invariants, **overrides):
 def why(preset, invariants, limit) -> None:
     from collections import Counter
 
-    from tests.helpers import bfs_states
+    from tests.support.helpers import bfs_states
 
     model = build_model(preset_config(preset), invariants=invariants or None)
     red = Reduction(model, model.invariants)
@@ -65,7 +65,7 @@ def why(preset, invariants, limit) -> None:
 def independence(preset, limit) -> None:
     from collections import Counter
 
-    from tests.helpers import bfs_states
+    from tests.support.helpers import bfs_states
 
     model = build_model(preset_config(preset))
     red = Reduction(model, model.invariants)
@@ -92,7 +92,7 @@ def commute(preset, limit) -> None:
     from collections import Counter, defaultdict
 
     from model.spec.footprint import Components
-    from tests.helpers import bfs_states
+    from tests.support.helpers import bfs_states
 
     model = build_model(preset_config(preset))
     comps = Components.of(model)

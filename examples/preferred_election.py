@@ -12,7 +12,7 @@ controller's own steps, an invariant, an option (the bound on elections) and a p
     jbodcheck rules --plugin examples/preferred_election.py --json
 
 Every engine (BFS, DFS, random, the multi-process BFS, Spark, fuzz, replay) then explores it with the rest of
-the design; tests/test_feature_example.py shows it.
+the design; tests/kernel/test_feature_example.py shows it.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ instead of all of them (docs/performance.md, "Partial-order reduction").
 
 - Independence: two actions are dependent when one writes a state component the other reads (its guard's
   reads included) or writes, by the rules' declared footprints (model/spec/footprint.py: checked by
-  tests/test_footprints.py); an enabled action with ``footprint_at`` uses the footprint it computes at the
+  tests/kernel/test_footprints.py); an enabled action with ``footprint_at`` uses the footprint it computes at the
   state. Undeclared rules are dependent on everything. Dead actions (``spends``: budget used up) are ignored.
 - C0, C1 (strong stubborn sets, Valmari): from one enabled seed action, close the set under "an enabled member
   brings every action dependent on it; a disabled member brings every action that writes what its guard reads"
@@ -12,7 +12,7 @@ instead of all of them (docs/performance.md, "Partial-order reduction").
 - C2 (visibility): no enabled member is visible to a transition invariant (one that writes what it reads); for
   each state invariant, some enabled member writes nothing it reads. What an invariant reads is its own
   declaration (``@invariant(..., reads=...)``, component patterns of model/spec/footprint.py; checked by
-  tests/test_footprints.py); a transition invariant's reads are those, before and after, whose change it can
+  tests/kernel/test_footprints.py); a transition invariant's reads are those, before and after, whose change it can
   report (an action that writes none of them passes it). An invariant without ``reads`` sees every action.
 - C2q (quiescence), when a quiescent invariant is checked: some enabled member needs a message
   (``needs_message``), so every quiescent state is reached and quiescent invariants need nothing more. Without

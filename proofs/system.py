@@ -425,7 +425,7 @@ def witnesses(u, action: Action, prefix: str) -> dict:
 
 
 # Each action's relation by name: ``relation`` looks it up here on every call, so that a test can replace one
-# (tests/test_proof_mutations.py) and every check (induction, BMC, vacuity, conformance) sees the change.
+# (tests/proofs/test_proof_mutations.py) and every check (induction, BMC, vacuity, conformance) sees the change.
 RELATIONS = {a.name: a.relation for a in ACTIONS}
 
 

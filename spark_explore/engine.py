@@ -320,7 +320,7 @@ class _Search:
             finished.set()
             # The caller's next job on this thread must not be in the search's group: Spark remembers a cancelled
             # group and cancels the jobs submitted in it later too (a job run right after an interrupted search
-            # failed with SPARK_JOB_CANCELLED, tests/test_signals.py level-done#3).
+            # failed with SPARK_JOB_CANCELLED, tests/engines/test_signals.py level-done#3).
             self.sc.setLocalProperty("spark.jobGroup.id", None)
 
     def _check(self) -> None:

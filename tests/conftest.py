@@ -3,17 +3,18 @@ invariants/plugins.py), so the invariant suite builds its models with them and c
 from __future__ import annotations
 
 import invariants
+import pytest
 
-import helpers
+pytest.register_assert_rewrite("support")   # the shared helpers' asserts explain a failure as the tests' own do
+
+from support import helpers  # noqa: E402
 
 helpers.PLUGINS = invariants.load_plugins((), env=True)
 
-# Hypothesis settings profiles (tests/profiles.py, docs/testing.md): JBODCHECK_PROFILE=ci (default) | thorough.
-import pytest  # noqa: E402
+# Hypothesis settings profiles (tests/support/profiles.py, docs/testing.md): JBODCHECK_PROFILE=ci (default) | thorough.
 from hypothesis import settings  # noqa: E402
 
-from long_runs import LONG_RUNS  # noqa: E402
-from profiles import PROFILE, PROFILE_ENV, PROFILES, THOROUGH  # noqa: E402
+from support.profiles import PROFILE, PROFILE_ENV, PROFILES, THOROUGH  # noqa: E402
 
 
 def pytest_configure(config):
@@ -40,29 +41,35 @@ def _rank(item) -> int:
     return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
+@pytest.hookimpl(tryfirst=True)   # before -m selects: `-m long_run` takes exactly the long runs
 def pytest_collection_modifyitems(config, items):
-    """The longest files first (LONGEST_FIRST; a stable sort keeps each file's order). The long runs
-    (tests/long_runs.py) run in the thorough profile only; an entry that names no test of a collected file is an
-    error, so a renamed test cannot leave both profiles unnoticed."""
+    """The longest files first (LONGEST_FIRST; a stable sort keeps each file's order). The long runs (the marker
+    ``long_run`` on the test; ``long_run(ids=[...])`` for those parametrizations only) run in the thorough profile
+    only: skipped otherwise. An id the marker names that no parametrization of its test has is an error, so a
+    renamed parametrization cannot leave both profiles unnoticed."""
     items.sort(key=_rank)
-    collected_files = {item.nodeid.split("::")[0] for item in items}
-    for run in LONG_RUNS:
-        matching = [item for item in items if _names(run.test, item.nodeid)]
-        if not matching:
-            if run.test.split("::")[0] in collected_files and not _deselected_by_keyword(config):
-                raise pytest.UsageError(f"tests/long_runs.py names {run.test}, which is not a test")
+    ids_of: dict[str, set] = {}
+    for item in items:
+        ids_of.setdefault(item.nodeid.split("[")[0], set()).add(getattr(getattr(item, "callspec", None), "id", None))
+    for item in items:
+        mark = item.get_closest_marker("long_run")
+        if mark is None:
             continue
+        only = mark.kwargs.get("ids")
+        if only is not None:
+            unknown = set(only) - ids_of[item.nodeid.split("[")[0]]
+            if unknown and not _deselected_by_keyword(config):
+                raise pytest.UsageError(f"{item.nodeid.split('[')[0]}: long_run(ids=...) names {sorted(unknown)}, "
+                                        "which are not parametrizations of it")
+            if getattr(getattr(item, "callspec", None), "id", None) not in only:
+                item.own_markers = [m for m in item.own_markers if m.name != "long_run"]
+                continue
         if not THOROUGH:
-            for item in matching:
-                item.add_marker(pytest.mark.skip(
-                    reason="a long run: JBODCHECK_PROFILE=thorough (tests/long_runs.py; docs/testing.md)"))
-
-
-def _names(test: str, nodeid: str) -> bool:
-    return nodeid == test or ("[" not in test and nodeid.startswith(test + "["))
+            item.add_marker(pytest.mark.skip(
+                reason="a long run: JBODCHECK_PROFILE=thorough (the long_run marker; docs/testing.md)"))
 
 
 def _deselected_by_keyword(config) -> bool:
-    """-k, -m or a node id on the command line select some tests of a file: an entry may be left out."""
-    return bool(config.getoption("keyword") or config.getoption("markexpr")
-                or any("::" in str(arg) for arg in config.args))
+    """A node id on the command line collects some parametrizations of a test only (-k and -m deselect after
+    this hook, so they leave the check whole)."""
+    return any("::" in str(arg) for arg in config.args)

@@ -1,5 +1,5 @@
 """`jbodcheck compare`: every design on the same configurations, one row a design, one column an invariant
-(docs/designs.md holds the table it generates for the presets; tests/test_compare.py checks that it regenerates).
+(docs/designs.md holds the table it generates for the presets; tests/cli/test_compare.py checks that it regenerates).
 A configuration is a preset (every ZooKeeper design on it) or one of CONFIGURATIONS (``tiny-kraft``: KIP-112 and
 KIP-858 on tiny's cluster, with notes on what differs).
 

@@ -1,6 +1,6 @@
 """`jbodcheck compare --fixes`: the candidate fixes of the KRaft findings (model/kraft/fixes.py) on the
 configurations where the findings were found, one row a fix (or none, or every fix), one column a property
-(docs/fixes.md holds the table it generates; tests/test_fixes.py checks that it regenerates).
+(docs/fixes.md holds the table it generates; tests/kraft/test_fixes.py checks that it regenerates).
 
 A cell of a safety invariant is the BFS of ``jbodcheck explore ... --all-violations`` with the row's ``--fix``
 flags (every reachable state, every violated invariant with a shortest trace); a cell of a liveness property is
@@ -47,7 +47,7 @@ class FixConfig(NamedTuple):
     params: dict       # model parameters over the preset's (CLI flags in the commands)
     found: str         # what the configuration found without a fix (the section's heading says it)
     rows: tuple        # per row: () for Kafka as read, a fix's name, a tuple of names, or EVERY
-    quick: bool = False   # seconds for every row: the ci profile regenerates it (tests/test_fixes.py)
+    quick: bool = False   # seconds for every row: the ci profile regenerates it (tests/kraft/test_fixes.py)
 
 
 CONFIGS = (

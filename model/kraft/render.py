@@ -18,7 +18,7 @@ around the record). ``VALUES`` says how a NamedTuple field's value reads, by the
 name across the records and images). A field the NamedTuple carries as None (the "unchanged" of
 PartitionChangeRecord and BrokerRegistrationChangeRecord) is left out. A new field renders with one entry in its
 record's form, plus one in ``VALUES`` if its name is new; a field without an entry still shows, under its own name
-and as a plain value, and tests/test_kraft_render.py fails until it has one.
+and as a plain value, and tests/kraft/test_kraft_render.py fails until it has one.
 """
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def form(value, offset: int | None = None, image=None) -> dict:
 
 
 def unnamed_fields(cls: type) -> list[str]:
-    """The fields of a NamedTuple of ``FORMS`` that its form does not name (tests/test_kraft_render.py)."""
+    """The fields of a NamedTuple of ``FORMS`` that its form does not name (tests/kraft/test_kraft_render.py)."""
     named = {source for _, source in FORMS[cls][1] if isinstance(source, str)} | set(HIDDEN)
     return [f for f in cls._fields if f not in named]
 

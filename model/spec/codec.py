@@ -13,7 +13,7 @@ mapped to one canonical object per value in this process: the first one it encod
 decoded in a worker share their components with each other and with the states it generated, and the model's
 memo caches (``Model.cached``, model/spec/memo.py), which are keyed by value, find them by identity instead of comparing
 a fresh copy field by field. Each table is bounded (cleared when full, like the memos). Sound for the same
-reason as the memos: the model never puts equal values of different types in one field (tests/test_memo.py).
+reason as the memos: the model never puts equal values of different types in one field (tests/kernel/test_memo.py).
 
 Generic over the State's fields; imports nothing but the standard library and numpy.
 """

@@ -8,7 +8,7 @@ cache holds as its very key, as a successor's unchanged brokers often are, is ma
 deep comparison).
 
 Sound because the model never puts equal values of different types in the same field (``True`` where ``1`` is
-kept, say), which would compare equal here but encode differently; tests/test_memo.py checks this on sampled
+kept, say), which would compare equal here but encode differently; tests/kernel/test_memo.py checks this on sampled
 reachable states of every preset. The cache is cleared when it reaches its limit.
 """
 from __future__ import annotations

@@ -45,7 +45,7 @@ class Rule:
     writes: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)
     guard_reads: tuple[str, ...] | None = attrs.field(kw_only=True, default=None)   # None: ``reads``
     # Never enabled in a quiescent state (its guard needs a message, response, notification or broker change in
-    # flight): partial-order reduction's quiescence condition (explorer/por.py; checked by tests/test_footprints.py).
+    # flight): partial-order reduction's quiescence condition (explorer/por.py; checked by tests/kernel/test_footprints.py).
     needs_message: bool = attrs.field(kw_only=True, default=False)
     # The BUDGET_FIELDS entry an environment event spends (model/storage/common.py budget_left): once used up, the action
     # is disabled for good (budgets only grow), so partial-order reduction may ignore it.

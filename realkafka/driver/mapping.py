@@ -222,7 +222,7 @@ RULES: dict[str, Handler] = {
 
 
 def handler(rule: str) -> Handler:
-    """The rule's handler; KeyError for a rule with no mapping (a new rule must get one: tests/test_reproduce.py)."""
+    """The rule's handler; KeyError for a rule with no mapping (a new rule must get one: tests/realkafka/test_reproduce.py)."""
     return RULES[rule]
 
 

@@ -1,5 +1,5 @@
 """How each rule of the ZooKeeper-mode model maps onto a real ZooKeeper-mode cluster: one table, ``RULES``
-(docs/reproduce-zk.md prints it; tests/test_reproduce_zk.py checks that every rule of ``--variant kip112`` has a
+(docs/reproduce-zk.md prints it; tests/realkafka/test_reproduce_zk.py checks that every rule of ``--variant kip112`` has a
 row). The ways are the KRaft table's (realkafka/driver/mapping.py): driven (the driver makes it happen: ``act``),
 awaited (the cluster does it by itself; the run's model takes it in any order between driven steps), or not
 reproducible (why). ``timed`` marks an awaited rule that Kafka takes only after a timeout (replica.lag.time.max.ms):
