@@ -41,6 +41,8 @@ def sections_of(command: click.Command, ctx: click.Context) -> list[tuple[str, l
     (which holds -h/--help) last."""
     out: dict[str, list] = {}
     for param in command.get_params(ctx):
+        if not isinstance(param, click.Option):
+            continue        # (click 8.5 gives an argument a help record too: arguments are in the usage line)
         row = param.get_help_record(ctx)
         if row is not None:
             out.setdefault(section_of(param), []).append(row)
