@@ -96,6 +96,16 @@ WHY_LOW = {
                                "takes an expiry as a timed step, not counted here",
     "BrokerDirFailureTimeout": "the campaigns' clusters set log.dir.failure.timeout.ms beyond the run (the harness's "
                                "setting, printed in every verdict); --kafka-defaults keeps Kafka's 30 s",
+    "BrokerHeartbeatControlledShutdown": "taken only when the shutting broker still leads a partition (or an "
+                                         "active broker has not replayed its shutdown offset): a walk's broker "
+                                         "often leads none by then, and one answer grants the shutdown "
+                                         "(BrokerHeartbeatShutdownNow)",
+    "ReplaceDisk": "at most once per trace (a repair needs a failed dir first, the presets allow one repair), and "
+                   "only in the presets with repairs (kraft-tiny-faults, kraft-mv-upgrade)",
+    "RemoveDirFromConfig": "at most once per trace (a repair needs a failed dir first, the presets allow one "
+                           "repair), and only in the presets with repairs (kraft-tiny-faults, kraft-mv-upgrade)",
+    "UpgradeMetadataVersion": "at most once per trace, and only in kraft-mv-upgrade (a cluster formatted at "
+                              "3.6-IV2)",
     "ReplicaCatchUp": "a reassignment's catch-up is this one step only without records; the model a real cluster "
                       "is judged by has the data path on (at least one record: reproduce.md), where it has no "
                       "action and the added replica fetches (ReplicaFetch)",
