@@ -55,7 +55,7 @@ def main(paths: list[str]) -> None:
             cells.append(f"{c['driven']} ({c['driven_agreed']})")
             cells.append(f"{c['observed']} ({c['observed_agreed']})")
             low |= c["driven"] + c["observed"] < low_at
-        why = (ZK_WHY.get(rule) if zookeeper else None) or _why(h, rule)
+        why = ZK_WHY.get(rule) or _why(h) if zookeeper else _why(h, rule)   # (WHY_LOW is KRaft's)
         print(f"| `{rule}` | {h.how} | " + " | ".join(cells) + f" | {why if low else ''} |")
     print()
     preset_standing(rules, releases, variant="kip112" if zookeeper else "kraft", often=low_at)
